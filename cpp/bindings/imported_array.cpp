@@ -1,0 +1,182 @@
+#include "imported_array.hpp"
+
+#include <memory>
+#include <string>
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include "raise.hpp"
+
+namespace nb = nanobind;
+
+namespace gpuprims {
+namespace {
+
+std::string prefix(const char* op, const char* arg) { return std::string(op) + ": argument '" + arg + "': "; }
+
+Status dtype_from_dlpack(dlpack::DataType t, DType* out, const char* op, const char* arg) {
+  if (t.lanes == 1) {
+    switch (t.code) {
+      case dlpack::kInt:
+        if (t.bits == 8) { *out = DType::kInt8; return Status::ok(); }
+        if (t.bits == 16) { *out = DType::kInt16; return Status::ok(); }
+        if (t.bits == 32) { *out = DType::kInt32; return Status::ok(); }
+        if (t.bits == 64) { *out = DType::kInt64; return Status::ok(); }
+        break;
+      case dlpack::kUInt:
+        if (t.bits == 8) { *out = DType::kUInt8; return Status::ok(); }
+        if (t.bits == 16) { *out = DType::kUInt16; return Status::ok(); }
+        if (t.bits == 32) { *out = DType::kUInt32; return Status::ok(); }
+        if (t.bits == 64) { *out = DType::kUInt64; return Status::ok(); }
+        break;
+      case dlpack::kFloat:
+        if (t.bits == 16) { *out = DType::kFloat16; return Status::ok(); }
+        if (t.bits == 32) { *out = DType::kFloat32; return Status::ok(); }
+        if (t.bits == 64) { *out = DType::kFloat64; return Status::ok(); }
+        break;
+      case dlpack::kBfloat:
+        if (t.bits == 16) { *out = DType::kBFloat16; return Status::ok(); }
+        break;
+      case dlpack::kBool:
+        if (t.bits == 8) { *out = DType::kBool; return Status::ok(); }
+        break;
+      default:
+        break;
+    }
+  }
+  static const char* kCodeNames[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
+  const std::string code = t.code < 7 ? kCodeNames[t.code] : "code " + std::to_string(t.code);
+  return type_error(prefix(op, arg) + "expected a bool, integer or float dtype, got " + code +
+                    std::to_string(t.bits) + (t.lanes != 1 ? "x" + std::to_string(t.lanes) : ""));
+}
+
+Status device_from_dlpack(dlpack::Device d, Device* out, const char* op, const char* arg) {
+  switch (d.device_type) {
+    case dlpack::kCPU:
+    case dlpack::kCUDAHost:
+      *out = Device{DeviceKind::kCPU, 0};
+      return Status::ok();
+    case dlpack::kCUDA:
+    case dlpack::kCUDAManaged:
+      *out = Device{DeviceKind::kCUDA, d.device_id};
+      return Status::ok();
+    default:
+      return type_error(prefix(op, arg) + "expected an array in CPU or CUDA memory, got DLPack device type " +
+                        std::to_string(d.device_type));
+  }
+}
+
+Status fill_view(const dlpack::Tensor& t, bool readonly, TensorView* v, const char* op, const char* arg) {
+  GPUPRIMS_TRY(dtype_from_dlpack(t.dtype, &v->dtype, op, arg));
+  GPUPRIMS_TRY(device_from_dlpack(t.device, &v->device, op, arg));
+  if (t.ndim < 0 || t.ndim > kMaxArrayDims) {
+    return value_error(prefix(op, arg) + "expected at most " + std::to_string(kMaxArrayDims) +
+                       " dimensions, got " + std::to_string(t.ndim));
+  }
+  v->ndim = t.ndim;
+  v->readonly = readonly;
+  v->data = static_cast<char*>(t.data) + t.byte_offset;
+  int64_t compact = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    v->shape[d] = t.shape[d];
+    v->strides[d] = t.strides != nullptr ? t.strides[d] : compact;
+    compact *= t.shape[d];
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+bool parse_dtype_name(const std::string& name, DType* out) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const auto t = static_cast<DType>(i);
+    if (name == dtype_name(t)) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+ImportedArray* ImportedArray::from_capsule(nb::handle capsule, const char* op, const char* arg) {
+  PyObject* cap = capsule.ptr();
+  auto result = std::unique_ptr<ImportedArray>(new ImportedArray());
+  Status status;
+  if (PyCapsule_IsValid(cap, dlpack::kCapsuleNameVersioned)) {
+    auto* m = static_cast<dlpack::ManagedTensorVersioned*>(PyCapsule_GetPointer(cap, dlpack::kCapsuleNameVersioned));
+    if (m->version.major != 1) {
+      // The deleter must run even on a version we cannot read (DLPack spec).
+      PyCapsule_SetName(cap, dlpack::kUsedCapsuleNameVersioned);
+      if (m->deleter != nullptr) m->deleter(m);
+      raise_status(type_error(prefix(op, arg) + "expected DLPack major version 1, got " +
+                              std::to_string(m->version.major)));
+    }
+    PyCapsule_SetName(cap, dlpack::kUsedCapsuleNameVersioned);
+    result->versioned_ = m;
+    status = fill_view(m->dl_tensor, (m->flags & dlpack::kFlagReadOnly) != 0, &result->view_, op, arg);
+  } else if (PyCapsule_IsValid(cap, dlpack::kCapsuleName)) {
+    auto* m = static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(cap, dlpack::kCapsuleName));
+    PyCapsule_SetName(cap, dlpack::kUsedCapsuleName);
+    result->legacy_ = m;
+    status = fill_view(m->dl_tensor, false, &result->view_, op, arg);
+  } else {
+    raise_status(type_error(prefix(op, arg) + "expected an unconsumed DLPack capsule"));
+  }
+  throw_if_error(status);
+  return result.release();
+}
+
+ImportedArray* ImportedArray::from_fields(uintptr_t data, const std::string& dtype, nb::handle shape,
+                                          nb::handle strides, bool on_cuda, int device_id, bool readonly,
+                                          nb::object owner, const char* op, const char* arg) {
+  auto result = std::unique_ptr<ImportedArray>(new ImportedArray());
+  TensorView& v = result->view_;
+  if (!parse_dtype_name(dtype, &v.dtype)) {
+    raise_status(type_error(prefix(op, arg) + "expected a bool, integer or float dtype, got " + dtype));
+  }
+  const size_t ndim = nb::len(shape);
+  if (ndim > static_cast<size_t>(kMaxArrayDims)) {
+    raise_status(value_error(prefix(op, arg) + "expected at most " + std::to_string(kMaxArrayDims) +
+                             " dimensions, got " + std::to_string(ndim)));
+  }
+  v.ndim = static_cast<int>(ndim);
+  int64_t compact = 1;
+  for (int d = v.ndim - 1; d >= 0; --d) {
+    v.shape[d] = nb::cast<int64_t>(shape[d]);
+    v.strides[d] = strides.is_none() ? compact : nb::cast<int64_t>(strides[d]);
+    compact *= v.shape[d];
+  }
+  v.data = reinterpret_cast<void*>(data);
+  v.device = on_cuda ? Device{DeviceKind::kCUDA, device_id} : Device{DeviceKind::kCPU, 0};
+  v.readonly = readonly;
+  result->owner_ = std::move(owner);
+  return result.release();
+}
+
+ImportedArray::~ImportedArray() {
+  if (versioned_ != nullptr && versioned_->deleter != nullptr) versioned_->deleter(versioned_);
+  if (legacy_ != nullptr && legacy_->deleter != nullptr) legacy_->deleter(legacy_);
+}
+
+void bind_imported_array(nb::module_& m) {
+  nb::class_<ImportedArray>(m, "ImportedArray",
+                            "An array imported for one call: a typed, strided view plus ownership of its source.")
+      .def_static("from_capsule", &ImportedArray::from_capsule, nb::arg("capsule"), nb::arg("op"), nb::arg("arg"),
+                  nb::rv_policy::take_ownership)
+      .def_static("from_fields", &ImportedArray::from_fields, nb::arg("data"), nb::arg("dtype"), nb::arg("shape"),
+                  nb::arg("strides").none(), nb::arg("on_cuda"), nb::arg("device_id"), nb::arg("readonly"),
+                  nb::arg("owner").none(), nb::arg("op"), nb::arg("arg"), nb::rv_policy::take_ownership)
+      .def_prop_ro("dtype", [](const ImportedArray& a) { return std::string(dtype_name(a.view().dtype)); })
+      .def_prop_ro("shape", [](const ImportedArray& a) {
+        nb::list s;
+        for (int d = 0; d < a.view().ndim; ++d) s.append(a.view().shape[d]);
+        return nb::tuple(s);
+      })
+      .def_prop_ro("on_cuda", [](const ImportedArray& a) { return a.view().device.kind == DeviceKind::kCUDA; })
+      .def_prop_ro("device_id", [](const ImportedArray& a) { return a.view().device.id; })
+      .def_prop_ro("readonly", [](const ImportedArray& a) { return a.view().readonly; })
+      .def_prop_ro("data_ptr", [](const ImportedArray& a) { return reinterpret_cast<uintptr_t>(a.view().data); });
+}
+
+}  // namespace gpuprims

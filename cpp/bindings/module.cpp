@@ -1,0 +1,57 @@
+// gpuprims._C: the only C++ that knows Python. Makes no CUDA call at import, so it imports (and
+// stubgen runs) on machines without a GPU.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/tuple.h>
+
+#include <cuda_runtime_api.h>
+
+#include "device_array.hpp"
+#include "imported_array.hpp"
+#include "raise.hpp"
+
+namespace nb = nanobind;
+
+namespace gpuprims {
+void bind_reduce(nb::module_& m);
+}
+
+NB_MODULE(_C, m) {
+  using namespace gpuprims;
+  m.doc() = "gpuprims native module: kernels and the CPU reference behind the Python API";
+  register_exceptions(m);
+  bind_imported_array(m);
+  bind_device_array(m);
+  bind_reduce(m);
+
+  m.def("cuda_device_count", [] {
+    int n = 0;
+    // No driver or no device is not an error here: the CPU reference serves.
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return n;
+  }, "Number of visible CUDA devices; 0 when there is no driver or device.");
+
+  m.def("device_capability", [](int device) {
+    int major = 0, minor = 0;
+    throw_if_error(cuda_status(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                               "device_capability", "cudaDeviceGetAttribute"));
+    throw_if_error(cuda_status(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
+                               "device_capability", "cudaDeviceGetAttribute"));
+    return std::make_tuple(major, minor);
+  }, nb::arg("device"));
+
+  m.def("synchronize", [](int device) {
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      int previous = 0;
+      cudaGetDevice(&previous);
+      cudaSetDevice(device);
+      st = cuda_status(cudaDeviceSynchronize(), "synchronize", "cudaDeviceSynchronize");
+      cudaSetDevice(previous);
+    }
+    throw_if_error(st);
+  }, nb::arg("device") = 0, "Waits for all work on a device (tests and benchmarks only).");
+}

@@ -1,0 +1,19 @@
+#pragma once
+// CUB, the peer our primitives are measured against. Built with the package for benchmarks and
+// tests only; not part of the gpuprims API.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+namespace gpuprims {
+namespace cub_ref {
+
+// cub::DeviceReduce::Sum over `n` elements of `dtype` ("int32", "float32", "int64", "float64"),
+// accumulating and writing in that dtype. With temp == nullptr, only sets *temp_bytes.
+cudaError_t reduce_sum(const std::string& dtype, const void* in, void* out, int64_t n, void* temp,
+                       size_t* temp_bytes, cudaStream_t stream);
+
+}  // namespace cub_ref
+}  // namespace gpuprims

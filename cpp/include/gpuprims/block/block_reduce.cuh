@@ -1,0 +1,33 @@
+#pragma once
+// Block-wide reduction: warp shuffles, one shared-memory slot per warp, then warp 0 folds the warp
+// partials with a butterfly over the first kWarps lanes. Valid in thread 0; deterministic order.
+#include "gpuprims/warp/warp_reduce.cuh"
+
+namespace gpuprims {
+
+template <class T, int kThreads>
+struct BlockReduce {
+  static constexpr int kWarps = kThreads / kWarpSize;
+  static_assert(kThreads % kWarpSize == 0 && kThreads <= 1024 && (kWarps & (kWarps - 1)) == 0,
+                "BlockReduce: kThreads must be 32 times a power of two, at most 1024");
+  struct TempStorage { T warp_partials[kWarps]; };
+
+  // Call with all kThreads threads. Reusing `temp` afterwards needs a __syncthreads() first.
+  template <class Op>
+  __device__ __forceinline__ static T reduce(T v, Op op, TempStorage& temp) {
+    const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+    v = warp_reduce(v, op);
+    if (lane == 0) temp.warp_partials[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+      // Lanes >= kWarps load a copy of partial 0; the xor masks below kWarps never pair them with
+      // lane 0, so lane 0 combines exactly the kWarps partials.
+      v = temp.warp_partials[lane < kWarps ? lane : 0];
+#pragma unroll
+      for (int mask = kWarps / 2; mask > 0; mask >>= 1) v = op(v, shfl_xor(v, mask));
+    }
+    return v;
+  }
+};
+
+}  // namespace gpuprims

@@ -1,0 +1,47 @@
+#pragma once
+// Device selection and stream-ordered scratch memory for host entry points.
+#include <cstddef>
+
+#include <cuda_runtime_api.h>
+
+#include "gpuprims/core/error.hpp"
+
+namespace gpuprims {
+
+// Makes `device` current for the scope and restores the previous device after, so an array on a GPU
+// other than the current one runs on its own device.
+class DeviceGuard {
+ public:
+  DeviceGuard() = default;
+  Status enter(int device, const char* op);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// Scratch memory ordered on one stream: taken from a gpuprims-owned memory pool of the device with
+// cudaMallocAsync and given back with cudaFreeAsync on the same stream when the scope ends. The pool
+// keeps freed memory (release threshold = max), so steady-state calls cost no real allocation,
+// never synchronize, and can be captured into CUDA graphs.
+class StreamScratch {
+ public:
+  StreamScratch() = default;
+  ~StreamScratch();
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+
+  Status allocate(std::size_t bytes, int device, cudaStream_t stream, const char* op);
+  void* data() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+
+// Multiprocessor count of a device, cached after the first query (no CUDA call at import).
+Status multiprocessor_count(int device, int* count);
+
+}  // namespace gpuprims

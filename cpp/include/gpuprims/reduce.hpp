@@ -1,0 +1,54 @@
+#pragma once
+// Public C++ entry points of the reduce family.
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "gpuprims/core/error.hpp"
+#include "gpuprims/core/tensor_view.hpp"
+
+namespace gpuprims {
+
+enum class ReduceOp { kSum, kProd, kMin, kMax };
+
+// The optimization ladder; every variant computes the same function for every input.
+enum class ReduceAlgorithm {
+  kAuto,
+  kAtomicNaive,       // one global atomic per element
+  kSmemInterleaved,   // shared-memory tree, interleaved addressing (divergent), multi-pass
+  kSmemSequential,    // shared-memory tree, sequential addressing, first add during load, multi-pass
+  kWarpShuffle,       // warp-shuffle block reduce, several items per thread, multi-pass
+  kAtomicPerBlock,    // grid-stride + warp shuffles, one atomic per block
+  kVectorized,        // 16-byte loads, unrolled grid-stride, single pass with last-block combine
+  kThreadPerOutput,   // one thread per output element (strided reductions along an axis)
+};
+
+struct ReduceVariantInfo {
+  ReduceAlgorithm algorithm;
+  const char* name;
+  const char* description;
+  bool deterministic;  // run-to-run bitwise identical for floats
+};
+
+const std::vector<ReduceVariantInfo>& reduce_variants();
+Status parse_reduce_algorithm(const std::string& name, ReduceAlgorithm* out);
+Status parse_reduce_op(const std::string& name, ReduceOp* out);
+const char* reduce_op_name(ReduceOp op);
+
+struct ReduceOptions {
+  ReduceOp op = ReduceOp::kSum;
+  int axis = 0;           // ignored when all_axes
+  bool all_axes = true;   // axis=None: reduce every element to one value
+  ReduceAlgorithm algorithm = ReduceAlgorithm::kAuto;
+};
+
+// out = reduce(in) along options.axis (or over everything). `out` has the input's shape without the
+// axis (or with it kept as size 1), or one element when all_axes. out.dtype is the result dtype and
+// decides the accumulator: integers accumulate exactly in 64 bits (wrapping), float16/bfloat16/
+// float32 in float32 (float64 when out is float64), float64 in float64. CPU views run the CPU
+// reference; CUDA views run on their own device, ordered on `stream`. Never synchronizes.
+Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& options,
+              cudaStream_t stream);
+
+}  // namespace gpuprims

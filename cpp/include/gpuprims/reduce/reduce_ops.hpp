@@ -1,0 +1,103 @@
+#pragma once
+// The four reduction operators, their identities and accumulator types. Shared by the kernels and
+// the CPU reference (host.cpp), so both compute exactly the same function.
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "gpuprims/core/config.hpp"
+#include "gpuprims/core/numeric.hpp"
+
+namespace gpuprims {
+namespace reduce_detail {
+
+template <class A> GPUPRIMS_HD bool is_nan(A v) {
+  if constexpr (std::is_floating_point<A>::value) return v != v;
+  return false;
+}
+
+// Integer sums and products wrap modulo 2^64 (two's complement), done in unsigned arithmetic so the
+// wrap is defined behaviour. Because the low bits of a wrapped 64-bit sum equal the narrow sum, an
+// int32 result (dtype=int32) is exactly numpy's int32 accumulation.
+struct Sum {
+  static constexpr bool kIsSum = true;
+  template <class A> GPUPRIMS_HD static A identity() { return A(0); }
+  template <class A> GPUPRIMS_HD A operator()(A a, A b) const {
+    if constexpr (std::is_same<A, int64_t>::value) return int64_t(uint64_t(a) + uint64_t(b));
+    else return a + b;
+  }
+};
+
+struct Prod {
+  static constexpr bool kIsSum = false;
+  template <class A> GPUPRIMS_HD static A identity() { return A(1); }
+  template <class A> GPUPRIMS_HD A operator()(A a, A b) const {
+    if constexpr (std::is_same<A, int64_t>::value) return int64_t(uint64_t(a) * uint64_t(b));
+    else return a * b;
+  }
+};
+
+// min/max propagate NaN (numpy semantics; no fmin/fmax shortcut, which would drop it).
+struct Min {
+  static constexpr bool kIsSum = false;
+  template <class A> GPUPRIMS_HD static A identity() {
+    if constexpr (std::is_floating_point<A>::value) return std::numeric_limits<A>::infinity();
+    else return std::numeric_limits<A>::max();
+  }
+  template <class A> GPUPRIMS_HD A operator()(A a, A b) const {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return b < a ? b : a;
+  }
+};
+
+struct Max {
+  static constexpr bool kIsSum = false;
+  template <class A> GPUPRIMS_HD static A identity() {
+    if constexpr (std::is_floating_point<A>::value) return -std::numeric_limits<A>::infinity();
+    else return std::numeric_limits<A>::lowest();
+  }
+  template <class A> GPUPRIMS_HD A operator()(A a, A b) const {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return a < b ? b : a;
+  }
+};
+
+// Accumulator of element type T under Op. `kWide` selects float64 accumulation for float inputs
+// (when the result dtype is float64).
+template <class T, class Op, bool kWide>
+struct AccumulatorOf {
+  using type = std::conditional_t<
+      std::is_integral<T>::value,
+      std::conditional_t<std::is_signed<T>::value, int64_t, uint64_t>,
+      std::conditional_t<(kWide && Op::kIsSum) || (kWide && std::is_same<Op, Prod>::value) ||
+                             std::is_same<T, double>::value,
+                         double, float>>;
+};
+template <class T, class Op, bool kWide>
+using acc_t = typename AccumulatorOf<T, Op, kWide>::type;
+
+// Writes an accumulator value as `dtype` at element `offset` of `base`. Output dtypes are a runtime
+// choice (dtype=), converted once per output element, so kernels are not instantiated per output type.
+template <class Acc>
+GPUPRIMS_HD void store_as(void* base, int64_t offset, DType dtype, Acc v) {
+  switch (dtype) {
+    case DType::kBool: static_cast<bool*>(base)[offset] = cast_value<bool>(v); break;
+    case DType::kInt8: static_cast<int8_t*>(base)[offset] = cast_value<int8_t>(v); break;
+    case DType::kInt16: static_cast<int16_t*>(base)[offset] = cast_value<int16_t>(v); break;
+    case DType::kInt32: static_cast<int32_t*>(base)[offset] = cast_value<int32_t>(v); break;
+    case DType::kInt64: static_cast<int64_t*>(base)[offset] = cast_value<int64_t>(v); break;
+    case DType::kUInt8: static_cast<uint8_t*>(base)[offset] = cast_value<uint8_t>(v); break;
+    case DType::kUInt16: static_cast<uint16_t*>(base)[offset] = cast_value<uint16_t>(v); break;
+    case DType::kUInt32: static_cast<uint32_t*>(base)[offset] = cast_value<uint32_t>(v); break;
+    case DType::kUInt64: static_cast<uint64_t*>(base)[offset] = cast_value<uint64_t>(v); break;
+    case DType::kFloat16: static_cast<half_t*>(base)[offset] = cast_value<half_t>(v); break;
+    case DType::kBFloat16: static_cast<bfloat16_t*>(base)[offset] = cast_value<bfloat16_t>(v); break;
+    case DType::kFloat32: static_cast<float*>(base)[offset] = cast_value<float>(v); break;
+    case DType::kFloat64: static_cast<double*>(base)[offset] = cast_value<double>(v); break;
+  }
+}
+
+}  // namespace reduce_detail
+}  // namespace gpuprims

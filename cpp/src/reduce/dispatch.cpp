@@ -1,0 +1,145 @@
+// reduce(): validation, variant choice and the hand-off to a variant or the CPU reference.
+#include <cstdint>
+#include <string>
+
+#include "gpuprims/core/stream.hpp"
+#include "gpuprims/reduce.hpp"
+#include "launch.hpp"
+#include "layout.hpp"
+
+namespace gpuprims {
+
+using reduce_detail::ReduceLaunch;
+
+const std::vector<ReduceVariantInfo>& reduce_variants() {
+  static const std::vector<ReduceVariantInfo> variants = {
+      {ReduceAlgorithm::kAtomicNaive, "atomic_naive",
+       "one global atomic per element; float results may vary in the last bits between runs", false},
+      {ReduceAlgorithm::kSmemInterleaved, "smem_interleaved",
+       "shared-memory tree with interleaved addressing (divergent warps), one partial per block, multi-pass", true},
+      {ReduceAlgorithm::kSmemSequential, "smem_sequential",
+       "shared-memory tree with sequential addressing and the first add during load, multi-pass", true},
+      {ReduceAlgorithm::kWarpShuffle, "warp_shuffle",
+       "8 items per thread and warp-shuffle block reduction, one partial per block, multi-pass", true},
+      {ReduceAlgorithm::kAtomicPerBlock, "atomic_per_block",
+       "grid-stride loop, warp-shuffle block reduction, one atomic per block; float results may vary "
+       "in the last bits between runs", false},
+      {ReduceAlgorithm::kVectorized, "vectorized",
+       "16-byte loads, 4 in flight per thread, fixed grid, warp shuffles, single pass with a last-block "
+       "combine; run-to-run deterministic", true},
+      {ReduceAlgorithm::kThreadPerOutput, "thread_per_output",
+       "one thread per output element: coalesced reductions along an outer axis", true},
+  };
+  return variants;
+}
+
+Status parse_reduce_algorithm(const std::string& name, ReduceAlgorithm* out) {
+  if (name == "auto") {
+    *out = ReduceAlgorithm::kAuto;
+    return Status::ok();
+  }
+  std::string names = "'auto'";
+  for (const auto& v : reduce_variants()) {
+    if (name == v.name) {
+      *out = v.algorithm;
+      return Status::ok();
+    }
+    names += std::string(", '") + v.name + "'";
+  }
+  return value_error("reduce: argument 'algorithm': expected one of " + names + ", got '" + name + "'");
+}
+
+Status parse_reduce_op(const std::string& name, ReduceOp* out) {
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax}) {
+    if (name == reduce_op_name(op)) {
+      *out = op;
+      return Status::ok();
+    }
+  }
+  return value_error("reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got '" + name + "'");
+}
+
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kProd: return "prod";
+    case ReduceOp::kMin: return "min";
+    case ReduceOp::kMax: return "max";
+  }
+  return "?";
+}
+
+namespace {
+
+// "auto": the vectorized single pass, except where rows are short or strided and plentiful; there
+// one thread per output reads coalesced across neighbouring outputs instead of one block per row.
+ReduceAlgorithm choose_algorithm(const ReduceLaunch& l) {
+  const bool many_rows = l.layout.num_rows >= int64_t(l.sm_count) * 64;
+  if (many_rows && (!l.layout.row_contiguous || l.layout.row_len <= 32)) return ReduceAlgorithm::kThreadPerOutput;
+  return ReduceAlgorithm::kVectorized;
+}
+
+Status run_variant(ReduceAlgorithm algorithm, const ReduceLaunch& l) {
+  using namespace reduce_detail;
+  switch (algorithm) {
+    case ReduceAlgorithm::kAtomicNaive: return reduce_atomic_naive(l);
+    case ReduceAlgorithm::kSmemInterleaved: return reduce_smem_interleaved(l);
+    case ReduceAlgorithm::kSmemSequential: return reduce_smem_sequential(l);
+    case ReduceAlgorithm::kWarpShuffle: return reduce_warp_shuffle(l);
+    case ReduceAlgorithm::kAtomicPerBlock: return reduce_atomic_per_block(l);
+    case ReduceAlgorithm::kThreadPerOutput: return reduce_thread_per_output(l);
+    case ReduceAlgorithm::kVectorized:
+    case ReduceAlgorithm::kAuto: break;
+  }
+  return reduce_vectorized(l);
+}
+
+Status check_aligned(const TensorView& v, const char* arg) {
+  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
+    return value_error(std::string("reduce: argument '") + arg + "': expected an address aligned to its " +
+                       std::to_string(dtype_size(v.dtype)) + "-byte " + dtype_name(v.dtype) +
+                       " elements, got a misaligned one");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& options, cudaStream_t stream) {
+  if (in.device != out.device) {
+    return value_error("reduce: arguments 'x' and 'out' must be on the same device, got x on " +
+                       device_name(in.device) + " and out on " + device_name(out.device));
+  }
+  if (out.readonly) return type_error("reduce: argument 'out': expected a writable array, got a read-only one");
+
+  ReduceLaunch l{};
+  GPUPRIMS_TRY(reduce_detail::make_reduce_layout(in, out, options, &l.layout, &l.in));
+  if (l.layout.row_len == 0 && l.layout.num_rows > 0 &&
+      (options.op == ReduceOp::kMin || options.op == ReduceOp::kMax)) {
+    return value_error(std::string("reduce: zero-size array to reduction operation ") +
+                       reduce_op_name(options.op) + " which has no identity");
+  }
+  l.in_dtype = in.dtype;
+  l.op = options.op;
+  l.wide = out.dtype == DType::kFloat64;
+  l.out = out.data;
+  l.out_dtype = out.dtype;
+  l.stream = stream;
+  if (in.device.kind == DeviceKind::kCPU) {
+    l.device = -1;
+    return reduce_detail::reduce_host(l);
+  }
+
+  GPUPRIMS_TRY(check_context_alive("reduce"));
+  GPUPRIMS_TRY(check_aligned(in, "x"));
+  GPUPRIMS_TRY(check_aligned(out, "out"));
+  DeviceGuard guard;
+  GPUPRIMS_TRY(guard.enter(in.device.id, "reduce"));
+  l.device = in.device.id;
+  GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
+  const ReduceAlgorithm algorithm =
+      options.algorithm == ReduceAlgorithm::kAuto ? choose_algorithm(l) : options.algorithm;
+  return run_variant(algorithm, l);
+}
+
+}  // namespace gpuprims

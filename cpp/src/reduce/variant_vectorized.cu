@@ -1,0 +1,46 @@
+#include "gpuprims/reduce/reduce_vectorized.cuh"
+#include "gpuprims/core/stream.hpp"
+#include "gpuprims/util/math.cuh"
+#include "launch.hpp"
+
+namespace gpuprims {
+namespace reduce_detail {
+namespace {
+
+template <class T, class Acc, class Op>
+struct VectorizedRunner {
+  static Status run(const ReduceLaunch& a) {
+    const ReduceLayout& layout = a.layout;
+    const int64_t rows = layout.num_rows;
+    if (rows == 0) return Status::ok();
+    // Enough blocks to fill the GPU, but no block with less than one unrolled sweep of work.
+    const int64_t per_block = layout.row_contiguous
+                                  ? int64_t(kReduceThreads) * Vec16<T>::kLanes * kVectorizedUnroll
+                                  : int64_t(kReduceThreads) * 4;
+    const int64_t target = int64_t(a.sm_count) * kVectorizedBlocksPerSm;
+    const int64_t blocks_per_row = max_of<int64_t>(
+        1, min_of(ceil_div(target, rows), ceil_div(layout.row_len, per_block)));
+
+    StreamScratch scratch;
+    Acc* partials = nullptr;
+    unsigned int* tickets = nullptr;
+    if (blocks_per_row > 1) {
+      const size_t partial_bytes = sizeof(Acc) * rows * blocks_per_row;
+      GPUPRIMS_TRY(scratch.allocate(partial_bytes + sizeof(unsigned int) * rows, a.device, a.stream, "reduce"));
+      partials = static_cast<Acc*>(scratch.data());
+      tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
+      GPUPRIMS_CUDA_CHECK("reduce", cudaMemsetAsync(tickets, 0, sizeof(unsigned int) * rows, a.stream));
+    }
+    const dim3 grid(static_cast<unsigned>(blocks_per_row), static_cast<unsigned>(min_of<int64_t>(rows, 65535)));
+    ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};
+    reduce_vectorized_kernel<T, Acc, Op><<<grid, kReduceThreads, 0, a.stream>>>(p, partials, tickets);
+    return check_launch("reduce", a.stream);
+  }
+};
+
+}  // namespace
+
+Status reduce_vectorized(const ReduceLaunch& launch) { return dispatch_reduce_types<VectorizedRunner>(launch); }
+
+}  // namespace reduce_detail
+}  // namespace gpuprims

@@ -1,0 +1,54 @@
+"""dtype names and numpy's promotion rules, in one place.
+
+gpuprims names dtypes by numpy's names ("float32", "bfloat16", ...). Any framework's dtype object
+(numpy, torch, JAX/ml_dtypes, CuPy) or a Python type is accepted wherever a dtype is.
+"""
+from __future__ import annotations
+
+DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64",
+)
+_SIGNED = frozenset({"int8", "int16", "int32", "int64"})
+_UNSIGNED = frozenset({"uint8", "uint16", "uint32", "uint64"})
+FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
+_PYTHON_TYPES = {bool: "bool", int: "int64", float: "float64"}
+
+
+def dtype_name(dtype, op: str, arg: str = "dtype") -> str:
+    """Normalizes a dtype given by the caller, or raises TypeError naming op and argument."""
+    if isinstance(dtype, str):
+        name = dtype
+    elif dtype in _PYTHON_TYPES:
+        name = _PYTHON_TYPES[dtype]
+    else:
+        # numpy/cupy/jax dtypes and scalar types have a numpy-style .name (via np.dtype for types);
+        # torch dtypes print as "torch.float32".
+        name = getattr(dtype, "name", None) if not isinstance(dtype, type) else None
+        if name is None:
+            text = str(dtype)
+            if text.startswith("torch."):
+                name = text[len("torch."):]
+            else:
+                try:
+                    import numpy as np
+
+                    name = np.dtype(dtype).name
+                except TypeError:
+                    name = text
+    if name not in DTYPES:
+        raise TypeError(f"{op}: argument '{arg}': expected one of {', '.join(DTYPES)}, got {dtype!r}")
+    return name
+
+
+def reduce_result_dtype(op: str, x_dtype: str, dtype) -> str:
+    """numpy's rule: sums and products of bool/integers are int64 (uint64 for unsigned); floats and
+    min/max keep the input's dtype; `dtype=` overrides."""
+    if dtype is not None:
+        return dtype_name(dtype, op)
+    if op in ("sum", "prod"):
+        if x_dtype in _UNSIGNED:
+            return "uint64"
+        if x_dtype in _SIGNED or x_dtype == "bool":
+            return "int64"
+    return x_dtype

@@ -1,0 +1,115 @@
+"""The reduce family: sum, prod, min and max over all elements or along one axis."""
+from __future__ import annotations
+
+import operator
+
+from . import _C, _interop
+from ._dtypes import reduce_result_dtype
+
+_OPS = ("sum", "prod", "min", "max")
+
+
+def _normalize_axis(axis, ndim: int):
+    if axis is None:
+        return None
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"reduce: argument 'axis': expected None or an int, got {axis!r}") from None
+    if not -ndim <= a < ndim:
+        raise ValueError(f"reduce: argument 'axis': expected an int in [{-ndim}, {ndim}) for an array of "
+                         f"{ndim} dimensions, got {axis}")
+    return a + ndim if a < 0 else a
+
+
+def reduce(x, op="sum", axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):
+    """Reduce ``x`` with ``op`` over all elements (``axis=None``) or along one axis.
+
+    Parameters
+    ----------
+    x : array
+        numpy, torch, cupy, jax, cuda.core or any DLPack array, any strides (negative and zero
+        included), any of bool, int8..int64, uint8..uint64, float16, bfloat16, float32, float64.
+    op : {"sum", "prod", "min", "max"}
+    axis : int or None
+        The axis to reduce; None reduces everything to one value.
+    dtype : dtype, optional
+        Result dtype. By default numpy's rule: sums and products of bool and signed integers are
+        int64, of unsigned integers uint64; floats and min/max keep the input dtype.
+    keepdims : bool
+        Keep the reduced axis (or every axis, for axis=None) with size 1.
+    algorithm : str
+        "auto" or a variant name from ``gpuprims.variants("reduce")``. Every variant computes the
+        same function; they differ in speed and in whether float results are bitwise reproducible.
+    out : array, optional
+        Written in place and returned; same device as x, the result dtype and shape, writable.
+    stream : int, stream object or None
+        Launch stream; None means the input framework's current stream (torch, CuPy), else the
+        default stream. The call never synchronizes the host.
+
+    Returns
+    -------
+    array
+        Of the input's framework (a 0-d array for axis=None without keepdims). JAX and unknown
+        DLPack producers on the GPU get arrays backed by a gpuprims ``DeviceArray``.
+
+    Notes
+    -----
+    Accuracy: integer results are exact (64-bit accumulation, wrapping modulo 2^64 like numpy's
+    int64; a narrower ``dtype=`` gives numpy's wrapped narrow result). float16, bfloat16 and
+    float32 accumulate in float32 (float64 when the result dtype is float64), float64 in float64,
+    combined as a tree, so the error grows with log n.
+
+    Special values: min and max propagate NaN; sums follow IEEE (inf - inf = NaN). An empty sum is 0
+    and an empty product 1; min and max of an empty array raise ValueError, as in numpy.
+
+    Reproducibility: "auto" and every variant except ``atomic_naive`` and ``atomic_per_block`` give
+    bitwise identical results from run to run on the same GPU; the atomic variants may differ in the
+    last bits of float results.
+
+    CPU arrays run the CPU reference (same semantics, pairwise summation, no speed promise).
+    """
+    if op not in _OPS:
+        raise ValueError(f"reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
+    if not isinstance(algorithm, str):
+        raise TypeError(f"reduce: argument 'algorithm': expected a str, got {algorithm!r}")
+    fw = _interop.framework_of(x, "reduce", "x")
+    device = _interop.device_of(x, fw, "reduce", "x")
+    s = _interop.launch_stream(stream, fw, device, "reduce")
+    view = _interop.import_array(x, fw, device, s, "reduce", "x")
+    shape = view.shape
+    ax = _normalize_axis(axis, len(shape))
+    result_dtype = reduce_result_dtype(op, view.dtype, dtype)
+
+    if ax is None:
+        out_shape = (1,) * len(shape) if keepdims else ()
+    elif keepdims:
+        out_shape = shape[:ax] + (1,) + shape[ax + 1:]
+    else:
+        out_shape = shape[:ax] + shape[ax + 1:]
+    if out is None:
+        output = _interop.new_output(fw, x, out_shape, result_dtype, device, s, "reduce")
+    else:
+        output = _interop.import_output(out, result_dtype, device, s, "reduce")
+    _C.reduce(view, output.view, op, ax, algorithm, s)
+    return _interop.result(output, out is not None)
+
+
+def sum(x, axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):  # noqa: A001
+    """``reduce(x, "sum", ...)``; see :func:`reduce`."""
+    return reduce(x, "sum", axis, dtype=dtype, keepdims=keepdims, algorithm=algorithm, out=out, stream=stream)
+
+
+def prod(x, axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):
+    """``reduce(x, "prod", ...)``; see :func:`reduce`."""
+    return reduce(x, "prod", axis, dtype=dtype, keepdims=keepdims, algorithm=algorithm, out=out, stream=stream)
+
+
+def min(x, axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):  # noqa: A001
+    """``reduce(x, "min", ...)``; see :func:`reduce`."""
+    return reduce(x, "min", axis, dtype=dtype, keepdims=keepdims, algorithm=algorithm, out=out, stream=stream)
+
+
+def max(x, axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):  # noqa: A001
+    """``reduce(x, "max", ...)``; see :func:`reduce`."""
+    return reduce(x, "max", axis, dtype=dtype, keepdims=keepdims, algorithm=algorithm, out=out, stream=stream)
