@@ -45,7 +45,7 @@ def reduce_result_dtype(op: str, x_dtype: str, dtype) -> str:
     """numpy's rule: sums and products of bool/integers are int64 (uint64 for unsigned); floats and
     min/max keep the input's dtype; `dtype=` overrides."""
     if dtype is not None:
-        return dtype_name(dtype, op)
+        return dtype_name(dtype, "reduce")
     if op in ("sum", "prod"):
         if x_dtype in _UNSIGNED:
             return "uint64"

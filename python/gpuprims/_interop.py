@@ -98,11 +98,9 @@ def _current_stream(fw: str, device_id: int) -> int:
 
 
 def launch_stream(stream, fw: str, device, op: str) -> int:
-    """The CUDA stream handle the op runs on."""
-    if device[0] == CPU:
-        return _LEGACY_DEFAULT_STREAM
+    """The CUDA stream handle the op runs on (validated for CPU arrays too, then unused)."""
     if stream is None:
-        return _current_stream(fw, device[1])
+        return _current_stream(fw, device[1]) if device[0] == CUDA else _LEGACY_DEFAULT_STREAM
     if isinstance(stream, bool):
         raise TypeError(f"{op}: argument 'stream': expected an int handle or a stream object, got {stream!r}")
     if isinstance(stream, int):

@@ -22,7 +22,7 @@ _FAMILIES = {"reduce": _C.reduce_variants}
 def gpu_status():
     """(usable, reason): whether device 0 can run gpuprims kernels."""
     if _C.cuda_device_count() == 0:
-        return False, "no CUDA device is visible (CPU arrays run the CPU reference)"
+        return False, "no CUDA device is visible"
     cap = _C.device_capability(0)
     if cap < _MIN_CAPABILITY:
         return False, f"compute capability {cap[0]}.{cap[1]} is older than the built sm_80"

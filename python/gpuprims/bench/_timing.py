@@ -1,0 +1,67 @@
+"""CUDA-event timing, the copy-bandwidth ceiling and host overhead, measured the same way for us
+and for the peers. Needs torch with CUDA (its events and allocator)."""
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def median_ms(fn, *, warmup: int = 3, reps: int = 20, before=None) -> float:
+    """Median of `reps` CUDA-event timings of fn() after `warmup` calls. `before(i)` runs untimed
+    ahead of rep i (buffer rotation)."""
+    torch = torch_cuda()
+    for i in range(warmup):
+        if before:
+            before(i)
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        if before:
+            before(i)
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def copy_gbps(nbytes: int) -> float:
+    """Device-to-device copy bandwidth, bytes read + written, the memory-bound ceiling."""
+    torch = torch_cuda()
+    src = torch.randint(0, 255, (nbytes,), dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = median_ms(lambda: dst.copy_(src), reps=30)
+    return 2 * nbytes / ms / 1e6
+
+
+def host_us_per_call(fn, *, calls: int = 2000, repeats: int = 7) -> float:
+    """Per-call cost with enqueue and synchronization amortized: `calls` back-to-back calls, one sync."""
+    torch = torch_cuda()
+    for _ in range(200):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(samples)
+
+
+def gpu_info() -> dict:
+    torch = torch_cuda()
+    p = torch.cuda.get_device_properties(0)
+    return {"name": p.name, "sm_count": p.multi_processor_count, "l2_bytes": getattr(p, "L2_cache_size", None),
+            "memory_bytes": p.total_memory, "torch": torch.__version__, "cuda": torch.version.cuda,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}

@@ -1,0 +1,291 @@
+"""reduce on the GPU: every variant, dtype and op; every framework; layouts, streams, graphs,
+determinism, sizes beyond 2^31 and CUDA error mapping. Skipped (with the reason) without a GPU."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import ALL_DTYPES, GPU_COUNT, Framework, cupy, framework_params, random_values, to_numpy, torch
+from test_reduce import OPS, VARIANTS, check, values_for
+
+import gpuprims
+
+pytestmark = pytest.mark.gpu
+TORCH_CUDA = Framework("torch", "cuda")
+GPU_SIZES = (0, 1, 31, 32, 33, 1023, 4097, 2**20 + 7)
+
+
+def need(fw):
+    if not fw.available():
+        pytest.skip(f"{fw.name} is not installed with GPU support")
+
+
+def cuda_sizes(op):
+    return [n for n in GPU_SIZES if not (n == 0 and op in ("min", "max"))]
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_variant_dtype_op(rng, algorithm, dtype, op):
+    """Every variant by name, every dtype and op, sizes 0 .. 2^20+7, against float64/exact refs."""
+    need(TORCH_CUDA)
+    for n in cuda_sizes(op):
+        if algorithm == "thread_per_output" and n > 4097:
+            continue  # one thread for the whole array: correct, but minutes at this size
+        check(TORCH_CUDA, values_for(rng, n, dtype, op), dtype, op, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+@pytest.mark.parametrize("axis", (0, 1, 2, -1))
+@pytest.mark.parametrize("keepdims", (False, True))
+def test_variant_axes(rng, algorithm, axis, keepdims):
+    need(TORCH_CUDA)
+    for shape in ((3, 5, 7), (2, 1031, 9), (67, 3, 130)):
+        a = random_values(rng, int(np.prod(shape)), "float32").reshape(shape)
+        check(TORCH_CUDA, a, "float32", "sum", axis, keepdims=keepdims, algorithm=algorithm)
+        check(TORCH_CUDA, a, "float32", "max", axis, keepdims=keepdims, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("fw", framework_params("cuda"))
+@pytest.mark.parametrize("dtype", ("bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"))
+def test_frameworks(fw, rng, dtype):
+    """Results come back in the input's framework, on its device, right."""
+    need(fw)
+    if fw.name in ("cupy", "cuda.core") and dtype == "bfloat16":
+        pytest.skip(f"{fw.name} holds no bfloat16")
+    a = random_values(rng, 129 * 77, dtype).reshape(129, 77)
+    for axis in (None, 0, 1):
+        for op in OPS:
+            check(fw, values_for(rng, a.size, dtype, op).reshape(a.shape), dtype, op, axis)
+
+
+@pytest.mark.parametrize("fw", framework_params("cuda"))
+def test_frameworks_out_and_empty(fw, rng):
+    need(fw)
+    x = fw.make(random_values(rng, 1000, "float32"))
+    assert float(to_numpy(gpuprims.sum(fw.make(np.zeros(0, np.float32))))) == 0.0
+    with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+        gpuprims.max(fw.make(np.zeros(0, np.float32)))
+    if fw.name == "jax":
+        with pytest.raises(TypeError, match="JAX arrays are immutable"):
+            gpuprims.sum(x, out=fw.make(np.zeros((), np.float32)))
+    elif fw.name in ("torch", "cupy"):
+        out = fw.make(np.full((), np.nan, np.float32))
+        assert gpuprims.sum(x, out=out) is out
+        np.testing.assert_allclose(to_numpy(out), to_numpy(x).astype(np.float64).sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+@pytest.mark.parametrize("dtype", ("uint8", "float16", "bfloat16", "float32", "float64"))
+def test_misaligned_and_strided_views(rng, algorithm, dtype):
+    """Offset-by-k views (never a misaligned 16-byte load), steps, transposes, zero strides."""
+    need(TORCH_CUDA)
+    base = TORCH_CUDA.make(random_values(rng, 4099 * 3, dtype), dtype)
+    ref64 = torch.from_numpy(to_numpy(base).astype(np.float64))
+    views = {f"offset{k}": (base[k:], ref64[k:]) for k in (1, 2, 3, 5, 7)}
+    views["step3"] = (base[1::3], ref64[1::3])
+    m, m64 = base[: 4099 * 3].view(3, 4099), ref64.view(3, 4099)
+    views["transposed"] = (m.t(), m64.t())
+    views["zero_stride"] = (base[:1].expand(5000), ref64[:1].expand(5000))
+    for name, (x, x64) in views.items():
+        for axis in (None, 0, -1) if x.dim() > 1 else (None,):
+            got = to_numpy(gpuprims.max(x, axis=axis, algorithm=algorithm)).astype(np.float64)
+            want = (x64.amax() if axis is None else x64.amax(dim=axis)).numpy()
+            np.testing.assert_array_equal(got, want, err_msg=f"{name} axis={axis}")
+            got = to_numpy(gpuprims.sum(x, axis=axis, dtype="float64", algorithm=algorithm))
+            want = (x64.sum() if axis is None else x64.sum(dim=axis)).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9, err_msg=f"{name} axis={axis}")
+
+
+@pytest.mark.skipif(cupy is None, reason="cupy is not installed")
+def test_negative_strides(rng):
+    a = random_values(rng, 3000, "float32").reshape(30, 100)
+    c = cupy.asarray(a)
+    for view, ref in ((c[::-1], a[::-1]), (c[:, ::-2], a[:, ::-2]), (c[::-1, ::-1].T, a[::-1, ::-1].T)):
+        for axis in (None, 0, 1):
+            np.testing.assert_allclose(to_numpy(gpuprims.sum(view, axis=axis)),
+                                       ref.astype(np.float64).sum(axis=axis), rtol=1e-5, atol=1e-4)
+
+
+def test_nan_inf_every_variant(rng):
+    need(TORCH_CUDA)
+    for algorithm in ("auto",) + VARIANTS:
+        a = random_values(rng, 70_001, "float32")
+        a[12_345] = np.nan
+        x = torch.from_numpy(a).cuda()
+        assert np.isnan(float(gpuprims.max(x, algorithm=algorithm)))
+        assert np.isnan(float(gpuprims.min(x, algorithm=algorithm)))
+        a[12_345] = np.inf
+        x = torch.from_numpy(a).cuda()
+        assert float(gpuprims.max(x, algorithm=algorithm)) == np.inf
+        assert float(gpuprims.sum(x, algorithm=algorithm)) == np.inf
+
+
+def test_poisoned_output_fully_written(rng):
+    need(TORCH_CUDA)
+    a = torch.from_numpy(random_values(rng, 513 * 257, "float32").reshape(513, 257)).cuda()
+    for algorithm in ("auto",) + VARIANTS:
+        for axis in (0, 1):
+            out = torch.full((a.shape[1 - axis],), float("nan"), device="cuda")
+            gpuprims.sum(a, axis=axis, out=out, algorithm=algorithm)
+            assert not torch.isnan(out).any(), algorithm
+            torch.testing.assert_close(out.double(), a.double().sum(dim=axis), rtol=1e-5, atol=1e-4)
+
+
+def test_deterministic_variants_are_bitwise_reproducible(rng):
+    need(TORCH_CUDA)
+    x = torch.from_numpy(random_values(rng, 2**24 + 3, "float32")).cuda()
+    for v in gpuprims.variants("reduce"):
+        if not v.deterministic or v.name == "thread_per_output":
+            continue
+        first = gpuprims.sum(x, algorithm=v.name)
+        for _ in range(20):
+            assert torch.equal(gpuprims.sum(x, algorithm=v.name), first), v.name
+
+
+# ---------------------------------------------------------------------------------------------
+# streams and graphs
+
+
+def test_torch_side_stream_ordering():
+    """Issued on a side stream right behind a long kernel that produces x: right answer, no sync."""
+    need(TORCH_CUDA)
+    n = 1 << 24
+    x = torch.full((n,), float("nan"), device="cuda")  # poisoned until the side stream fills it
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)  # ~0.1 s of spinning ahead of the producer
+        x.fill_(0.5)
+        r = gpuprims.sum(x)  # current stream = side
+        r_explicit = torch.empty((), device="cuda")
+    gpuprims.sum(x, out=r_explicit, stream=side)  # explicit stream= from outside the context
+    torch.cuda.synchronize()
+    assert float(r) == n * 0.5 and float(r_explicit) == n * 0.5
+
+
+@pytest.mark.skipif(cupy is None, reason="cupy is not installed")
+def test_cupy_stream_ordering():
+    n = 1 << 22
+    x = cupy.full((n,), np.nan, dtype=cupy.float32)
+    cupy.cuda.Device().synchronize()
+    with cupy.cuda.Stream(non_blocking=True) as s:
+        x[:] = 0.25
+        r = gpuprims.sum(x)
+    s.synchronize()
+    assert float(r) == n * 0.25
+
+
+def test_cuda_graph_capture(rng):
+    need(TORCH_CUDA)
+    x = torch.from_numpy(random_values(rng, 1 << 22, "float32")).cuda()
+    out = torch.empty((), device="cuda")
+    small = torch.from_numpy(random_values(rng, 1000, "float32")).cuda()
+    out_small = torch.empty((), device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        gpuprims.sum(x, out=out)  # warm-up outside capture (first-use setup)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        gpuprims.sum(x, out=out)
+        gpuprims.max(small, out=out_small)
+    x.copy_(torch.from_numpy(random_values(rng, 1 << 22, "float32")).cuda())
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out.double(), x.double().sum(), rtol=1e-5, atol=1e-3)
+    assert float(out_small) == float(small.max())
+
+
+@pytest.mark.skipif(GPU_COUNT < 2, reason="needs two GPUs")
+def test_second_gpu_and_mixed_devices(rng):
+    a = random_values(rng, 10_000, "float32")
+    x1 = torch.from_numpy(a).to("cuda:1")
+    r = gpuprims.sum(x1)
+    assert r.device == x1.device
+    np.testing.assert_allclose(float(r), a.astype(np.float64).sum(), rtol=1e-5)
+    with pytest.raises(ValueError, match="must be on the same device, got x on cuda:1 and out on cuda:0"):
+        gpuprims.sum(x1, out=torch.empty((), device="cuda:0"))
+
+
+# ---------------------------------------------------------------------------------------------
+# sizes beyond 2^31, errors
+
+
+@pytest.mark.big
+def test_beyond_2_31_elements():
+    need(TORCH_CUDA)
+    n = 2**31 + 5
+    x = torch.randint(-3, 4, (n,), dtype=torch.int8, device="cuda")
+    expected = int(torch.sum(x, dtype=torch.int64))
+    for algorithm in ("auto", "warp_shuffle", "atomic_per_block"):
+        assert int(gpuprims.sum(x, algorithm=algorithm)) == expected, algorithm
+    assert int(gpuprims.max(x)) == 3 and int(gpuprims.min(x)) == -3
+    rows = x[: 2**31].view(2, 2**30)
+    torch.testing.assert_close(gpuprims.sum(rows, axis=1), rows.sum(dim=1, dtype=torch.int64))
+    del x
+    h = torch.full((n,), 0.5, dtype=torch.float16, device="cuda")
+    assert float(gpuprims.sum(h, dtype="float64")) == n * 0.5
+    del h
+    torch.cuda.empty_cache()
+
+
+def test_out_of_memory_is_memory_error():
+    with pytest.raises(MemoryError, match="cudaErrorMemoryAllocation"):
+        gpuprims.DeviceArray([1 << 50], "float32", 0)
+    assert float(gpuprims.sum(torch.ones(10, device="cuda"))) == 10.0  # the next call succeeds
+
+
+def test_sticky_error_is_fatal_and_latched():
+    """An illegal address surfaces as CudaFatalError (GPUPRIMS_SYNC=1) and later calls fail fast."""
+    code = textwrap.dedent("""
+        import gpuprims
+        from gpuprims import _C
+        bogus = _C.ImportedArray.from_fields(0x7F0000000000, "float32", (1 << 20,), None, True, 0, True, None, "t", "x")
+        out = gpuprims.DeviceArray([], "float32", 0)
+        view = _C.ImportedArray.from_capsule(out.__dlpack__(stream=-1), "t", "out")
+        try:
+            _C.reduce(bogus, view, "sum", None, "auto", 0)
+        except gpuprims.CudaFatalError as e:
+            print("FATAL1", e)
+        try:
+            _C.reduce(bogus, view, "sum", None, "auto", 0)
+        except gpuprims.CudaFatalError as e:
+            print("FATAL2", e)
+    """)
+    env = dict(os.environ, GPUPRIMS_SYNC="1")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert "FATAL1 reduce: cudaErrorIllegalAddress" in p.stdout, p.stdout + p.stderr
+    assert "FATAL2 reduce: an earlier cudaErrorIllegalAddress lost the CUDA context" in p.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# the compute-sanitizer selection (scripts/gpu_check.sh runs `-k sanitize` under memcheck and
+# racecheck): every kernel instantiation family at small sizes, edges and odd layouts
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+def test_sanitize_small(rng, algorithm):
+    need(TORCH_CUDA)
+    for dtype in ("bool", "int8", "uint16", "int64", "float16", "bfloat16", "float32", "float64"):
+        for op in OPS:
+            for n in (0, 1, 33, 4097):
+                if n == 0 and op in ("min", "max"):
+                    continue
+                check(TORCH_CUDA, values_for(rng, n, dtype, op), dtype, op, algorithm=algorithm)
+            a = values_for(rng, 3 * 257 * 5, dtype, op).reshape(3, 257, 5)
+            for axis in (0, 1, 2):
+                check(TORCH_CUDA, a, dtype, op, axis, algorithm=algorithm)
+    x = TORCH_CUDA.make(random_values(rng, 999, "float16"), "float16")
+    for k in (1, 3):
+        got = float(to_numpy(gpuprims.sum(x[k:], dtype="float64", algorithm=algorithm)))
+        np.testing.assert_allclose(got, to_numpy(x[k:]).astype(np.float64).sum(), rtol=1e-9)
+    big = torch.from_numpy(random_values(rng, 1 << 18, "float32")).cuda()  # several blocks per row
+    np.testing.assert_allclose(float(gpuprims.sum(big, dtype="float64", algorithm=algorithm)),
+                               big.double().sum().item(), rtol=1e-9)
