@@ -2,6 +2,7 @@
 # The project's GPU check: build, GPU tests, compute-sanitizer (memcheck, racecheck) on the small GPU
 # tests, benchmarks. Usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]  (default families: reduce)
 # Logs and benchmark JSON land in OUTDIR; a short summary is printed last. See ../shared/DEVICE.md.
+# SKIP_SANITIZER=1 skips step 3; PYTEST_ARGS adds arguments to step 2 (e.g. "-m 'not big'").
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]}
 shift
@@ -24,7 +25,7 @@ fi
 grep -E "spill|C7510" "$OUT/build.log" | sort -u > "$OUT/ptxas_warnings.txt" || true
 
 # 2. every test (CPU and GPU), from outside the source tree so the installed package is imported
-( cd tests && timeout 1500 python3 -m pytest -q -p no:cacheprovider --timeout 600 . ) > "$OUT/tests.txt" 2>&1
+( cd tests && timeout 1500 python3 -m pytest -q -p no:cacheprovider --timeout 600 ${PYTEST_ARGS:-} . ) > "$OUT/tests.txt" 2>&1
 record tests "$(tail -1 "$OUT/tests.txt")"
 
 # 3. compute-sanitizer on the small GPU tests (caching allocators off so out-of-bounds accesses show)
@@ -36,8 +37,10 @@ sanitize() {
   local rc=$?
   record "sanitizer $tool" "rc=$rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer_$tool.txt" | tail -1), $(tail -1 "$OUT/sanitizer_$tool.txt")"
 }
-sanitize memcheck --leak-check no
-sanitize racecheck --racecheck-report analysis
+if [ -z "${SKIP_SANITIZER:-}" ]; then
+  sanitize memcheck --leak-check no
+  sanitize racecheck --racecheck-report analysis
+fi
 
 # 4. benchmarks
 for family in $FAMILIES; do
