@@ -25,7 +25,7 @@ fi
 grep -E "spill|C7510" "$OUT/build.log" | sort -u > "$OUT/ptxas_warnings.txt" || true
 
 # 2. every test (CPU and GPU), from outside the source tree so the installed package is imported
-( cd tests && timeout 1500 python3 -m pytest -q -p no:cacheprovider --timeout 600 ${PYTEST_ARGS:-} . ) > "$OUT/tests.txt" 2>&1
+( cd tests && timeout ${TEST_TIMEOUT:-1500} python3 -m pytest -q -p no:cacheprovider --timeout 600 ${PYTEST_ARGS:-} . ) > "$OUT/tests.txt" 2>&1
 record tests "$(tail -1 "$OUT/tests.txt")"
 
 # 3. compute-sanitizer on the small GPU tests (caching allocators off so out-of-bounds accesses show)
