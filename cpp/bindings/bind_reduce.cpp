@@ -16,8 +16,9 @@ namespace gpuprims {
 void bind_reduce(nb::module_& m) {
   m.def(
       "reduce",
-      [](const ImportedArray& x, const ImportedArray& out, const std::string& op, nb::object axis,
-         const std::string& algorithm, uintptr_t stream) {
+      [](nb::handle x, nb::handle out, const std::string& op, nb::object axis, const std::string& algorithm,
+         uintptr_t stream) {
+        const TensorView in_view = view_of(x, "reduce", "x"), out_view = view_of(out, "reduce", "out");
         ReduceOptions options;
         throw_if_error(parse_reduce_op(op, &options.op));
         throw_if_error(parse_reduce_algorithm(algorithm, &options.algorithm));
@@ -26,7 +27,7 @@ void bind_reduce(nb::module_& m) {
         Status status;
         {
           nb::gil_scoped_release release;
-          status = reduce(x.view(), out.view(), options, reinterpret_cast<cudaStream_t>(stream));
+          status = reduce(in_view, out_view, options, reinterpret_cast<cudaStream_t>(stream));
         }
         throw_if_error(status);
       },

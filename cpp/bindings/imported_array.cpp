@@ -127,17 +127,21 @@ ImportedArray* ImportedArray::from_capsule(nb::handle capsule, const char* op, c
   return result.release();
 }
 
-ImportedArray* ImportedArray::from_fields(uintptr_t data, const std::string& dtype, nb::handle shape,
-                                          nb::handle strides, bool on_cuda, int device_id, bool readonly,
-                                          nb::object owner, const char* op, const char* arg) {
-  auto result = std::unique_ptr<ImportedArray>(new ImportedArray());
-  TensorView& v = result->view_;
-  if (!parse_dtype_name(dtype, &v.dtype)) {
-    raise_status(type_error(prefix(op, arg) + "expected a bool, integer or float dtype, got " + dtype));
+TensorView view_of(nb::handle arg, const char* op, const char* name) {
+  if (nb::isinstance<ImportedArray>(arg)) return nb::cast<const ImportedArray&>(arg).view();
+  if (!PyTuple_Check(arg.ptr()) || PyTuple_GET_SIZE(arg.ptr()) != 7) {
+    raise_status(type_error(prefix(op, name) + "expected an ImportedArray or a field tuple"));
   }
+  nb::tuple t = nb::borrow<nb::tuple>(arg);
+  TensorView v;
+  const std::string dtype = nb::cast<std::string>(t[1]);
+  if (!parse_dtype_name(dtype, &v.dtype)) {
+    raise_status(type_error(prefix(op, name) + "expected a bool, integer or float dtype, got " + dtype));
+  }
+  nb::handle shape = t[2], strides = t[3];
   const size_t ndim = nb::len(shape);
   if (ndim > static_cast<size_t>(kMaxArrayDims)) {
-    raise_status(value_error(prefix(op, arg) + "expected at most " + std::to_string(kMaxArrayDims) +
+    raise_status(value_error(prefix(op, name) + "expected at most " + std::to_string(kMaxArrayDims) +
                              " dimensions, got " + std::to_string(ndim)));
   }
   v.ndim = static_cast<int>(ndim);
@@ -147,11 +151,10 @@ ImportedArray* ImportedArray::from_fields(uintptr_t data, const std::string& dty
     v.strides[d] = strides.is_none() ? compact : nb::cast<int64_t>(strides[d]);
     compact *= v.shape[d];
   }
-  v.data = reinterpret_cast<void*>(data);
-  v.device = on_cuda ? Device{DeviceKind::kCUDA, device_id} : Device{DeviceKind::kCPU, 0};
-  v.readonly = readonly;
-  result->owner_ = std::move(owner);
-  return result.release();
+  v.data = reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0]));
+  v.device = nb::cast<bool>(t[4]) ? Device{DeviceKind::kCUDA, nb::cast<int>(t[5])} : Device{DeviceKind::kCPU, 0};
+  v.readonly = nb::cast<bool>(t[6]);
+  return v;
 }
 
 ImportedArray::~ImportedArray() {
@@ -164,9 +167,6 @@ void bind_imported_array(nb::module_& m) {
                             "An array imported for one call: a typed, strided view plus ownership of its source.")
       .def_static("from_capsule", &ImportedArray::from_capsule, nb::arg("capsule"), nb::arg("op"), nb::arg("arg"),
                   nb::rv_policy::take_ownership)
-      .def_static("from_fields", &ImportedArray::from_fields, nb::arg("data"), nb::arg("dtype"), nb::arg("shape"),
-                  nb::arg("strides").none(), nb::arg("on_cuda"), nb::arg("device_id"), nb::arg("readonly"),
-                  nb::arg("owner").none(), nb::arg("op"), nb::arg("arg"), nb::rv_policy::take_ownership)
       .def_prop_ro("dtype", [](const ImportedArray& a) { return std::string(dtype_name(a.view().dtype)); })
       .def_prop_ro("shape", [](const ImportedArray& a) {
         nb::list s;

@@ -1,6 +1,6 @@
 #pragma once
-// ImportedArray: a TensorView plus ownership of what it views: a consumed DLPack capsule (its
-// deleter runs when the ImportedArray dies) or, for the raw path, a reference to the producer.
+// ImportedArray: a TensorView plus ownership of the consumed DLPack capsule it views (the
+// capsule's deleter runs when the ImportedArray dies).
 #include <cstdint>
 #include <string>
 
@@ -15,11 +15,6 @@ class ImportedArray {
  public:
   // Consumes a "dltensor" or "dltensor_versioned" capsule. `op` and `arg` name the caller in errors.
   static ImportedArray* from_capsule(nanobind::handle capsule, const char* op, const char* arg);
-  // A view described field by field (frameworks whose metadata is cheaper to read than to export).
-  // `owner` is kept alive while the view exists.
-  static ImportedArray* from_fields(uintptr_t data, const std::string& dtype, nanobind::handle shape,
-                                    nanobind::handle strides, bool on_cuda, int device_id, bool readonly,
-                                    nanobind::object owner, const char* op, const char* arg);
   ~ImportedArray();
   ImportedArray(const ImportedArray&) = delete;
   ImportedArray& operator=(const ImportedArray&) = delete;
@@ -31,8 +26,14 @@ class ImportedArray {
   TensorView view_;
   dlpack::ManagedTensor* legacy_ = nullptr;
   dlpack::ManagedTensorVersioned* versioned_ = nullptr;
-  nanobind::object owner_;
 };
+
+// The view an op argument carries: an ImportedArray, or a field tuple
+// (data_ptr, dtype_name, shape, strides_or_None, on_cuda, device_id, readonly) that the Python
+// layer builds for arrays whose metadata is cheaper to read than to export (torch tensors already
+// ordered on the launch stream, cuda.core views, outputs it allocated). The tuple's array must
+// outlive the call; the caller holds it.
+TensorView view_of(nanobind::handle arg, const char* op, const char* name);
 
 // Parses a dtype name ("float32", "bfloat16", ...). Returns false for unknown names.
 bool parse_dtype_name(const std::string& name, DType* out);

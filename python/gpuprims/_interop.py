@@ -4,27 +4,41 @@ Every public op goes through here:
 
 1. ``framework_of(x)`` names the producer (numpy, torch, cupy, jax, cuda.core, or any other object
    with ``__dlpack__``) by the type's module, cached per type.
-2. ``launch_stream(stream, ...)`` resolves ``stream=``: an int handle, anything with
-   ``__cuda_stream__``, a torch or CuPy stream object; ``None`` means the input framework's current
-   stream on the input's device (torch, CuPy), else the legacy default stream.
-3. ``import_array`` imports with ``x.__dlpack__(stream=...)`` so the producer's pending work is
-   ordered before ours (torch tensors already ordered on that stream are described field by field,
-   which costs a fraction of ``__dlpack__``).
-4. ``new_output`` allocates the result with the input's own framework on the launch stream (JAX
-   and unknown producers get a gpuprims ``DeviceArray``: JAX arrays are immutable), or
+2. ``prepare_input`` resolves ``stream=`` (an int handle, anything with ``__cuda_stream__``, a torch
+   or CuPy stream; ``None`` means the input framework's current stream on the input's device for
+   torch and CuPy, else the legacy default stream) and imports the array with
+   ``x.__dlpack__(stream=...)`` so the producer's pending work is ordered before ours. A torch
+   tensor whose current stream *is* the launch stream needs no ordering; it is described field by
+   field instead, a fraction of ``__dlpack__``'s cost.
+3. ``new_output`` allocates the result with the input's own framework on the launch stream (JAX and
+   unknown producers get a gpuprims ``DeviceArray``: JAX arrays are immutable), or
    ``import_output`` checks the caller's ``out=``.
-5. ``result`` hands the output back as the input's framework type.
+4. ``result`` hands the output back as the input's framework type.
+
+What crosses into ``_C`` for an array is either an ``_C.ImportedArray`` (a consumed DLPack capsule)
+or a field tuple ``(data_ptr, dtype, shape, strides_or_None, on_cuda, device_id, readonly)``.
 """
 from __future__ import annotations
 
 import sys
 
 from . import _C
-from ._dtypes import dtype_name
+from ._dtypes import DTYPES, dtype_name
 
 CPU, CUDA = "cpu", "cuda"
 _LEGACY_DEFAULT_STREAM = 0
 _framework_by_type: dict = {}
+
+
+# An imported input is a plain tuple (plain tuples cost a tenth of a NamedTuple on this hot path):
+#   (fw, device, stream, arg, shape, dtype)
+#   fw: "numpy" | "torch" | "cupy" | "jax" | "cuda.core" | "dlpack"; device: (CPU, 0) or (CUDA, id);
+#   stream: the launch stream; arg: what _C receives; shape: tuple; dtype: name.
+# An output is (obj, arg): the object the caller gets back (before result()) and what _C receives.
+
+
+def device_string(device) -> str:
+    return "cpu" if device[0] == CPU else f"cuda:{device[1]}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -54,14 +68,13 @@ def framework_of(x, op: str, arg: str) -> str:
 
 
 def device_of(x, fw: str, op: str, arg: str):
-    """(CPU, 0) or (CUDA, device id) without importing the array."""
+    """(CPU, 0) or (CUDA, device id), read without importing the array."""
     if fw == "torch":
-        d = x.device
-        if d.type == "cuda":
-            return CUDA, d.index
-        if d.type == "cpu":
+        if x.is_cuda:
+            return CUDA, x.get_device()
+        if x.device.type == "cpu":
             return CPU, 0
-        raise TypeError(f"{op}: argument '{arg}': expected a CPU or CUDA tensor, got one on {d}")
+        raise TypeError(f"{op}: argument '{arg}': expected a CPU or CUDA tensor, got one on {x.device}")
     if fw == "numpy":
         return CPU, 0
     if fw == "cuda.core":
@@ -75,32 +88,33 @@ def device_of(x, fw: str, op: str, arg: str):
     raise TypeError(f"{op}: argument '{arg}': expected an array in CPU or CUDA memory, got DLPack device type {kind}")
 
 
-def device_string(device) -> str:
-    return "cpu" if device[0] == CPU else f"cuda:{device[1]}"
-
-
 # ---------------------------------------------------------------------------------------------
 # streams
 
 
-def _current_stream(fw: str, device_id: int) -> int:
+def _torch_current_stream(device_id: int) -> int:
+    torch = sys.modules["torch"]
+    get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if get_raw is not None:
+        return get_raw(device_id)
+    return torch.cuda.current_stream(device_id).cuda_stream
+
+
+def current_stream(fw: str, device) -> int:
+    """The input framework's current stream on the device (the default stream for the rest)."""
+    if device[0] == CPU:
+        return _LEGACY_DEFAULT_STREAM
     if fw == "torch":
-        torch = sys.modules["torch"]
-        get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if get_raw is not None:
-            return get_raw(device_id)
-        return torch.cuda.current_stream(device_id).cuda_stream
+        return _torch_current_stream(device[1])
     if fw == "cupy":
         cupy = sys.modules["cupy"]
-        with cupy.cuda.Device(device_id):
+        with cupy.cuda.Device(device[1]):
             return cupy.cuda.get_current_stream().ptr
     return _LEGACY_DEFAULT_STREAM
 
 
-def launch_stream(stream, fw: str, device, op: str) -> int:
-    """The CUDA stream handle the op runs on (validated for CPU arrays too, then unused)."""
-    if stream is None:
-        return _current_stream(fw, device[1]) if device[0] == CUDA else _LEGACY_DEFAULT_STREAM
+def stream_handle(stream, op: str) -> int:
+    """The handle of an explicit stream= argument."""
     if isinstance(stream, bool):
         raise TypeError(f"{op}: argument 'stream': expected an int handle or a stream object, got {stream!r}")
     if isinstance(stream, int):
@@ -121,149 +135,159 @@ def launch_stream(stream, fw: str, device, op: str) -> int:
     )
 
 
-def _dlpack_stream(stream: int):
-    # Array API: the consumer's stream; 0 is ambiguous there, 1 names the legacy default stream.
-    return 1 if stream == _LEGACY_DEFAULT_STREAM else stream
+def launch_stream(stream, fw: str, device, op: str) -> int:
+    """The stream the op runs on (validated for CPU arrays too, where it is unused)."""
+    return current_stream(fw, device) if stream is None else stream_handle(stream, op)
 
 
 # ---------------------------------------------------------------------------------------------
 # import
 
 
-def _torch_dtype_names():
-    torch = sys.modules["torch"]
-    names = {}
-    for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                 "float16", "bfloat16", "float32", "float64"):
-        t = getattr(torch, name, None)
-        if t is not None:
-            names[t] = name
-    return names
+_torch_by_name: dict = {}  # "float32" -> torch.float32
+_name_by_torch: dict = {}
 
 
-_torch_dtypes: dict = {}
+def _torch_dtypes():
+    if not _name_by_torch:
+        torch = sys.modules["torch"]
+        for name in DTYPES:
+            t = getattr(torch, name, None)
+            if t is not None:
+                _torch_by_name[name], _name_by_torch[t] = t, name
+    return _name_by_torch
 
 
 def _torch_dtype_name(x, op: str, arg: str) -> str:
-    if not _torch_dtypes:
-        _torch_dtypes.update(_torch_dtype_names())
-    name = _torch_dtypes.get(x.dtype)
+    name = _torch_dtypes().get(x.dtype)
     if name is None:
         raise TypeError(f"{op}: argument '{arg}': expected a bool, integer or float dtype, got {x.dtype}")
     return name
 
 
-def _capsule(x, stream, on_cuda: bool):
-    kwargs = {"stream": _dlpack_stream(stream)} if on_cuda else {}
+def _capsule_view(x, stream: int, on_cuda: bool, op: str, arg: str):
+    # Array API: the consumer's stream; 0 is ambiguous there, 1 names the legacy default stream.
+    kwargs = {"stream": 1 if stream == _LEGACY_DEFAULT_STREAM else stream} if on_cuda else {}
     try:
-        # Versioned capsules carry the read-only flag (numpy exports read-only arrays only so).
-        return x.__dlpack__(max_version=(1, 0), **kwargs)
-    except TypeError:
-        return x.__dlpack__(**kwargs)
-
-
-def import_array(x, fw: str, device, stream: int, op: str, arg: str):
-    """An _C.ImportedArray viewing x, its producer's work ordered before `stream`."""
-    on_cuda = device[0] == CUDA
-    if fw == "torch":
-        if not on_cuda or stream == _current_stream("torch", device[1]):
-            # Already ordered: torch's __dlpack__ would do no synchronization here either.
-            return _C.ImportedArray.from_fields(
-                x.data_ptr(), _torch_dtype_name(x, op, arg), x.shape, x.stride(), on_cuda, device[1],
-                False, x, op, arg)
-        x = x.detach()
-    elif fw == "cuda.core":
-        return _C.ImportedArray.from_fields(
-            x.ptr, dtype_name(x.dtype, op, arg), x.shape, x.strides, on_cuda, device[1], bool(x.readonly),
-            x, op, arg)
-    try:
-        capsule = _capsule(x, stream, on_cuda)
+        try:
+            # Versioned capsules carry the read-only flag (numpy exports read-only arrays only so).
+            capsule = x.__dlpack__(max_version=(1, 0), **kwargs)
+        except TypeError:
+            capsule = x.__dlpack__(**kwargs)
     except BufferError as e:
         raise TypeError(f"{op}: argument '{arg}': its producer refused to export it through DLPack: {e}") from e
     return _C.ImportedArray.from_capsule(capsule, op, arg)
+
+
+def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
+    """Resolves the launch stream for x and imports x, ordered on that stream."""
+    fw = framework_of(x, op, arg)
+    if fw == "torch":
+        if x.is_cuda:
+            device = (CUDA, x.get_device())
+            current = _torch_current_stream(device[1])
+            s = current if stream is None else stream_handle(stream, op)
+            ordered = s == current
+        else:
+            device = device_of(x, fw, op, arg)
+            s = _LEGACY_DEFAULT_STREAM if stream is None else stream_handle(stream, op)
+            ordered = True
+        dtype = _torch_dtype_name(x, op, arg)
+        if ordered:
+            shape = tuple(x.shape)
+            return fw, device, s, (x.data_ptr(), dtype, shape, x.stride(), device[0] == CUDA, device[1], False), \
+                shape, dtype
+        view = _capsule_view(x.detach(), s, True, op, arg)
+        return fw, device, s, view, view.shape, dtype
+    device = device_of(x, fw, op, arg)
+    s = launch_stream(stream, fw, device, op)
+    if fw == "cuda.core":
+        dtype = dtype_name(x.dtype, op, arg)
+        shape = tuple(x.shape)
+        strides = None if x.strides is None else tuple(x.strides)
+        return fw, device, s, (x.ptr, dtype, shape, strides, device[0] == CUDA, device[1], bool(x.readonly)), \
+            shape, dtype
+    view = _capsule_view(x, s, device[0] == CUDA, op, arg)
+    return fw, device, s, view, view.shape, view.dtype
 
 
 # ---------------------------------------------------------------------------------------------
 # outputs
 
 
-class Output:
-    """A result buffer: the object handed back to the caller and its imported view."""
-
-    __slots__ = ("obj", "view", "fw", "device", "stream")
-
-    def __init__(self, obj, view, fw, device, stream):
-        self.obj, self.view, self.fw, self.device, self.stream = obj, view, fw, device, stream
-
-
-def new_output(fw: str, like, shape: tuple, dtype: str, device, stream: int, op: str) -> Output:
+def new_output(x: tuple, shape: tuple, dtype: str, op: str) -> tuple:
+    """(obj, arg): a fresh, compact result buffer of the input's framework, for work ordered on the
+    input's launch stream."""
+    fw, device, s = x[0], x[1], x[2]
     on_cuda = device[0] == CUDA
     if fw == "torch":
         torch = sys.modules["torch"]
-        if not _torch_dtypes:
-            _torch_dtypes.update(_torch_dtype_names())
-        tdtype = next(t for t, n in _torch_dtypes.items() if n == dtype)
-        obj = torch.empty(shape, dtype=tdtype, device=like.device)
-        if on_cuda and stream != _current_stream("torch", device[1]):
+        _torch_dtypes()
+        obj = torch.empty(shape, dtype=_torch_by_name[dtype], device=device[1] if on_cuda else "cpu")
+        if on_cuda and s != _torch_current_stream(device[1]):
             # Allocated for torch's current stream but written on ours: keep the caching allocator
-            # from reusing it before our kernels finish.
-            obj.record_stream(torch.cuda.ExternalStream(stream, device=like.device))
-        view = _C.ImportedArray.from_fields(obj.data_ptr(), dtype, obj.shape, obj.stride(), on_cuda, device[1],
-                                            False, obj, op, "out")
-        return Output(obj, view, fw, device, stream)
+            # from handing the memory out again before our kernels finish.
+            obj.record_stream(torch.cuda.ExternalStream(s, device=device[1]))
+        return obj, (obj.data_ptr(), dtype, shape, None, on_cuda, device[1], False)
     if fw == "cupy" and on_cuda:
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(device[1]):
-            if stream != cupy.cuda.get_current_stream().ptr:
-                with cupy.cuda.ExternalStream(stream):
+            if s != cupy.cuda.get_current_stream().ptr:
+                with cupy.cuda.ExternalStream(s):
                     obj = cupy.empty(shape, dtype=dtype)
             else:
                 obj = cupy.empty(shape, dtype=dtype)
-        return Output(obj, import_array(obj, "cupy", device, stream, op, "out"), fw, device, stream)
+        return obj, (obj.data.ptr, dtype, shape, None, True, device[1], False)
     if not on_cuda:
         import numpy as np
 
-        obj = np.empty(shape, dtype=dtype)
-        return Output(obj, import_array(obj, "numpy", device, stream, op, "out"), fw, device, stream)
+        if dtype == "bfloat16":
+            import ml_dtypes  # numpy holds bfloat16 only through ml_dtypes (a JAX dependency)
+
+            obj = np.empty(shape, dtype=ml_dtypes.bfloat16)
+        else:
+            obj = np.empty(shape, dtype=dtype)
+        return obj, (obj.ctypes.data, dtype, shape, None, False, 0, False)
     obj = _C.DeviceArray(list(shape), dtype, device[1])
-    view = _C.ImportedArray.from_capsule(obj.__dlpack__(stream=-1, max_version=(1, 0)), op, "out")
-    return Output(obj, view, fw, device, stream)
+    return obj, _C.ImportedArray.from_capsule(obj.__dlpack__(stream=-1, max_version=(1, 0)), op, "out")
 
 
-def import_output(out, dtype: str, device, stream: int, op: str) -> Output:
+def import_output(out, dtype: str, x: tuple, op: str):
     """Checks the caller's out= (framework, dtype, device, writability) and imports it."""
     fw = framework_of(out, op, "out")
     if fw == "jax":
         raise TypeError(f"{op}: argument 'out': JAX arrays are immutable and cannot be written; leave out=None")
+    device = x[1]
     out_device = device_of(out, fw, op, "out")
     if out_device != device:
         raise ValueError(f"{op}: arguments 'x' and 'out' must be on the same device, got x on "
                          f"{device_string(device)} and out on {device_string(out_device)}")
     if fw == "torch" and out.requires_grad:
         raise TypeError(f"{op}: argument 'out': expected a tensor that does not require grad")
-    view = import_array(out, fw, device, stream, op, "out")
-    if view.dtype != dtype:
-        raise TypeError(f"{op}: argument 'out': expected dtype {dtype}, got {view.dtype}")
-    return Output(out, view, fw, device, stream)
+    imported = prepare_input(out, x[2], op, "out")
+    if imported[5] != dtype:
+        raise TypeError(f"{op}: argument 'out': expected dtype {dtype}, got {imported[5]}")
+    return imported[3]
 
 
-def result(out: Output, user_out: bool):
-    """The output as the input's framework type (or the caller's own out= object)."""
-    if user_out or out.fw in ("torch", "cupy", "numpy"):
-        return out.obj
-    if out.device[0] == CPU:
-        if out.fw == "jax":
+def result(x: tuple, obj):
+    """The freshly allocated output `obj` as the input's framework type."""
+    fw, device = x[0], x[1]
+    if fw in ("torch", "cupy", "numpy"):
+        return obj
+    if device[0] == CPU:
+        if fw == "jax":
             import jax.numpy as jnp
 
-            return jnp.asarray(out.obj)
-        return out.obj
-    out.obj.mark_ready(out.stream)
-    if out.fw == "jax":
+            return jnp.asarray(obj)
+        return obj
+    obj.mark_ready(x[2])
+    if fw == "jax":
         import jax.dlpack
 
-        return jax.dlpack.from_dlpack(out.obj)
-    if out.fw == "cuda.core":
+        return jax.dlpack.from_dlpack(obj)
+    if fw == "cuda.core":
         from cuda.core.utils import StridedMemoryView
 
-        return StridedMemoryView(out.obj, stream_ptr=out.stream)
-    return out.obj
+        return StridedMemoryView(obj, stream_ptr=x[2])
+    return obj

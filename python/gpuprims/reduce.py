@@ -71,16 +71,12 @@ def reduce(x, op="sum", axis=None, *, dtype=None, keepdims=False, algorithm="aut
     """
     if op not in _OPS:
         raise ValueError(f"reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
-    if not isinstance(algorithm, str):
+    if algorithm.__class__ is not str:
         raise TypeError(f"reduce: argument 'algorithm': expected a str, got {algorithm!r}")
-    fw = _interop.framework_of(x, "reduce", "x")
-    device = _interop.device_of(x, fw, "reduce", "x")
-    s = _interop.launch_stream(stream, fw, device, "reduce")
-    view = _interop.import_array(x, fw, device, s, "reduce", "x")
-    shape = view.shape
+    xin = _interop.prepare_input(x, stream, "reduce")
+    shape = xin[4]
     ax = _normalize_axis(axis, len(shape))
-    result_dtype = reduce_result_dtype(op, view.dtype, dtype)
-
+    result_dtype = reduce_result_dtype(op, xin[5], dtype)
     if ax is None:
         out_shape = (1,) * len(shape) if keepdims else ()
     elif keepdims:
@@ -88,11 +84,11 @@ def reduce(x, op="sum", axis=None, *, dtype=None, keepdims=False, algorithm="aut
     else:
         out_shape = shape[:ax] + shape[ax + 1:]
     if out is None:
-        output = _interop.new_output(fw, x, out_shape, result_dtype, device, s, "reduce")
-    else:
-        output = _interop.import_output(out, result_dtype, device, s, "reduce")
-    _C.reduce(view, output.view, op, ax, algorithm, s)
-    return _interop.result(output, out is not None)
+        obj, out_arg = _interop.new_output(xin, out_shape, result_dtype, "reduce")
+        _C.reduce(xin[3], out_arg, op, ax, algorithm, xin[2])
+        return _interop.result(xin, obj)
+    _C.reduce(xin[3], _interop.import_output(out, result_dtype, xin, "reduce"), op, ax, algorithm, xin[2])
+    return out
 
 
 def sum(x, axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):  # noqa: A001

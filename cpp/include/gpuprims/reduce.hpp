@@ -21,7 +21,8 @@ enum class ReduceAlgorithm {
   kWarpShuffle,       // warp-shuffle block reduce, several items per thread, multi-pass
   kAtomicPerBlock,    // grid-stride + warp shuffles, one atomic per block
   kVectorized,        // 16-byte loads, unrolled grid-stride, single pass with last-block combine
-  kThreadPerOutput,   // one thread per output element (strided reductions along an axis)
+  kThreadPerOutput,   // one thread per output element, looping over its row
+  kColumnTiles,       // tiles of adjacent outputs: coalesced reductions along an outer axis
 };
 
 struct ReduceVariantInfo {

@@ -28,7 +28,10 @@ const std::vector<ReduceVariantInfo>& reduce_variants() {
        "16-byte loads, 4 in flight per thread, fixed grid, warp shuffles, single pass with a last-block "
        "combine; run-to-run deterministic", true},
       {ReduceAlgorithm::kThreadPerOutput, "thread_per_output",
-       "one thread per output element: coalesced reductions along an outer axis", true},
+       "one thread per output element looping over its row: for many short rows", true},
+      {ReduceAlgorithm::kColumnTiles, "column_tiles",
+       "tiles of 32 adjacent outputs x 16 reduced rows, split across blocks with a deterministic last-block "
+       "combine: reductions along an outer axis", true},
   };
   return variants;
 }
@@ -71,11 +74,15 @@ const char* reduce_op_name(ReduceOp op) {
 
 namespace {
 
-// "auto": the vectorized single pass, except where rows are short or strided and plentiful; there
-// one thread per output reads coalesced across neighbouring outputs instead of one block per row.
+// "auto": the vectorized single pass for one long run or rows of contiguous elements; column tiles
+// when neighbouring outputs are adjacent in memory but each row is strided (an outer axis); one
+// thread per output for many short rows, where a block per row would idle most of its threads.
 ReduceAlgorithm choose_algorithm(const ReduceLaunch& l) {
-  const bool many_rows = l.layout.num_rows >= int64_t(l.sm_count) * 64;
-  if (many_rows && (!l.layout.row_contiguous || l.layout.row_len <= 32)) return ReduceAlgorithm::kThreadPerOutput;
+  const ReduceLayout& layout = l.layout;
+  const bool outputs_adjacent = layout.keep_ndim > 0 && layout.keep_in_strides[layout.keep_ndim - 1] == 1;
+  if (!layout.row_contiguous && layout.num_rows > 1 && outputs_adjacent) return ReduceAlgorithm::kColumnTiles;
+  const bool many_rows = layout.num_rows >= int64_t(l.sm_count) * 64;
+  if (many_rows && (!layout.row_contiguous || layout.row_len <= 32)) return ReduceAlgorithm::kThreadPerOutput;
   return ReduceAlgorithm::kVectorized;
 }
 
@@ -88,6 +95,7 @@ Status run_variant(ReduceAlgorithm algorithm, const ReduceLaunch& l) {
     case ReduceAlgorithm::kWarpShuffle: return reduce_warp_shuffle(l);
     case ReduceAlgorithm::kAtomicPerBlock: return reduce_atomic_per_block(l);
     case ReduceAlgorithm::kThreadPerOutput: return reduce_thread_per_output(l);
+    case ReduceAlgorithm::kColumnTiles: return reduce_column_tiles(l);
     case ReduceAlgorithm::kVectorized:
     case ReduceAlgorithm::kAuto: break;
   }

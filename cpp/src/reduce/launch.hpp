@@ -33,6 +33,7 @@ Status reduce_warp_shuffle(const ReduceLaunch& launch);
 Status reduce_atomic_per_block(const ReduceLaunch& launch);
 Status reduce_vectorized(const ReduceLaunch& launch);
 Status reduce_thread_per_output(const ReduceLaunch& launch);
+Status reduce_column_tiles(const ReduceLaunch& launch);
 Status reduce_host(const ReduceLaunch& launch);  // host.cpp: the CPU reference
 
 // Calls Runner<T, Acc, Op>::run(launch) for the launch's element type, operator and accumulator.

@@ -41,8 +41,8 @@ def _full_sum_case(torch, name, n, dtype, l2_bytes, copy, slow_reps):
     rows.append(("cub::DeviceReduce::Sum", cub_ms))
     rows.append(("torch.sum", median_ms(lambda: torch.sum(cur[0], dtype=dtype), before=rotate)))
     for v in gpuprims.variants("reduce"):
-        if v.name == "thread_per_output":
-            continue  # one thread per output: a single output is one thread's work
+        if v.name in ("thread_per_output", "column_tiles"):
+            continue  # one output: a single thread's (or tile column's) work
         reps = slow_reps if v.name == "atomic_naive" else 20
         ms = median_ms(lambda: gpuprims.sum(cur[0], dtype=dname, out=out, algorithm=v.name), before=rotate,
                        reps=reps, warmup=1 if reps < 20 else 3)
@@ -63,7 +63,7 @@ def _axis_case(torch, name, shape, axis, l2_bytes, copy):
     nbytes = 4 * (n + out.numel())
     peer_ms = median_ms(lambda: torch.sum(cur[0], dim=axis), before=rotate)
     rows = [("torch.sum", peer_ms)]
-    for algorithm in ("vectorized", "thread_per_output", "auto"):
+    for algorithm in ("vectorized", "column_tiles", "thread_per_output", "auto"):
         rows.append((algorithm, median_ms(lambda: gpuprims.sum(cur[0], axis=axis, out=out, algorithm=algorithm),
                                           before=rotate)))
     return [_row(name, impl, ms, nbytes, copy, peer_ms, "torch") for impl, ms in rows]

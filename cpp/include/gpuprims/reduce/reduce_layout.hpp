@@ -26,25 +26,25 @@ struct ReduceLayout {
   int64_t keep_out_strides[kMaxDims] = {};
 
   GPUPRIMS_HD int64_t elem_offset(int64_t i) const {
-    if (row_contiguous) return i;
-    int64_t off = 0;
-    for (int d = red_ndim - 1; d >= 0; --d) {
-      off += (i % red_sizes[d]) * red_strides[d];
-      i /= red_sizes[d];
-    }
-    return off;
+    return row_contiguous ? i : offset_of(i, red_ndim, red_sizes, red_strides);
   }
-  GPUPRIMS_HD int64_t in_row_offset(int64_t row) const { return keep_offset(row, keep_in_strides); }
-  GPUPRIMS_HD int64_t out_offset(int64_t row) const { return keep_offset(row, keep_out_strides); }
+  GPUPRIMS_HD int64_t in_row_offset(int64_t row) const {
+    return offset_of(row, keep_ndim, keep_sizes, keep_in_strides);
+  }
+  GPUPRIMS_HD int64_t out_offset(int64_t row) const {
+    return offset_of(row, keep_ndim, keep_sizes, keep_out_strides);
+  }
 
  private:
-  GPUPRIMS_HD int64_t keep_offset(int64_t row, const int64_t* strides) const {
+  // Linear index -> memory offset. The outermost dimension needs no modulo (the index is in range),
+  // so a single dimension costs one multiply and no 64-bit division.
+  GPUPRIMS_HD static int64_t offset_of(int64_t index, int ndim, const int64_t* sizes, const int64_t* strides) {
     int64_t off = 0;
-    for (int d = keep_ndim - 1; d >= 0; --d) {
-      off += (row % keep_sizes[d]) * strides[d];
-      row /= keep_sizes[d];
+    for (int d = ndim - 1; d > 0; --d) {
+      off += (index % sizes[d]) * strides[d];
+      index /= sizes[d];
     }
-    return off;
+    return ndim > 0 ? off + index * strides[0] : 0;
   }
 };
 

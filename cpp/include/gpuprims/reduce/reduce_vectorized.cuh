@@ -70,22 +70,22 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
   return acc[0];
 }
 
-template <class T, class Acc, class Op>
-__global__ void __launch_bounds__(kReduceThreads)
+template <class T, class Acc, class Op, int kThreads = kReduceThreads, int kUnroll = kVectorizedUnroll>
+__global__ void __launch_bounds__(kThreads)
     reduce_vectorized_kernel(ReduceKernelParams<T> p, Acc* partials, unsigned int* tickets) {
-  using BR = BlockReduce<Acc, kReduceThreads>;
+  using BR = BlockReduce<Acc, kThreads>;
   __shared__ typename BR::TempStorage temp;
   __shared__ bool is_last_block;
   const Op op;
   const ReduceLayout& layout = p.layout;
   const int64_t blocks_per_row = gridDim.x;
-  const int64_t gtid = int64_t(blockIdx.x) * kReduceThreads + threadIdx.x;
-  const int64_t gstride = blocks_per_row * kReduceThreads;
+  const int64_t gtid = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  const int64_t gstride = blocks_per_row * kThreads;
 
   for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
     const T* in_row = p.in + layout.in_row_offset(row);
     Acc acc = layout.row_contiguous
-                  ? accumulate_vectorized<kVectorizedUnroll, Acc>(in_row, layout.row_len, gtid, gstride, op)
+                  ? accumulate_vectorized<kUnroll, Acc>(in_row, layout.row_len, gtid, gstride, op)
                   : accumulate_scalar(in_row, layout, gtid, layout.row_len, gstride, op,
                                       Op::template identity<Acc>());
     acc = BR::reduce(acc, op, temp);
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(kReduceThreads)
       if (is_last_block) {
         __threadfence();
         Acc total = Op::template identity<Acc>();
-        for (int64_t b = threadIdx.x; b < blocks_per_row; b += kReduceThreads)
+        for (int64_t b = threadIdx.x; b < blocks_per_row; b += kThreads)
           total = op(total, load_volatile(&partials[row * blocks_per_row + b]));
         total = BR::reduce(total, op, temp);
         if (threadIdx.x == 0) store_as(p.out, layout.out_offset(row), p.out_dtype, total);

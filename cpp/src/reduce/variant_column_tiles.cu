@@ -1,0 +1,46 @@
+// The column_tiles variant: reductions along an outer axis, coalesced across neighbouring outputs.
+#include "gpuprims/core/stream.hpp"
+#include "gpuprims/reduce/reduce_column_tiles.cuh"
+#include "launch.hpp"
+
+namespace gpuprims {
+namespace reduce_detail {
+namespace {
+
+// Blocks of 512 threads per SM the grid aims for (4 = 2048 resident threads).
+constexpr int kColumnBlocksPerSm = 4;
+
+template <class T, class Acc, class Op>
+struct ColumnTilesRunner {
+  static Status run(const ReduceLaunch& a) {
+    const ReduceLayout& layout = a.layout;
+    if (layout.num_rows == 0) return Status::ok();
+    const int64_t tiles = ceil_div<int64_t>(layout.num_rows, kTileWidth);
+    const int64_t target = int64_t(a.sm_count) * kColumnBlocksPerSm;
+    // Split the reduced dimension only while each split keeps several unrolled sweeps of work.
+    const int64_t max_splits = max_of<int64_t>(1, layout.row_len / (kTileRows * kColumnUnroll * 4));
+    const int64_t splits = min_of<int64_t>(min_of<int64_t>(max_of<int64_t>(1, target / tiles), max_splits), 65535);
+
+    StreamScratch scratch;
+    Acc* partials = nullptr;
+    unsigned int* tickets = nullptr;
+    if (splits > 1) {
+      const size_t partial_bytes = sizeof(Acc) * layout.num_rows * splits;
+      GPUPRIMS_TRY(scratch.allocate(partial_bytes + sizeof(unsigned int) * tiles, a.device, a.stream, "reduce"));
+      partials = static_cast<Acc*>(scratch.data());
+      tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
+      GPUPRIMS_CUDA_CHECK("reduce", cudaMemsetAsync(tickets, 0, sizeof(unsigned int) * tiles, a.stream));
+    }
+    const dim3 grid(static_cast<unsigned>(min_of<int64_t>(tiles, int64_t(1) << 30)), static_cast<unsigned>(splits));
+    ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};
+    reduce_column_tiles_kernel<T, Acc, Op><<<grid, kColumnThreads, 0, a.stream>>>(p, partials, tickets);
+    return check_launch("reduce", a.stream);
+  }
+};
+
+}  // namespace
+
+Status reduce_column_tiles(const ReduceLaunch& launch) { return dispatch_reduce_types<ColumnTilesRunner>(launch); }
+
+}  // namespace reduce_detail
+}  // namespace gpuprims
