@@ -89,7 +89,8 @@ class Framework:
             from cuda.core.utils import StridedMemoryView
 
             backing = cupy.asarray(a.astype(dtype))
-            view = StridedMemoryView(backing, stream_ptr=-1)
+            make = getattr(StridedMemoryView, "from_dlpack", StridedMemoryView)
+            view = make(backing, stream_ptr=-1)
             _keepalive.append(backing)
             return view
         raise AssertionError(self.name)

@@ -247,7 +247,7 @@ def test_sticky_error_is_fatal_and_latched():
     code = textwrap.dedent("""
         import gpuprims
         from gpuprims import _C
-        bogus = _C.ImportedArray.from_fields(0x7F0000000000, "float32", (1 << 20,), None, True, 0, True, None, "t", "x")
+        bogus = (0x7F0000000000, "float32", (1 << 20,), None, True, 0, True)  # unmapped device address
         out = gpuprims.DeviceArray([], "float32", 0)
         view = _C.ImportedArray.from_capsule(out.__dlpack__(stream=-1), "t", "out")
         try:

@@ -39,32 +39,25 @@ float median_ms(F f, int reps = 30) {
   return t[t.size() / 2];
 }
 
-template <class T, class Acc, int kThreads, int kUnroll>
-void sweep(const T* in, int64_t n, void* out, Acc* partials, unsigned* tickets, int sms, float cub_ms) {
+template <class T, class Acc, int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition>
+void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, unsigned* tickets, int sms,
+           float cub_ms) {
   ReduceLayout layout;
   layout.num_rows = 1;
   layout.row_len = n;
   layout.row_contiguous = true;
   ReduceKernelParams<T> p{in, layout, out, dtype_of<T>::value};
-  for (int bps : {1, 2, 4, 8, 16}) {
+  for (int bps : {2, 4, 8, 16}) {
     const int blocks = sms * bps;
     if (blocks * kThreads > 2048 * sms * 2) continue;
-    auto kernel_only = [&] {
-      reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll><<<dim3(blocks, 1), kThreads>>>(p, partials, tickets);
-    };
-    auto with_memset = [&] {
+    const float ms = median_ms([&] {
       cudaMemsetAsync(tickets, 0, 4);
-      kernel_only();
-    };
-    CHECK(cudaMemset(tickets, 0, 4));
-    const float ms_m = median_ms(with_memset);
-    // kernel only: tickets must be zero before each run; reset with the same memset outside timing is
-    // impossible inside one event pair, so reset by a tiny kernel-free trick: time with memset and
-    // without, using the memset cost measured alone.
-    const float ms_memset = median_ms([&] { cudaMemsetAsync(tickets, 0, 4); });
-    printf("%-8s threads=%4d unroll=%d blocks/SM=%2d  %.4f ms (memset+kernel)  memset alone %.4f ms  %.1f GB/s  %.3fx CUB\n",
-           sizeof(T) == 4 && Acc(0.5) != Acc(0) ? "float32" : "int32", kThreads, kUnroll, bps, ms_m, ms_memset,
-           n * sizeof(T) / ms_m / 1e6, cub_ms / ms_m);
+      reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition>
+          <<<dim3(blocks, 1), kThreads>>>(p, partials, tickets);
+    });
+    printf("%-8s %-22s threads=%4d unroll=%d blocks/SM=%2d  %.4f ms  %.1f GB/s  %.3fx CUB\n",
+           sizeof(T) == 4 && Acc(0.5) != Acc(0) ? "float32" : "int32", label, kThreads, kUnroll, bps, ms,
+           n * sizeof(T) / ms / 1e6, cub_ms / ms);
   }
 }
 
@@ -85,11 +78,19 @@ void run(int64_t n, int sms) {
   CHECK(cudaMalloc(&temp, temp_bytes));
   const float cub_ms = median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
   printf("CUB %.4f ms %.1f GB/s\n", cub_ms, n * sizeof(T) / cub_ms / 1e6);
-  sweep<T, Acc, 256, 2>(in, n, out, partials, tickets, sms, cub_ms);
-  sweep<T, Acc, 256, 4>(in, n, out, partials, tickets, sms, cub_ms);
-  sweep<T, Acc, 256, 8>(in, n, out, partials, tickets, sms, cub_ms);
-  sweep<T, Acc, 512, 4>(in, n, out, partials, tickets, sms, cub_ms);
-  sweep<T, Acc, 1024, 2>(in, n, out, partials, tickets, sms, cub_ms);
+  constexpr auto kRO = LoadPolicy::kReadOnly, kST = LoadPolicy::kStreaming, kPF = LoadPolicy::kStreamingPrefetch;
+  constexpr auto kGS = Partition::kGridStride, kCH = Partition::kChunks;
+  for (int rep = 0; rep < 2; ++rep) {  // twice: differences below the run-to-run spread are noise
+    const float cub_again = median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
+    printf("CUB again %.4f ms\n", cub_again);
+    sweep<T, Acc, 256, 4, kRO, kGS>("readonly gridstride", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 4, kST, kGS>("stream gridstride", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 4, kPF, kGS>("prefetch gridstride", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 4, kPF, kCH>("prefetch chunks", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 8, kPF, kGS>("prefetch gridstride", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 512, 4, kPF, kGS>("prefetch gridstride", in, n, out, partials, tickets, sms, cub_again);
+  }
   CHECK(cudaGetLastError());
   cudaFree(in); cudaFree(out); cudaFree(partials); cudaFree(tickets); cudaFree(temp);
 }

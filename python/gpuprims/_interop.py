@@ -289,5 +289,7 @@ def result(x: tuple, obj):
     if fw == "cuda.core":
         from cuda.core.utils import StridedMemoryView
 
+        if hasattr(StridedMemoryView, "from_dlpack"):
+            return StridedMemoryView.from_dlpack(obj, stream_ptr=x[2])
         return StridedMemoryView(obj, stream_ptr=x[2])
     return obj

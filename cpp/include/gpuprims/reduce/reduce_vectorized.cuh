@@ -21,24 +21,36 @@
 
 #include "gpuprims/block/block_reduce.cuh"
 #include "gpuprims/reduce/reduce_common.cuh"
+#include "gpuprims/util/math.cuh"
 #include "gpuprims/util/vec.cuh"
 
 namespace gpuprims {
 namespace reduce_detail {
 
+// How a row's 16-byte vectors are shared among the blocks of the row.
+enum class Partition {
+  kGridStride,  // vector v goes to global thread v mod (blocks * threads): all blocks sweep together
+  kChunks,      // block b owns one contiguous chunk of vectors, its threads striding within it
+};
+
 constexpr int kVectorizedUnroll = 4;
 // Blocks of 256 threads per multiprocessor: 4 keep 4 x 16 B x 1024 threads = 64 KiB of loads in
 // flight per SM, above the bandwidth-latency product of HBM3 (about 4.8 MB over 132 SMs).
 constexpr int kVectorizedBlocksPerSm = 4;
+constexpr LoadPolicy kVectorizedLoads = LoadPolicy::kReadOnly;
+constexpr Partition kVectorizedPartition = Partition::kGridStride;
 
-template <int kUnroll, class Acc, class T, class Op>
-__device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, int64_t gtid, int64_t gstride,
+// This thread's share of a contiguous row: head scalars (up to 16-byte alignment), vectors, tail
+// scalars. `part` is the block's index among `parts` blocks of the row, `tid` its thread index.
+template <int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition, class Acc, class T, class Op>
+__device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, int64_t part, int64_t parts, int tid,
                                                      Op op) {
   constexpr int kLanes = Vec16<T>::kLanes;
   Acc acc[kUnroll];
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) acc[u] = Op::template identity<Acc>();
 
+  const int64_t gtid = part * kThreads + tid;
   const auto addr = reinterpret_cast<uintptr_t>(row);
   int64_t head = static_cast<int64_t>(((16 - (addr & 15)) & 15) / sizeof(T));
   if (head > n) head = n;
@@ -46,19 +58,25 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
 
   const T* body = row + head;
   const int64_t num_vec = (n - head) / kLanes;
-  int64_t v = gtid;
-  for (; v + (kUnroll - 1) * gstride < num_vec; v += kUnroll * gstride) {
+  int64_t v, end, step;
+  if constexpr (kPartition == Partition::kGridStride) {
+    v = gtid, end = num_vec, step = parts * kThreads;
+  } else {
+    const int64_t per_part = ceil_div(num_vec, parts);
+    v = part * per_part + tid, end = min_of(num_vec, (part + 1) * per_part), step = kThreads;
+  }
+  for (; v + (kUnroll - 1) * step < end; v += kUnroll * step) {
     Vec16<T> x[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) x[u] = load_vec16(body + (v + u * gstride) * kLanes);
+    for (int u = 0; u < kUnroll; ++u) x[u] = load_vec16<T, kPolicy>(body + (v + u * step) * kLanes);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
       for (int l = 0; l < kLanes; ++l) acc[u] = op(acc[u], cast_value<Acc>(x[u].lane[l]));
     }
   }
-  for (; v < num_vec; v += gstride) {
-    const Vec16<T> x = load_vec16(body + v * kLanes);
+  for (; v < end; v += step) {
+    const Vec16<T> x = load_vec16<T, kPolicy>(body + v * kLanes);
 #pragma unroll
     for (int l = 0; l < kLanes; ++l) acc[0] = op(acc[0], cast_value<Acc>(x.lane[l]));
   }
@@ -70,7 +88,8 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
   return acc[0];
 }
 
-template <class T, class Acc, class Op, int kThreads = kReduceThreads, int kUnroll = kVectorizedUnroll>
+template <class T, class Acc, class Op, int kThreads = kReduceThreads, int kUnroll = kVectorizedUnroll,
+          LoadPolicy kPolicy = kVectorizedLoads, Partition kPartition = kVectorizedPartition>
 __global__ void __launch_bounds__(kThreads)
     reduce_vectorized_kernel(ReduceKernelParams<T> p, Acc* partials, unsigned int* tickets) {
   using BR = BlockReduce<Acc, kThreads>;
@@ -85,7 +104,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
     const T* in_row = p.in + layout.in_row_offset(row);
     Acc acc = layout.row_contiguous
-                  ? accumulate_vectorized<kUnroll, Acc>(in_row, layout.row_len, gtid, gstride, op)
+                  ? accumulate_vectorized<kThreads, kUnroll, kPolicy, kPartition, Acc>(
+                        in_row, layout.row_len, blockIdx.x, blocks_per_row, threadIdx.x, op)
                   : accumulate_scalar(in_row, layout, gtid, layout.row_len, gstride, op,
                                       Op::template identity<Acc>());
     acc = BR::reduce(acc, op, temp);

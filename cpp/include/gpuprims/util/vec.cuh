@@ -4,7 +4,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "gpuprims/util/ptx_sm80.cuh"
+
 namespace gpuprims {
+
+// How a 16-byte load travels: the read-only path (LDG.128 through L1), or streaming past L1,
+// optionally with an L2 256-byte prefetch hint.
+enum class LoadPolicy { kReadOnly, kStreaming, kStreamingPrefetch };
 
 template <class T>
 struct alignas(16) Vec16 {
@@ -12,10 +18,12 @@ struct alignas(16) Vec16 {
   T lane[kLanes];
 };
 
-// Read-only, L1-cached 16-byte load through the non-coherent path.
-template <class T>
+template <class T, LoadPolicy kPolicy = LoadPolicy::kReadOnly>
 __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
-  const uint4 bits = __ldg(reinterpret_cast<const uint4*>(aligned_ptr));
+  uint4 bits;
+  if constexpr (kPolicy == LoadPolicy::kStreamingPrefetch) bits = ptx::ld_global_nc_stream_v4(aligned_ptr);
+  else if constexpr (kPolicy == LoadPolicy::kStreaming) bits = ptx::ld_global_nc_na_v4(aligned_ptr);
+  else bits = __ldg(reinterpret_cast<const uint4*>(aligned_ptr));
   Vec16<T> v;
   memcpy(&v, &bits, sizeof(v));
   return v;

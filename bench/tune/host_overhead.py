@@ -1,0 +1,43 @@
+"""Where the host time of one small gpuprims.sum call goes, next to torch.sum (GPU machine).
+
+    python3 bench/tune/host_overhead.py
+"""
+import timeit
+
+import torch
+
+import gpuprims
+from gpuprims import _C, _interop
+
+x = torch.randn(1024, device="cuda")
+out = torch.empty((), device="cuda")
+n = 20000
+
+
+def us(f):
+    for _ in range(200):
+        f()
+    torch.cuda.synchronize()
+    t = min(timeit.repeat(f, number=n, repeat=5)) / n * 1e6
+    torch.cuda.synchronize()
+    return t
+
+
+xin = _interop.prepare_input(x, None, "reduce")
+obj, oarg = _interop.new_output(xin, (), "float32", "reduce")
+rows = {
+    "gpuprims.sum(x)": lambda: gpuprims.sum(x),
+    "gpuprims.sum(x, out=out)": lambda: gpuprims.sum(x, out=out),
+    "torch.sum(x)": lambda: torch.sum(x),
+    "torch.sum(x, out=out)": lambda: torch.sum(x, out=out),
+    "prepare_input": lambda: _interop.prepare_input(x, None, "reduce"),
+    "new_output": lambda: _interop.new_output(xin, (), "float32", "reduce"),
+    "_C.reduce (launch)": lambda: _C.reduce(xin[3], oarg, "sum", None, "auto", xin[2]),
+    "torch.empty(device=int)": lambda: torch.empty((), dtype=torch.float32, device=0),
+    "torch.empty(device=x.device)": lambda: torch.empty((), dtype=torch.float32, device=x.device),
+    "x.new_empty": lambda: x.new_empty(()),
+    "torch current raw stream": lambda: torch._C._cuda_getCurrentRawStream(0),
+    "x.data_ptr()+shape+stride": lambda: (x.data_ptr(), tuple(x.shape), x.stride()),
+}
+for name, f in rows.items():
+    print(f"{name:34s} {us(f):7.2f} us")
