@@ -11,6 +11,7 @@ from gpuprims import _C, _interop
 
 x = torch.randn(1024, device="cuda")
 out = torch.empty((), device="cuda")
+dev = torch.device("cuda", 0)
 n = 20000
 
 
@@ -29,13 +30,16 @@ rows = {
     "gpuprims.sum(x)": lambda: gpuprims.sum(x),
     "gpuprims.sum(x, out=out)": lambda: gpuprims.sum(x, out=out),
     "torch.sum(x)": lambda: torch.sum(x),
-    "torch.sum(x, out=out)": lambda: torch.sum(x, out=out),
+    "torch.sum(x, 0, out=out)": lambda: torch.sum(x, 0, out=out),
     "prepare_input": lambda: _interop.prepare_input(x, None, "reduce"),
     "new_output": lambda: _interop.new_output(xin, (), "float32", "reduce"),
     "_C.reduce (launch)": lambda: _C.reduce(xin[3], oarg, "sum", None, "auto", xin[2]),
     "torch.empty(device=int)": lambda: torch.empty((), dtype=torch.float32, device=0),
     "torch.empty(device=x.device)": lambda: torch.empty((), dtype=torch.float32, device=x.device),
     "x.new_empty": lambda: x.new_empty(()),
+    "torch.empty(device=cuda obj)": lambda: torch.empty((), dtype=torch.float32, device=dev),
+    "torch.empty_like(out)": lambda: torch.empty_like(out),
+    "result()": lambda: _interop.result(xin, obj),
     "torch current raw stream": lambda: torch._C._cuda_getCurrentRawStream(0),
     "x.data_ptr()+shape+stride": lambda: (x.data_ptr(), tuple(x.shape), x.stride()),
 }

@@ -31,9 +31,10 @@ _framework_by_type: dict = {}
 
 
 # An imported input is a plain tuple (plain tuples cost a tenth of a NamedTuple on this hot path):
-#   (fw, device, stream, arg, shape, dtype)
+#   (fw, device, stream, arg, shape, dtype, on_current)
 #   fw: "numpy" | "torch" | "cupy" | "jax" | "cuda.core" | "dlpack"; device: (CPU, 0) or (CUDA, id);
-#   stream: the launch stream; arg: what _C receives; shape: tuple; dtype: name.
+#   stream: the launch stream; arg: what _C receives; shape: tuple; dtype: name;
+#   on_current: whether the launch stream is the framework's current stream.
 # An output is (obj, arg): the object the caller gets back (before result()) and what _C receives.
 
 
@@ -92,12 +93,16 @@ def device_of(x, fw: str, op: str, arg: str):
 # streams
 
 
+_torch_raw_stream = None  # torch's current-stream query, looked up once
+
+
 def _torch_current_stream(device_id: int) -> int:
-    torch = sys.modules["torch"]
-    get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if get_raw is not None:
-        return get_raw(device_id)
-    return torch.cuda.current_stream(device_id).cuda_stream
+    global _torch_raw_stream
+    if _torch_raw_stream is None:
+        torch = sys.modules["torch"]
+        _torch_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda d: torch.cuda.current_stream(d).cuda_stream)
+    return _torch_raw_stream(device_id)
 
 
 def current_stream(fw: str, device) -> int:
@@ -145,6 +150,7 @@ def launch_stream(stream, fw: str, device, op: str) -> int:
 
 
 _torch_by_name: dict = {}  # "float32" -> torch.float32
+_torch_prototypes: dict = {}  # (dtype, device) -> a 0-d tensor that outputs are made like
 _name_by_torch: dict = {}
 
 
@@ -196,9 +202,9 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
         if ordered:
             shape = tuple(x.shape)
             return fw, device, s, (x.data_ptr(), dtype, shape, x.stride(), device[0] == CUDA, device[1], False), \
-                shape, dtype
+                shape, dtype, True
         view = _capsule_view(x.detach(), s, True, op, arg)
-        return fw, device, s, view, view.shape, dtype
+        return fw, device, s, view, view.shape, dtype, False
     device = device_of(x, fw, op, arg)
     s = launch_stream(stream, fw, device, op)
     if fw == "cuda.core":
@@ -206,9 +212,9 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
         shape = tuple(x.shape)
         strides = None if x.strides is None else tuple(x.strides)
         return fw, device, s, (x.ptr, dtype, shape, strides, device[0] == CUDA, device[1], bool(x.readonly)), \
-            shape, dtype
+            shape, dtype, stream is None
     view = _capsule_view(x, s, device[0] == CUDA, op, arg)
-    return fw, device, s, view, view.shape, view.dtype
+    return fw, device, s, view, view.shape, view.dtype, stream is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,9 +228,14 @@ def new_output(x: tuple, shape: tuple, dtype: str, op: str) -> tuple:
     on_cuda = device[0] == CUDA
     if fw == "torch":
         torch = sys.modules["torch"]
-        _torch_dtypes()
-        obj = torch.empty(shape, dtype=_torch_by_name[dtype], device=device[1] if on_cuda else "cpu")
-        if on_cuda and s != _torch_current_stream(device[1]):
+        proto = _torch_prototypes.get((dtype, device))
+        if proto is None:
+            _torch_dtypes()
+            proto = torch.empty((), dtype=_torch_by_name[dtype], device=device[1] if on_cuda else "cpu")
+            _torch_prototypes[(dtype, device)] = proto
+        # empty_like of a 0-d prototype skips torch.empty's argument parsing: half its host cost.
+        obj = torch.empty_like(proto) if not shape else proto.new_empty(shape)
+        if on_cuda and not x[6]:
             # Allocated for torch's current stream but written on ours: keep the caching allocator
             # from handing the memory out again before our kernels finish.
             obj.record_stream(torch.cuda.ExternalStream(s, device=device[1]))

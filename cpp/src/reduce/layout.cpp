@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <vector>
 
 namespace gpuprims {
 namespace reduce_detail {
@@ -10,6 +9,17 @@ namespace {
 
 struct Dim {
   int64_t size, in_stride, out_stride;
+};
+
+// A fixed-capacity list of dimensions: layouts are built on every call, so no heap allocation.
+struct Dims {
+  Dim dim[kMaxArrayDims];
+  int count = 0;
+  void push(const Dim& d) { dim[count++] = d; }
+  Dim* begin() { return dim; }
+  Dim* end() { return dim + count; }
+  const Dim* begin() const { return dim; }
+  const Dim* end() const { return dim + count; }
 };
 
 std::string expected_out_shape(const TensorView& in, int axis) {
@@ -24,11 +34,11 @@ std::string expected_out_shape(const TensorView& in, int axis) {
 
 // Merges dims[k] into dims[k + 1] wherever stepping the outer dimension once equals stepping the
 // inner one `size` times, in the input and (for kept dimensions) the output.
-std::vector<Dim> merge_dims(const std::vector<Dim>& dims, bool check_out) {
-  std::vector<Dim> merged;
+Dims merge_dims(const Dims& dims, bool check_out) {
+  Dims merged;
   for (const Dim& d : dims) {
-    if (!merged.empty()) {
-      Dim& outer = merged.back();
+    if (merged.count > 0) {
+      Dim& outer = merged.dim[merged.count - 1];
       const bool in_ok = outer.in_stride == d.size * d.in_stride;
       const bool out_ok = !check_out || outer.out_stride == d.size * d.out_stride;
       if (in_ok && out_ok) {
@@ -36,7 +46,7 @@ std::vector<Dim> merge_dims(const std::vector<Dim>& dims, bool check_out) {
         continue;
       }
     }
-    merged.push_back(d);
+    merged.push(d);
   }
   return merged;
 }
@@ -57,13 +67,13 @@ Status make_reduce_layout(const TensorView& in, const TensorView& out, const Red
 
   // The output: one element for axis=None; otherwise the input's shape without `axis`, or with it
   // kept as size 1 (keepdims).
-  std::vector<Dim> kept, reduced;
+  Dims kept, reduced;
   if (options.all_axes) {
     if (out.numel() != 1) {
       return value_error("reduce: argument 'out': expected one element for axis=None, got shape " +
                          shape_string(out));
     }
-    for (int d = 0; d < in.ndim; ++d) reduced.push_back({in.shape[d], in.strides[d], 0});
+    for (int d = 0; d < in.ndim; ++d) reduced.push({in.shape[d], in.strides[d], 0});
   } else {
     const bool keepdims = out.ndim == in.ndim;
     bool shape_ok = keepdims || out.ndim == in.ndim - 1;
@@ -73,14 +83,14 @@ Status make_reduce_layout(const TensorView& in, const TensorView& out, const Red
         continue;
       }
       shape_ok = out.shape[o] == in.shape[d];
-      kept.push_back({in.shape[d], in.strides[d], out.strides[o]});
+      kept.push({in.shape[d], in.strides[d], out.strides[o]});
       ++o;
     }
     if (!shape_ok) {
       return value_error("reduce: argument 'out': expected shape " + expected_out_shape(in, axis) +
                          " (or with a 1 at axis " + std::to_string(axis) + "), got " + shape_string(out));
     }
-    reduced.push_back({in.shape[axis], in.strides[axis], 0});
+    reduced.push({in.shape[axis], in.strides[axis], 0});
   }
 
   ReduceLayout l;
@@ -93,37 +103,37 @@ Status make_reduce_layout(const TensorView& in, const TensorView& out, const Red
   // so contiguous memory merges into one run.
   const char* base = static_cast<const char*>(in.data);
   const auto elem = static_cast<int64_t>(dtype_size(in.dtype));
-  std::vector<Dim> red;
+  Dims red;
   for (Dim d : reduced) {
     if (d.size == 1) continue;
     if (d.in_stride < 0 && d.size > 0) {
       base += (d.size - 1) * d.in_stride * elem;
       d.in_stride = -d.in_stride;
     }
-    red.push_back(d);
+    red.push(d);
   }
   std::stable_sort(red.begin(), red.end(), [](const Dim& a, const Dim& b) { return a.in_stride > b.in_stride; });
   red = merge_dims(red, false);
 
-  std::vector<Dim> keep;
+  Dims keep;
   for (const Dim& d : kept)
-    if (d.size != 1) keep.push_back(d);
+    if (d.size != 1) keep.push(d);
   keep = merge_dims(keep, true);
 
-  if (static_cast<int>(red.size()) > kMaxDims || static_cast<int>(keep.size()) > kMaxDims) {
+  if (red.count > kMaxDims || keep.count > kMaxDims) {
     return value_error("reduce: argument 'x': its strides leave more than " + std::to_string(kMaxDims) +
                        " dimensions that cannot be merged; make it contiguous first");
   }
-  l.red_ndim = static_cast<int>(red.size());
+  l.red_ndim = red.count;
   for (int i = 0; i < l.red_ndim; ++i) {
-    l.red_sizes[i] = red[i].size;
-    l.red_strides[i] = red[i].in_stride;
+    l.red_sizes[i] = red.dim[i].size;
+    l.red_strides[i] = red.dim[i].in_stride;
   }
-  l.keep_ndim = static_cast<int>(keep.size());
+  l.keep_ndim = keep.count;
   for (int i = 0; i < l.keep_ndim; ++i) {
-    l.keep_sizes[i] = keep[i].size;
-    l.keep_in_strides[i] = keep[i].in_stride;
-    l.keep_out_strides[i] = keep[i].out_stride;
+    l.keep_sizes[i] = keep.dim[i].size;
+    l.keep_in_strides[i] = keep.dim[i].in_stride;
+    l.keep_out_strides[i] = keep.dim[i].out_stride;
   }
   l.row_contiguous = l.red_ndim == 0 || (l.red_ndim == 1 && l.red_strides[0] == 1);
   *layout = l;

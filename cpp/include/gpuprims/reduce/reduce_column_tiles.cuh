@@ -72,7 +72,8 @@ __global__ void __launch_bounds__(kColumnThreads)
       if (is_last_block && column_owner) {
         __threadfence();
         Acc total = Op::template identity<Acc>();
-        for (int64_t s = 0; s < splits; ++s) total = op(total, load_volatile(&partials[row * splits + s]));
+#pragma unroll 4
+        for (int64_t s = 0; s < splits; ++s) total = op(total, load_published(&partials[row * splits + s]));
         store_as(p.out, layout.out_offset(row), p.out_dtype, total);
       }
     }

@@ -2,7 +2,9 @@
 // Pieces every reduce kernel shares: the parameter block and the per-thread accumulation loop over
 // a strided (or contiguous) row.
 #include <cstdint>
+#include <cstring>
 
+#include "gpuprims/block/block_reduce.cuh"
 #include "gpuprims/core/numeric.hpp"
 #include "gpuprims/reduce/reduce_layout.hpp"
 #include "gpuprims/reduce/reduce_ops.hpp"
@@ -33,11 +35,41 @@ __device__ __forceinline__ Acc accumulate_scalar(const T* row, const ReduceLayou
   return acc;
 }
 
-// Reads a value another block published before its __threadfence(); volatile keeps the load out of
-// the (non-coherent) L1.
+// Reads a value another block published before its __threadfence(): ld.global.cg caches in L2
+// only (L1 is not coherent across SMs). Unlike a volatile load it may be batched with its
+// neighbours, so a block combining many partials keeps several loads in flight.
 template <class T>
-__device__ __forceinline__ T load_volatile(const T* p) {
-  return *const_cast<const volatile T*>(p);
+__device__ __forceinline__ T load_published(const T* p) {
+  if constexpr (sizeof(T) == 8) {
+    const unsigned long long bits = __ldcg(reinterpret_cast<const unsigned long long*>(p));
+    T v;
+    memcpy(&v, &bits, sizeof(T));
+    return v;
+  } else {
+    static_assert(sizeof(T) == 4, "load_published: 4- or 8-byte values");
+    const unsigned int bits = __ldcg(reinterpret_cast<const unsigned int*>(p));
+    T v;
+    memcpy(&v, &bits, sizeof(T));
+    return v;
+  }
+}
+
+// Combines the `count` partials of a row that other blocks published, in index order per thread
+// (kUnroll loads in flight), then across the block. Result valid in thread 0.
+template <int kThreads, class Acc, class Op, class TempStorage>
+__device__ __forceinline__ Acc combine_published(const Acc* partials, int64_t count, Op op, TempStorage& temp) {
+  constexpr int kUnroll = 4;
+  Acc acc = Op::template identity<Acc>();
+  int64_t i = threadIdx.x;
+  for (; i + (kUnroll - 1) * kThreads < count; i += kUnroll * kThreads) {
+    Acc v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = load_published(&partials[i + u * kThreads]);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc = op(acc, v[u]);
+  }
+  for (; i < count; i += kThreads) acc = op(acc, load_published(&partials[i]));
+  return BlockReduce<Acc, kThreads>::reduce(acc, op, temp);
 }
 
 }  // namespace reduce_detail
