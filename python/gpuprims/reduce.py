@@ -75,7 +75,7 @@ def reduce(x, op="sum", axis=None, *, dtype=None, keepdims=False, algorithm="aut
         raise TypeError(f"reduce: argument 'algorithm': expected a str, got {algorithm!r}")
     xin = _interop.prepare_input(x, stream, "reduce")
     shape = xin[4]
-    ax = _normalize_axis(axis, len(shape))
+    ax = None if axis is None else _normalize_axis(axis, len(shape))
     result_dtype = reduce_result_dtype(op, xin[5], dtype)
     if ax is None:
         out_shape = (1,) * len(shape) if keepdims else ()

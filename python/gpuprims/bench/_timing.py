@@ -43,20 +43,24 @@ def copy_gbps(nbytes: int) -> float:
     return 2 * nbytes / ms / 1e6
 
 
-def host_us_per_call(fn, *, calls: int = 2000, repeats: int = 7) -> float:
-    """Per-call cost with enqueue and synchronization amortized: `calls` back-to-back calls, one sync."""
+def host_us_per_call(fns: dict, *, calls: int = 2000, rounds: int = 15) -> dict:
+    """Per-call cost of each function, enqueue and synchronization amortized: `calls` back-to-back
+    calls then one sync, the functions interleaved round by round (so clock and load drift hit all
+    alike); the median over rounds."""
     torch = torch_cuda()
-    for _ in range(200):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
+    samples = {name: [] for name in fns}
+    for fn in fns.values():
+        for _ in range(200):
             fn()
-        torch.cuda.synchronize()
-        samples.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(samples)
+    torch.cuda.synchronize()
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+            samples[name].append((time.perf_counter() - t0) / calls * 1e6)
+    return {name: statistics.median(v) for name, v in samples.items()}
 
 
 def gpu_info() -> dict:

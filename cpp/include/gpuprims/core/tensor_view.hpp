@@ -27,8 +27,8 @@ struct TensorView {
   Device device;
   bool readonly = false;
   int ndim = 0;
-  int64_t shape[kMaxArrayDims] = {};
-  int64_t strides[kMaxArrayDims] = {};
+  int64_t shape[kMaxArrayDims];    // entries [0, ndim) are set; views are built on every call,
+  int64_t strides[kMaxArrayDims];  // so the unused tail is left uninitialized
 
   int64_t numel() const {
     int64_t n = 1;
