@@ -26,7 +26,12 @@ def us(f):
 
 xin = _interop.prepare_input(x, None, "reduce")
 obj, oarg = _interop.new_output(xin, (), "float32", "reduce")
+xc = torch.randn(1)
+xcin = _interop.prepare_input(xc, None, "reduce")
+_, ocarg = _interop.new_output(xcin, (), "float32", "reduce")
 rows = {
+    "_C.reduce on a 1-element CPU tensor": lambda: _C.reduce(xcin[3], ocarg, "sum", None, "auto", 0),
+    "_C.cuda_device_count()": lambda: _C.cuda_device_count(),
     "gpuprims.sum(x)": lambda: gpuprims.sum(x),
     "gpuprims.sum(x, out=out)": lambda: gpuprims.sum(x, out=out),
     "torch.sum(x)": lambda: torch.sum(x),

@@ -47,7 +47,11 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
   layout.row_len = n;
   layout.row_contiguous = true;
   ReduceKernelParams<T> p{in, layout, out, dtype_of<T>::value};
-  for (int bps : {8, 16, 24}) {
+  int resident = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &resident, reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition>, kThreads, 0);
+  printf("%s: %d resident blocks/SM\n", label, resident);
+  for (int bps : {2 * resident, 3 * resident, 4 * resident, 5 * resident, 6 * resident}) {
     const int blocks = sms * bps;
 
     const float ms = median_ms([&] {
@@ -60,8 +64,8 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
       reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition>
           <<<dim3(blocks, 1), kThreads>>>(p, partials, tickets);
     });
-    printf("%-8s %-22s threads=%4d unroll=%d blocks/SM=%2d  %.4f ms  %.1f GB/s  %.3fx CUB   no memset %.4f ms %.3fx\n",
-           sizeof(T) == 4 && Acc(0.5) != Acc(0) ? "float32" : "int32", label, kThreads, kUnroll, bps, ms,
+    printf("%-8s %-22s threads=%4d unroll=%d waves=%d blocks/SM=%2d  %.4f ms  %.1f GB/s  %.3fx CUB   no memset %.4f ms %.3fx\n",
+           sizeof(T) == 4 && Acc(0.5) != Acc(0) ? "float32" : "int32", label, kThreads, kUnroll, bps / resident, bps, ms,
            n * sizeof(T) / ms / 1e6, cub_ms / ms, ms_bare, cub_ms / ms_bare);
   }
 }
@@ -90,7 +94,6 @@ void run(int64_t n, int sms) {
     printf("CUB again %.4f ms\n", cub_again);
     sweep<T, Acc, 256, 4, kRO, kGS>("readonly gridstride", in, n, out, partials, tickets, sms, cub_again);
     sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
-    sweep<T, Acc, 256, 2, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
     sweep<T, Acc, 256, 4, kST, kCH>("stream chunks", in, n, out, partials, tickets, sms, cub_again);
   }
   CHECK(cudaGetLastError());

@@ -1,6 +1,7 @@
 #include "gpuprims/reduce/reduce_vectorized.cuh"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/util/math.cuh"
+#include "gpuprims/util/occupancy.cuh"
 #include "launch.hpp"
 
 namespace gpuprims {
@@ -17,7 +18,8 @@ struct VectorizedRunner {
     const int64_t per_block = layout.row_contiguous
                                   ? int64_t(kReduceThreads) * Vec16<T>::kLanes * kVectorizedUnroll
                                   : int64_t(kReduceThreads) * 4;
-    const int64_t target = int64_t(a.sm_count) * kVectorizedBlocksPerSm;
+    static const int resident = resident_blocks_per_sm(reduce_vectorized_kernel<T, Acc, Op>, kReduceThreads);
+    const int64_t target = int64_t(a.sm_count) * resident * kVectorizedWaves;
     const int64_t blocks_per_row = max_of<int64_t>(
         1, min_of(ceil_div(target, rows), ceil_div(layout.row_len, per_block)));
 

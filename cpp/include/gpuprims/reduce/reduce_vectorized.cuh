@@ -36,29 +36,15 @@ enum class Partition {
 
 // Tuning (bench/tune/reduce_vectorized_tune.cu, H200, 2^28 int32/float32 sums, CUB 0.2413 ms in the
 // same run): contiguous chunks beat the grid-stride sweep at every grid size (0.2412 vs 0.2653 ms at
-// 16 blocks/SM); 16 blocks of 256 threads per SM, i.e. exactly two waves of 8 resident blocks, beat
-// 4, 8, 24, 32, 40 and 64; 4 loads in flight matched 2 and beat 8 (int64 accumulators spill
-// pressure); 512-thread blocks and the streaming/L2-prefetch load flavours gained nothing.
+// 16 blocks/SM); 16 blocks of 256 threads per SM, i.e. exactly four waves of the 4 resident blocks
+// (44-58 registers), beat 4, 8, 24, 32, 40 and 64; 4 loads in flight matched 2 and beat 8;
+// 512-thread blocks and the streaming/L2-prefetch load flavours gained nothing. What matters is
+// whole waves, so the grid is kVectorizedWaves times the kernel's measured occupancy (a register
+// change that dropped residency to 3 blocks cost 7 % while the grid stayed at 16 blocks/SM).
 constexpr int kVectorizedUnroll = 4;
-constexpr int kVectorizedBlocksPerSm = 16;
+constexpr int kVectorizedWaves = 4;
 constexpr LoadPolicy kVectorizedLoads = LoadPolicy::kReadOnly;
 constexpr Partition kVectorizedPartition = Partition::kChunks;
-
-// The lanes of one vector combined as a balanced tree: a dependency chain of log2(lanes) operations
-// instead of `lanes` (float adds have 4-cycle latency), same order on every run.
-template <class Acc, class T, class Op>
-__device__ __forceinline__ Acc reduce_lanes(const Vec16<T>& x, Op op) {
-  constexpr int kLanes = Vec16<T>::kLanes;
-  Acc v[kLanes];
-#pragma unroll
-  for (int l = 0; l < kLanes; ++l) v[l] = cast_value<Acc>(x.lane[l]);
-#pragma unroll
-  for (int width = kLanes / 2; width > 0; width /= 2) {
-#pragma unroll
-    for (int l = 0; l < width; ++l) v[l] = op(v[l], v[l + width]);
-  }
-  return v[0];
-}
 
 // This thread's share of a contiguous row: head scalars (up to 16-byte alignment), vectors, tail
 // scalars. `part` is the block's index among `parts` blocks of the row, `tid` its thread index.
@@ -90,9 +76,16 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) x[u] = load_vec16<T, kPolicy>(body + (v + u * step) * kLanes);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc[u] = op(acc[u], reduce_lanes<Acc>(x[u], op));
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) acc[u] = op(acc[u], cast_value<Acc>(x[u].lane[l]));
+    }
   }
-  for (; v < end; v += step) acc[0] = op(acc[0], reduce_lanes<Acc>(load_vec16<T, kPolicy>(body + v * kLanes), op));
+  for (; v < end; v += step) {
+    const Vec16<T> x = load_vec16<T, kPolicy>(body + v * kLanes);
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) acc[0] = op(acc[0], cast_value<Acc>(x.lane[l]));
+  }
   const int64_t tail = head + num_vec * kLanes + gtid;
   if (tail < n) acc[0] = op(acc[0], cast_value<Acc>(row[tail]));
 
