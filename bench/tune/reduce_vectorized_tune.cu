@@ -39,7 +39,7 @@ float median_ms(F f, int reps = 30) {
   return t[t.size() / 2];
 }
 
-template <class T, class Acc, int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition>
+template <class T, class Acc, int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition, int kSplit = 1>
 void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, unsigned* tickets, int sms,
            float cub_ms) {
   ReduceLayout layout;
@@ -49,19 +49,19 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
   ReduceKernelParams<T> p{in, layout, out, dtype_of<T>::value};
   int resident = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &resident, reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition>, kThreads, 0);
-  printf("%s: %d resident blocks/SM\n", label, resident);
-  for (int bps : {2 * resident, 3 * resident, 4 * resident, 5 * resident, 6 * resident}) {
+      &resident, reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>, kThreads, 0);
+  printf("%s split=%d: %d resident blocks/SM\n", label, kSplit, resident);
+  for (int bps : {2 * resident, 4 * resident, 6 * resident}) {
     const int blocks = sms * bps;
 
     const float ms = median_ms([&] {
       cudaMemsetAsync(tickets, 0, 4);
-      reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition>
+      reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>
           <<<dim3(blocks, 1), kThreads>>>(p, partials, tickets);
     });
     // The kernel leaves the ticket at 0, so back-to-back launches also run without the memset.
     const float ms_bare = median_ms([&] {
-      reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition>
+      reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>
           <<<dim3(blocks, 1), kThreads>>>(p, partials, tickets);
     });
     printf("%-8s %-22s threads=%4d unroll=%d waves=%d blocks/SM=%2d  %.4f ms  %.1f GB/s  %.3fx CUB   no memset %.4f ms %.3fx\n",
@@ -92,9 +92,10 @@ void run(int64_t n, int sms) {
   for (int rep = 0; rep < 2; ++rep) {  // twice: differences below the run-to-run spread are noise
     const float cub_again = median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
     printf("CUB again %.4f ms\n", cub_again);
-    sweep<T, Acc, 256, 4, kRO, kGS>("readonly gridstride", in, n, out, partials, tickets, sms, cub_again);
     sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
-    sweep<T, Acc, 256, 4, kST, kCH>("stream chunks", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 4, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 4, kRO, kCH, 4>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 2, kRO, kCH, 4>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
   }
   CHECK(cudaGetLastError());
   cudaFree(in); cudaFree(out); cudaFree(partials); cudaFree(tickets); cudaFree(temp);

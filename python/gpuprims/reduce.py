@@ -69,6 +69,11 @@ def reduce(x, op="sum", axis=None, *, dtype=None, keepdims=False, algorithm="aut
 
     CPU arrays run the CPU reference (same semantics, pairwise summation, no speed promise).
     """
+    return _reduce(x, op, axis, dtype, keepdims, algorithm, out, stream)
+
+
+def _reduce(x, op, axis, dtype, keepdims, algorithm, out, stream):
+    # The body of reduce(); sum/prod/min/max call it positionally, one Python frame less per call.
     if op not in _OPS:
         raise ValueError(f"reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
     if algorithm.__class__ is not str:
@@ -93,19 +98,19 @@ def reduce(x, op="sum", axis=None, *, dtype=None, keepdims=False, algorithm="aut
 
 def sum(x, axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):  # noqa: A001
     """``reduce(x, "sum", ...)``; see :func:`reduce`."""
-    return reduce(x, "sum", axis, dtype=dtype, keepdims=keepdims, algorithm=algorithm, out=out, stream=stream)
+    return _reduce(x, "sum", axis, dtype, keepdims, algorithm, out, stream)
 
 
 def prod(x, axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):
     """``reduce(x, "prod", ...)``; see :func:`reduce`."""
-    return reduce(x, "prod", axis, dtype=dtype, keepdims=keepdims, algorithm=algorithm, out=out, stream=stream)
+    return _reduce(x, "prod", axis, dtype, keepdims, algorithm, out, stream)
 
 
 def min(x, axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):  # noqa: A001
     """``reduce(x, "min", ...)``; see :func:`reduce`."""
-    return reduce(x, "min", axis, dtype=dtype, keepdims=keepdims, algorithm=algorithm, out=out, stream=stream)
+    return _reduce(x, "min", axis, dtype, keepdims, algorithm, out, stream)
 
 
 def max(x, axis=None, *, dtype=None, keepdims=False, algorithm="auto", out=None, stream=None):  # noqa: A001
     """``reduce(x, "max", ...)``; see :func:`reduce`."""
-    return reduce(x, "max", axis, dtype=dtype, keepdims=keepdims, algorithm=algorithm, out=out, stream=stream)
+    return _reduce(x, "max", axis, dtype, keepdims, algorithm, out, stream)

@@ -45,16 +45,20 @@ constexpr int kVectorizedUnroll = 4;
 constexpr int kVectorizedWaves = 4;
 constexpr LoadPolicy kVectorizedLoads = LoadPolicy::kReadOnly;
 constexpr Partition kVectorizedPartition = Partition::kChunks;
+constexpr int kVectorizedSplit = 1;
 
 // This thread's share of a contiguous row: head scalars (up to 16-byte alignment), vectors, tail
 // scalars. `part` is the block's index among `parts` blocks of the row, `tid` its thread index.
-template <int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition, class Acc, class T, class Op>
+// kSplit accumulators per in-flight vector (lanes alternate between them) shorten the dependency
+// chains of float adds.
+template <int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition, int kSplit, class Acc, class T,
+          class Op>
 __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, int64_t part, int64_t parts, int tid,
                                                      Op op) {
   constexpr int kLanes = Vec16<T>::kLanes;
-  Acc acc[kUnroll];
+  Acc acc[kUnroll * kSplit];
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) acc[u] = Op::template identity<Acc>();
+  for (int u = 0; u < kUnroll * kSplit; ++u) acc[u] = Op::template identity<Acc>();
 
   const int64_t gtid = part * kThreads + tid;
   const auto addr = reinterpret_cast<uintptr_t>(row);
@@ -78,7 +82,7 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
-      for (int l = 0; l < kLanes; ++l) acc[u] = op(acc[u], cast_value<Acc>(x[u].lane[l]));
+      for (int l = 0; l < kLanes; ++l) acc[u * kSplit + l % kSplit] = op(acc[u * kSplit + l % kSplit], cast_value<Acc>(x[u].lane[l]));
     }
   }
   for (; v < end; v += step) {
@@ -90,12 +94,13 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
   if (tail < n) acc[0] = op(acc[0], cast_value<Acc>(row[tail]));
 
 #pragma unroll
-  for (int u = 1; u < kUnroll; ++u) acc[0] = op(acc[0], acc[u]);
+  for (int u = 1; u < kUnroll * kSplit; ++u) acc[0] = op(acc[0], acc[u]);
   return acc[0];
 }
 
 template <class T, class Acc, class Op, int kThreads = kReduceThreads, int kUnroll = kVectorizedUnroll,
-          LoadPolicy kPolicy = kVectorizedLoads, Partition kPartition = kVectorizedPartition>
+          LoadPolicy kPolicy = kVectorizedLoads, Partition kPartition = kVectorizedPartition,
+          int kSplit = kVectorizedSplit>
 __global__ void __launch_bounds__(kThreads)
     reduce_vectorized_kernel(ReduceKernelParams<T> p, Acc* partials, unsigned int* tickets) {
   using BR = BlockReduce<Acc, kThreads>;
@@ -110,7 +115,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
     const T* in_row = p.in + layout.in_row_offset(row);
     Acc acc = layout.row_contiguous
-                  ? accumulate_vectorized<kThreads, kUnroll, kPolicy, kPartition, Acc>(
+                  ? accumulate_vectorized<kThreads, kUnroll, kPolicy, kPartition, kSplit, Acc>(
                         in_row, layout.row_len, blockIdx.x, blocks_per_row, threadIdx.x, op)
                   : accumulate_scalar(in_row, layout, gtid, layout.row_len, gstride, op,
                                       Op::template identity<Acc>());
