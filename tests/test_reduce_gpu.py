@@ -289,3 +289,26 @@ def test_sanitize_small(rng, algorithm):
     big = torch.from_numpy(random_values(rng, 1 << 18, "float32")).cuda()  # several blocks per row
     np.testing.assert_allclose(float(gpuprims.sum(big, dtype="float64", algorithm=algorithm)),
                                big.double().sum().item(), rtol=1e-9)
+
+
+def test_single_pass_counters_across_streams_and_sizes(rng):
+    """Stream-kept completion tickets: back-to-back launches of every shape on several streams,
+    exact integer results (a ticket left non-zero would drop or double a row)."""
+    need(TORCH_CUDA)
+    streams = [torch.cuda.Stream() for _ in range(3)]
+    cases = []
+    for i in range(120):
+        shape = (int(rng.integers(1, 5)), int(rng.integers(1, 300_000))) if i % 2 else \
+            (int(rng.integers(1, 40_000)), int(rng.integers(1, 64)))
+        x = torch.from_numpy(rng.integers(-50, 50, size=shape, dtype=np.int32)).cuda()
+        cases.append((x, i % 3, i % 4 == 0))
+    torch.cuda.synchronize()
+    results = []
+    for x, si, along_rows in cases:
+        with torch.cuda.stream(streams[si]):
+            axis = 1 if along_rows else 0
+            results.append((gpuprims.sum(x, axis=axis), x.sum(dim=axis, dtype=torch.int64),
+                            gpuprims.sum(x), x.sum(dtype=torch.int64)))
+    torch.cuda.synchronize()
+    for got_axis, want_axis, got_all, want_all in results:
+        assert torch.equal(got_axis, want_axis) and torch.equal(got_all, want_all)

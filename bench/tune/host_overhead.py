@@ -50,3 +50,7 @@ rows = {
 }
 for name, f in rows.items():
     print(f"{name:34s} {us(f):7.2f} us")
+from gpuprims import _cub_ref
+
+for name, ns in _cub_ref.launch_probe():
+    print(f"C++: {name:40s} {ns / 1000:7.2f} us")

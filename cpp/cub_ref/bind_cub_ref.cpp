@@ -3,7 +3,9 @@
 #include <string>
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "cub_ref.hpp"
 
@@ -17,6 +19,8 @@ void check(cudaError_t err, const char* what) {
 
 NB_MODULE(_cub_ref, m) {
   m.doc() = "CUB reference implementations (benchmarks and tests only)";
+  m.def("launch_probe", &gpuprims::cub_ref::launch_probe, nb::arg("iters") = 20000,
+        "Host ns per call of the CUDA runtime calls on a launch path.");
   m.def("reduce_sum_temp_bytes", [](const std::string& dtype, int64_t n) {
     size_t bytes = 0;
     check(gpuprims::cub_ref::reduce_sum(dtype, nullptr, nullptr, n, nullptr, &bytes, nullptr), "reduce_sum");

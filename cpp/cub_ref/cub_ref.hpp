@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -14,6 +16,9 @@ namespace cub_ref {
 // accumulating and writing in that dtype. With temp == nullptr, only sets *temp_bytes.
 cudaError_t reduce_sum(const std::string& dtype, const void* in, void* out, int64_t n, void* temp,
                        size_t* temp_bytes, cudaStream_t stream);
+
+// Host nanoseconds per call of the runtime calls a launch path makes (driver cost, no Python).
+std::vector<std::pair<std::string, double>> launch_probe(int iters);
 
 }  // namespace cub_ref
 }  // namespace gpuprims

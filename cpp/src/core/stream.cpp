@@ -11,6 +11,20 @@ std::mutex g_mutex;
 std::vector<cudaMemPool_t> g_pools;  // per device, created on first use
 std::vector<int> g_sm_counts;        // per device, 0 = not queried yet
 
+struct CounterBlock {
+  int device;
+  cudaStream_t stream;
+  unsigned int* counters;
+  size_t capacity;
+  uint64_t last_use;
+};
+std::vector<CounterBlock> g_counter_blocks;  // the most recently used streams' counters
+uint64_t g_counter_clock = 0;
+// Streams keep their counters while among the most recently used; an evicted stream's block is
+// freed with cudaFree, which waits for the device (rare: only past this many live streams).
+constexpr size_t kMaxCounterBlocks = 64;
+constexpr size_t kMinCounters = 1024;
+
 Status device_pool(int device, cudaMemPool_t* pool, const char* op) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (static_cast<int>(g_pools.size()) <= device) g_pools.resize(device + 1, nullptr);
@@ -57,6 +71,50 @@ Status StreamScratch::allocate(std::size_t bytes, int device, cudaStream_t strea
 StreamScratch::~StreamScratch() {
   // Stream-ordered: the memory returns to the pool only after the work queued before it finishes.
   if (ptr_ != nullptr) cudaFreeAsync(ptr_, stream_);
+}
+
+Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned int** counters, const char* op) {
+  *counters = nullptr;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  GPUPRIMS_CUDA_CHECK(op, cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return Status::ok();
+
+  std::lock_guard<std::mutex> lock(g_mutex);
+  CounterBlock* block = nullptr;
+  for (CounterBlock& b : g_counter_blocks)
+    if (b.device == device && b.stream == stream) block = &b;
+  if (block != nullptr && block->capacity < count) {
+    // Grow: the old block is freed after the work already queued on this stream.
+    GPUPRIMS_CUDA_CHECK(op, cudaFreeAsync(block->counters, stream));
+    block->counters = nullptr;
+  }
+  if (block == nullptr) {
+    if (g_counter_blocks.size() >= kMaxCounterBlocks) {
+      auto oldest = g_counter_blocks.begin();
+      for (auto it = g_counter_blocks.begin(); it != g_counter_blocks.end(); ++it)
+        if (it->last_use < oldest->last_use) oldest = it;
+      GPUPRIMS_CUDA_CHECK(op, cudaFree(oldest->counters));
+      g_counter_blocks.erase(oldest);
+    }
+    g_counter_blocks.push_back(CounterBlock{device, stream, nullptr, 0, 0});
+    block = &g_counter_blocks.back();
+  }
+  if (block->counters == nullptr) {
+    const size_t capacity = count > kMinCounters ? count : kMinCounters;
+    void* p = nullptr;
+    Status st = cuda_status(cudaMalloc(&p, capacity * sizeof(unsigned int)), op, "cudaMalloc");
+    if (st.is_ok()) st = cuda_status(cudaMemsetAsync(p, 0, capacity * sizeof(unsigned int), stream), op, "cudaMemsetAsync");
+    if (!st.is_ok()) {
+      if (p != nullptr) cudaFree(p);
+      g_counter_blocks.erase(g_counter_blocks.begin() + (block - g_counter_blocks.data()));
+      return st;
+    }
+    block->counters = static_cast<unsigned int*>(p);
+    block->capacity = capacity;
+  }
+  block->last_use = ++g_counter_clock;
+  *counters = block->counters;
+  return Status::ok();
 }
 
 Status multiprocessor_count(int device, int* count) {

@@ -2,6 +2,7 @@
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/reduce/reduce_column_tiles.cuh"
 #include "launch.hpp"
+#include "single_pass_workspace.hpp"
 
 namespace gpuprims {
 namespace reduce_detail {
@@ -25,11 +26,7 @@ struct ColumnTilesRunner {
     Acc* partials = nullptr;
     unsigned int* tickets = nullptr;
     if (splits > 1) {
-      const size_t partial_bytes = sizeof(Acc) * layout.num_rows * splits;
-      GPUPRIMS_TRY(scratch.allocate(partial_bytes + sizeof(unsigned int) * tiles, a.device, a.stream, "reduce"));
-      partials = static_cast<Acc*>(scratch.data());
-      tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
-      GPUPRIMS_CUDA_CHECK("reduce", cudaMemsetAsync(tickets, 0, sizeof(unsigned int) * tiles, a.stream));
+      GPUPRIMS_TRY(single_pass_workspace(a, layout.num_rows * splits, tiles, scratch, &partials, &tickets));
     }
     const dim3 grid(static_cast<unsigned>(min_of<int64_t>(tiles, int64_t(1) << 30)), static_cast<unsigned>(splits));
     ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};

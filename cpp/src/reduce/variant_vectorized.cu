@@ -3,6 +3,7 @@
 #include "gpuprims/util/math.cuh"
 #include "gpuprims/util/occupancy.cuh"
 #include "launch.hpp"
+#include "single_pass_workspace.hpp"
 
 namespace gpuprims {
 namespace reduce_detail {
@@ -16,7 +17,7 @@ struct VectorizedRunner {
     if (rows == 0) return Status::ok();
     // Enough blocks to fill the GPU, but no block with less than one unrolled sweep of work.
     const int64_t per_block = layout.row_contiguous
-                                  ? int64_t(kReduceThreads) * Vec16<T>::kLanes * kVectorizedUnroll
+                                  ? int64_t(kReduceThreads) * Vec16<T>::kLanes * VectorizedShape<Acc>::kUnroll
                                   : int64_t(kReduceThreads) * 4;
     static const int resident = resident_blocks_per_sm(reduce_vectorized_kernel<T, Acc, Op>, kReduceThreads);
     const int64_t target = int64_t(a.sm_count) * resident * kVectorizedWaves;
@@ -27,11 +28,7 @@ struct VectorizedRunner {
     Acc* partials = nullptr;
     unsigned int* tickets = nullptr;
     if (blocks_per_row > 1) {
-      const size_t partial_bytes = sizeof(Acc) * rows * blocks_per_row;
-      GPUPRIMS_TRY(scratch.allocate(partial_bytes + sizeof(unsigned int) * rows, a.device, a.stream, "reduce"));
-      partials = static_cast<Acc*>(scratch.data());
-      tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
-      GPUPRIMS_CUDA_CHECK("reduce", cudaMemsetAsync(tickets, 0, sizeof(unsigned int) * rows, a.stream));
+      GPUPRIMS_TRY(single_pass_workspace(a, rows * blocks_per_row, rows, scratch, &partials, &tickets));
     }
     const dim3 grid(static_cast<unsigned>(blocks_per_row), static_cast<unsigned>(min_of<int64_t>(rows, 65535)));
     ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};

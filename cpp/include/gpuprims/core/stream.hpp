@@ -41,6 +41,15 @@ class StreamScratch {
   cudaStream_t stream_ = nullptr;
 };
 
+// Completion counters for single-pass kernels ("the last block to finish combines"), without a
+// memset per launch. *counters points at `count` unsigned ints owned by (device, stream), zero
+// whenever no kernel on that stream is running, because every kernel that takes a counter returns
+// it to zero before it exits. Sharing per stream is safe: kernels on one stream run one after
+// another, and a destroyed stream's resources (its handle) outlive the work still queued on it.
+// While the stream is being captured into a graph this returns *counters = nullptr: the caller
+// then takes scratch memory and zeroes it inside the graph (a replay may run on another stream).
+Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned int** counters, const char* op);
+
 // Multiprocessor count of a device, cached after the first query (no CUDA call at import).
 Status multiprocessor_count(int device, int* count);
 

@@ -69,12 +69,15 @@ __global__ void __launch_bounds__(kColumnThreads)
       __syncthreads();
       if (threadIdx.x == 0) is_last_block = atomicAdd(&tickets[tile], 1u) == splits - 1;
       __syncthreads();
-      if (is_last_block && column_owner) {
-        __threadfence();
-        Acc total = Op::template identity<Acc>();
+      if (is_last_block) {
+        if (column_owner) {
+          __threadfence();
+          Acc total = Op::template identity<Acc>();
 #pragma unroll 4
-        for (int64_t s = 0; s < splits; ++s) total = op(total, load_published(&partials[row * splits + s]));
-        store_as(p.out, layout.out_offset(row), p.out_dtype, total);
+          for (int64_t s = 0; s < splits; ++s) total = op(total, load_published(&partials[row * splits + s]));
+          store_as(p.out, layout.out_offset(row), p.out_dtype, total);
+        }
+        if (threadIdx.x == 0) tickets[tile] = 0;  // return the ticket to zero (see stream_counters)
       }
     }
     __syncthreads();  // slice and is_last_block are reused by the next tile

@@ -1,0 +1,30 @@
+#pragma once
+// Workspace of the single-pass kernels (vectorized, column_tiles): per-block partials in stream
+// scratch, and one completion ticket per output group, zero at launch. Tickets come from the
+// stream's persistent counters (no memset per launch); under graph capture they are scratch memory
+// zeroed by a memset node inside the graph.
+#include <cstddef>
+
+#include "gpuprims/core/stream.hpp"
+#include "launch.hpp"
+
+namespace gpuprims {
+namespace reduce_detail {
+
+template <class Acc>
+Status single_pass_workspace(const ReduceLaunch& a, size_t num_partials, size_t num_tickets, StreamScratch& scratch,
+                             Acc** partials, unsigned int** tickets) {
+  GPUPRIMS_TRY(stream_counters(a.device, a.stream, num_tickets, tickets, "reduce"));
+  const size_t partial_bytes = sizeof(Acc) * num_partials;
+  const size_t ticket_bytes = *tickets == nullptr ? sizeof(unsigned int) * num_tickets : 0;
+  GPUPRIMS_TRY(scratch.allocate(partial_bytes + ticket_bytes, a.device, a.stream, "reduce"));
+  *partials = static_cast<Acc*>(scratch.data());
+  if (*tickets == nullptr) {
+    *tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
+    GPUPRIMS_CUDA_CHECK("reduce", cudaMemsetAsync(*tickets, 0, ticket_bytes, a.stream));
+  }
+  return Status::ok();
+}
+
+}  // namespace reduce_detail
+}  // namespace gpuprims
