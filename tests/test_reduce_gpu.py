@@ -312,3 +312,20 @@ def test_single_pass_counters_across_streams_and_sizes(rng):
     torch.cuda.synchronize()
     for got_axis, want_axis, got_all, want_all in results:
         assert torch.equal(got_axis, want_axis) and torch.equal(got_all, want_all)
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+def test_narrow_integer_results_wrap_like_numpy(rng, algorithm):
+    """Integer results of <= 32 bits accumulate in 32 bits: the wrapped bits must equal numpy's."""
+    need(TORCH_CUDA)
+    n = 70_001 if algorithm != "thread_per_output" else 4097
+    a = rng.integers(-2**31, 2**31 - 1, size=n, dtype=np.int64).astype(np.int32)
+    x = torch.from_numpy(a).cuda()
+    for dtype in ("int32", "uint32", "int16", "uint8"):
+        got = to_numpy(gpuprims.sum(x, dtype=dtype, algorithm=algorithm))
+        assert got.dtype == np.dtype(dtype) and int(got) == int(np.sum(a, dtype=dtype)), dtype
+        got = to_numpy(gpuprims.prod(x[:1000], dtype=dtype, algorithm=algorithm))
+        assert int(got) == int(np.prod(a[:1000], dtype=dtype)), dtype
+    b = rng.integers(0, 256, size=n, dtype=np.uint8)
+    assert int(to_numpy(gpuprims.sum(torch.from_numpy(b).cuda(), dtype="uint16", algorithm=algorithm))) == \
+        int(np.sum(b, dtype=np.uint16))

@@ -16,8 +16,7 @@ namespace gpuprims {
 void bind_reduce(nb::module_& m) {
   m.def(
       "reduce",
-      [](nb::handle x, nb::handle out, const std::string& op, nb::object axis, const std::string& algorithm,
-         uintptr_t stream) {
+      [](nb::handle x, nb::handle out, const char* op, nb::handle axis, const char* algorithm, uintptr_t stream) {
         const TensorView in_view = view_of(x, "reduce", "x"), out_view = view_of(out, "reduce", "out");
         ReduceOptions options;
         throw_if_error(parse_reduce_op(op, &options.op));

@@ -151,6 +151,17 @@ def launch_stream(stream, fw: str, device, op: str) -> int:
 
 _torch_by_name: dict = {}  # "float32" -> torch.float32
 _torch_prototypes: dict = {}  # (dtype, device) -> a 0-d tensor that outputs are made like
+_torch_empty_like = None
+
+
+def _torch_prototype(dtype: str, device):
+    global _torch_empty_like
+    torch = sys.modules["torch"]
+    _torch_dtypes()
+    _torch_empty_like = torch.empty_like
+    proto = torch.empty((), dtype=_torch_by_name[dtype], device=device[1] if device[0] == CUDA else "cpu")
+    _torch_prototypes[(dtype, device)] = proto
+    return proto
 _name_by_torch: dict = {}
 
 
@@ -165,6 +176,7 @@ def _torch_dtypes():
 
 
 def _torch_dtype_name(x, op: str, arg: str) -> str:
+    """The dtype name of a tensor (the slow path: fills the table on first use)."""
     name = _torch_dtypes().get(x.dtype)
     if name is None:
         raise TypeError(f"{op}: argument '{arg}': expected a bool, integer or float dtype, got {x.dtype}")
@@ -198,9 +210,9 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
             device = device_of(x, fw, op, arg)
             s = _LEGACY_DEFAULT_STREAM if stream is None else stream_handle(stream, op)
             ordered = True
-        dtype = _torch_dtype_name(x, op, arg)
+        dtype = _name_by_torch.get(x.dtype) or _torch_dtype_name(x, op, arg)
         if ordered:
-            shape = tuple(x.shape)
+            shape = x.shape  # a torch.Size is a tuple
             return fw, device, s, (x.data_ptr(), dtype, shape, x.stride(), device[0] == CUDA, device[1], False), \
                 shape, dtype, True
         view = _capsule_view(x.detach(), s, True, op, arg)
@@ -227,15 +239,13 @@ def new_output(x: tuple, shape: tuple, dtype: str, op: str) -> tuple:
     fw, device, s = x[0], x[1], x[2]
     on_cuda = device[0] == CUDA
     if fw == "torch":
-        torch = sys.modules["torch"]
         proto = _torch_prototypes.get((dtype, device))
         if proto is None:
-            _torch_dtypes()
-            proto = torch.empty((), dtype=_torch_by_name[dtype], device=device[1] if on_cuda else "cpu")
-            _torch_prototypes[(dtype, device)] = proto
+            proto = _torch_prototype(dtype, device)
         # empty_like of a 0-d prototype skips torch.empty's argument parsing: half its host cost.
-        obj = torch.empty_like(proto) if not shape else proto.new_empty(shape)
+        obj = _torch_empty_like(proto) if not shape else proto.new_empty(shape)
         if on_cuda and not x[6]:
+            torch = sys.modules["torch"]
             # Allocated for torch's current stream but written on ours: keep the caching allocator
             # from handing the memory out again before our kernels finish.
             obj.record_stream(torch.cuda.ExternalStream(s, device=device[1]))

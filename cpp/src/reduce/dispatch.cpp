@@ -30,8 +30,8 @@ const std::vector<ReduceVariantInfo>& reduce_variants() {
       {ReduceAlgorithm::kThreadPerOutput, "thread_per_output",
        "one thread per output element looping over its row: for many short rows", true},
       {ReduceAlgorithm::kColumnTiles, "column_tiles",
-       "tiles of 32 adjacent outputs x 16 reduced rows, split across blocks with a deterministic last-block "
-       "combine: reductions along an outer axis", true},
+       "tiles of 128 adjacent outputs x 8 reduced rows (each warp reads 512 contiguous bytes), split across "
+       "blocks with a deterministic last-block combine: reductions along an outer axis", true},
   };
   return variants;
 }
@@ -129,7 +129,9 @@ Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& 
   }
   l.in_dtype = in.dtype;
   l.op = options.op;
-  l.wide = out.dtype == DType::kFloat64;
+  l.width = out.dtype == DType::kFloat64 ? reduce_detail::AccWidth::kWide
+            : (!is_floating(out.dtype) && dtype_size(out.dtype) <= 4) ? reduce_detail::AccWidth::kNarrow
+                                                                       : reduce_detail::AccWidth::kNormal;
   l.out = out.data;
   l.out_dtype = out.dtype;
   l.stream = stream;

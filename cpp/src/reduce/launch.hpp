@@ -16,7 +16,7 @@ struct ReduceLaunch {
   const void* in;        // element (0, ..., 0) after flipping negative strides
   DType in_dtype;
   ReduceOp op;
-  bool wide;             // float inputs accumulate in float64 (the result dtype is float64)
+  AccWidth width;        // from the result dtype (reduce_ops.hpp)
   ReduceLayout layout;
   void* out;
   DType out_dtype;
@@ -40,12 +40,15 @@ Status reduce_host(const ReduceLaunch& launch);  // host.cpp: the CPU reference
 // bool elements are read as uint8 (DLPack bools are bytes holding 0 or 1).
 template <template <class, class, class> class Runner, class T, class Op>
 Status run_with_accumulator(const ReduceLaunch& launch) {
-  constexpr bool kFloatSumOrProd = !std::is_integral<T>::value && !std::is_same<T, double>::value &&
-                                   (std::is_same<Op, Sum>::value || std::is_same<Op, Prod>::value);
+  constexpr bool kFloatSumOrProd = !std::is_integral<T>::value && !std::is_same<T, double>::value && is_sum_or_prod<Op>;
+  constexpr bool kNarrowable = std::is_integral<T>::value && sizeof(T) <= 4 && is_sum_or_prod<Op>;
   if constexpr (kFloatSumOrProd) {
-    if (launch.wide) return Runner<T, acc_t<T, Op, true>, Op>::run(launch);
+    if (launch.width == AccWidth::kWide) return Runner<T, acc_t<T, Op, AccWidth::kWide>, Op>::run(launch);
   }
-  return Runner<T, acc_t<T, Op, false>, Op>::run(launch);
+  if constexpr (kNarrowable) {
+    if (launch.width == AccWidth::kNarrow) return Runner<T, acc_t<T, Op, AccWidth::kNarrow>, Op>::run(launch);
+  }
+  return Runner<T, acc_t<T, Op, AccWidth::kNormal>, Op>::run(launch);
 }
 
 template <template <class, class, class> class Runner>

@@ -8,8 +8,8 @@ namespace gpuprims {
 namespace reduce_detail {
 namespace {
 
-// Blocks of 512 threads per SM the grid aims for (4 = 2048 resident threads).
-constexpr int kColumnBlocksPerSm = 4;
+// Blocks of 256 threads per SM the grid aims for (8 = 2048 resident threads).
+constexpr int kColumnBlocksPerSm = 8;
 
 template <class T, class Acc, class Op>
 struct ColumnTilesRunner {

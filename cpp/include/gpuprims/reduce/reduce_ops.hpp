@@ -64,19 +64,27 @@ struct Max {
   }
 };
 
-// Accumulator of element type T under Op. `kWide` selects float64 accumulation for float inputs
-// (when the result dtype is float64).
-template <class T, class Op, bool kWide>
+// How wide sums and products accumulate, chosen from the result dtype:
+//   kNarrow  integer results of at most 32 bits: uint32 arithmetic wraps to exactly the result's
+//            bits (modular arithmetic keeps the low bits) with half the registers of 64-bit
+//   kNormal  integers in 64 bits (int64 / uint64), float16/bfloat16/float32 in float32
+//   kWide    float results of float64: float inputs accumulate in float64
+enum class AccWidth { kNarrow, kNormal, kWide };
+
+template <class Op> constexpr bool is_sum_or_prod = std::is_same<Op, Sum>::value || std::is_same<Op, Prod>::value;
+
+// The accumulator of element type T under Op at a width.
+template <class T, class Op, AccWidth kWidth>
 struct AccumulatorOf {
   using type = std::conditional_t<
       std::is_integral<T>::value,
-      std::conditional_t<std::is_signed<T>::value, int64_t, uint64_t>,
-      std::conditional_t<(kWide && Op::kIsSum) || (kWide && std::is_same<Op, Prod>::value) ||
-                             std::is_same<T, double>::value,
+      std::conditional_t<kWidth == AccWidth::kNarrow && is_sum_or_prod<Op> && sizeof(T) <= 4, uint32_t,
+                         std::conditional_t<std::is_signed<T>::value, int64_t, uint64_t>>,
+      std::conditional_t<(kWidth == AccWidth::kWide && is_sum_or_prod<Op>) || std::is_same<T, double>::value,
                          double, float>>;
 };
-template <class T, class Op, bool kWide>
-using acc_t = typename AccumulatorOf<T, Op, kWide>::type;
+template <class T, class Op, AccWidth kWidth>
+using acc_t = typename AccumulatorOf<T, Op, kWidth>::type;
 
 // Writes an accumulator value as `dtype` at element `offset` of `base`. Output dtypes are a runtime
 // choice (dtype=), converted once per output element, so kernels are not instantiated per output type.
