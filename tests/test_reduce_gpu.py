@@ -316,7 +316,7 @@ def test_single_pass_counters_across_streams_and_sizes(rng):
 
 @pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
 def test_narrow_integer_results_wrap_like_numpy(rng, algorithm):
-    """Integer results of <= 32 bits accumulate in 32 bits: the wrapped bits must equal numpy's."""
+    """Narrow integer results (dtype=int32, uint16, ...) carry numpy's wrapped bits."""
     need(TORCH_CUDA)
     n = 70_001 if algorithm != "thread_per_output" else 4097
     a = rng.integers(-2**31, 2**31 - 1, size=n, dtype=np.int64).astype(np.int32)

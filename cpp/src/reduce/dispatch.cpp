@@ -129,9 +129,7 @@ Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& 
   }
   l.in_dtype = in.dtype;
   l.op = options.op;
-  l.width = out.dtype == DType::kFloat64 ? reduce_detail::AccWidth::kWide
-            : (!is_floating(out.dtype) && dtype_size(out.dtype) <= 4) ? reduce_detail::AccWidth::kNarrow
-                                                                       : reduce_detail::AccWidth::kNormal;
+  l.width = out.dtype == DType::kFloat64 ? reduce_detail::AccWidth::kWide : reduce_detail::AccWidth::kNormal;
   l.out = out.data;
   l.out_dtype = out.dtype;
   l.stream = stream;

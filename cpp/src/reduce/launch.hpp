@@ -41,12 +41,8 @@ Status reduce_host(const ReduceLaunch& launch);  // host.cpp: the CPU reference
 template <template <class, class, class> class Runner, class T, class Op>
 Status run_with_accumulator(const ReduceLaunch& launch) {
   constexpr bool kFloatSumOrProd = !std::is_integral<T>::value && !std::is_same<T, double>::value && is_sum_or_prod<Op>;
-  constexpr bool kNarrowable = std::is_integral<T>::value && sizeof(T) <= 4 && is_sum_or_prod<Op>;
   if constexpr (kFloatSumOrProd) {
     if (launch.width == AccWidth::kWide) return Runner<T, acc_t<T, Op, AccWidth::kWide>, Op>::run(launch);
-  }
-  if constexpr (kNarrowable) {
-    if (launch.width == AccWidth::kNarrow) return Runner<T, acc_t<T, Op, AccWidth::kNarrow>, Op>::run(launch);
   }
   return Runner<T, acc_t<T, Op, AccWidth::kNormal>, Op>::run(launch);
 }

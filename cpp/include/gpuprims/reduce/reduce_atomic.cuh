@@ -23,7 +23,6 @@ template <> struct AtomicWord<float> { using type = unsigned int; };
 template <> struct AtomicWord<double> { using type = unsigned long long; };
 template <> struct AtomicWord<int64_t> { using type = unsigned long long; };
 template <> struct AtomicWord<uint64_t> { using type = unsigned long long; };
-template <> struct AtomicWord<uint32_t> { using type = unsigned int; };
 
 // *addr = op(*addr, v), atomically. Sums use the hardware add (integer adds wrap identically in
 // signed and unsigned form); integer min/max use the hardware min/max; everything else (float

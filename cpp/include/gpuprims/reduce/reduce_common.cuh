@@ -54,11 +54,12 @@ __device__ __forceinline__ T load_published(const T* p) {
   }
 }
 
-// Combines the `count` partials of a row that other blocks published, in index order per thread
-// (kUnroll loads in flight), then across the block. Result valid in thread 0.
+// Combines the `count` partials of a row that other blocks published, in index order per thread,
+// then across the block. Result valid in thread 0. (Unrolling the loop to batch the loads made ptxas
+// spill in the int64 kernels, which cost more than the tail it saves.)
 template <int kThreads, class Acc, class Op, class TempStorage>
 __device__ __forceinline__ Acc combine_published(const Acc* partials, int64_t count, Op op, TempStorage& temp) {
-  constexpr int kUnroll = 4;
+  constexpr int kUnroll = 1;
   Acc acc = Op::template identity<Acc>();
   int64_t i = threadIdx.x;
   for (; i + (kUnroll - 1) * kThreads < count; i += kUnroll * kThreads) {
