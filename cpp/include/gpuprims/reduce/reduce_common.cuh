@@ -59,17 +59,8 @@ __device__ __forceinline__ T load_published(const T* p) {
 // spill in the int64 kernels, which cost more than the tail it saves.)
 template <int kThreads, class Acc, class Op, class TempStorage>
 __device__ __forceinline__ Acc combine_published(const Acc* partials, int64_t count, Op op, TempStorage& temp) {
-  constexpr int kUnroll = 1;
   Acc acc = Op::template identity<Acc>();
-  int64_t i = threadIdx.x;
-  for (; i + (kUnroll - 1) * kThreads < count; i += kUnroll * kThreads) {
-    Acc v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = load_published(&partials[i + u * kThreads]);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc = op(acc, v[u]);
-  }
-  for (; i < count; i += kThreads) acc = op(acc, load_published(&partials[i]));
+  for (int64_t i = threadIdx.x; i < count; i += kThreads) acc = op(acc, load_published(&partials[i]));
   return BlockReduce<Acc, kThreads>::reduce(acc, op, temp);
 }
 
