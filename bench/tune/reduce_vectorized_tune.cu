@@ -1,5 +1,7 @@
-// Tuning sweep for the vectorized reduction: threads per block, loads in flight per thread, blocks
-// per SM, and the cost of the ticket memset, next to CUB, on 2^28 int32 and float32 sums.
+// Tuning sweep for the vectorized reduction (docs/reduce.md, "Tuning evidence"): partition (grid-
+// stride vs chunks), load path, loads in flight, accumulators per vector, blocks per SM in whole
+// waves of the measured occupancy, and the cost of a ticket memset, next to CUB, on 2^28 int32 and
+// float32 sums.
 // Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/reduce_vectorized_tune.cu -o /tmp/tune && /tmp/tune
 #include <algorithm>
@@ -51,7 +53,7 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &resident, reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>, kThreads, 0);
   printf("%s split=%d: %d resident blocks/SM\n", label, kSplit, resident);
-  for (int bps : {2 * resident, 4 * resident, 6 * resident}) {
+  for (int bps : {resident, 2 * resident, 4 * resident, 6 * resident, 8 * resident}) {
     const int blocks = sms * bps;
 
     const float ms = median_ms([&] {
@@ -87,14 +89,15 @@ void run(int64_t n, int sms) {
   CHECK(cudaMalloc(&temp, temp_bytes));
   const float cub_ms = median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
   printf("CUB %.4f ms %.1f GB/s\n", cub_ms, n * sizeof(T) / cub_ms / 1e6);
-  constexpr auto kRO = LoadPolicy::kReadOnly, kST = LoadPolicy::kStreaming, kPF = LoadPolicy::kStreamingPrefetch;
+  constexpr auto kRO = LoadPolicy::kReadOnly, kST = LoadPolicy::kStreaming;
   constexpr auto kGS = Partition::kGridStride, kCH = Partition::kChunks;
   for (int rep = 0; rep < 2; ++rep) {  // twice: differences below the run-to-run spread are noise
     const float cub_again = median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
     printf("CUB again %.4f ms\n", cub_again);
+    sweep<T, Acc, 256, 4, kRO, kGS>("readonly gridstride", in, n, out, partials, tickets, sms, cub_again);
     sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
-    sweep<T, Acc, 256, 4, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
-    sweep<T, Acc, 256, 4, kRO, kCH, 4>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 4, kST, kCH>("stream chunks", in, n, out, partials, tickets, sms, cub_again);
+    sweep<T, Acc, 256, 8, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
     sweep<T, Acc, 256, 2, kRO, kCH, 4>("readonly chunks", in, n, out, partials, tickets, sms, cub_again);
   }
   CHECK(cudaGetLastError());

@@ -8,9 +8,8 @@
 
 namespace gpuprims {
 
-// How a 16-byte load travels: the read-only path (LDG.128 through L1), or streaming past L1,
-// optionally with an L2 256-byte prefetch hint.
-enum class LoadPolicy { kReadOnly, kStreaming, kStreamingPrefetch };
+// How a 16-byte load travels: the read-only path (LDG.128 through L1), or streaming past L1.
+enum class LoadPolicy { kReadOnly, kStreaming };
 
 template <class T>
 struct alignas(16) Vec16 {
@@ -21,8 +20,7 @@ struct alignas(16) Vec16 {
 template <class T, LoadPolicy kPolicy = LoadPolicy::kReadOnly>
 __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
   uint4 bits;
-  if constexpr (kPolicy == LoadPolicy::kStreamingPrefetch) bits = ptx::ld_global_nc_stream_v4(aligned_ptr);
-  else if constexpr (kPolicy == LoadPolicy::kStreaming) bits = ptx::ld_global_nc_na_v4(aligned_ptr);
+  if constexpr (kPolicy == LoadPolicy::kStreaming) bits = ptx::ld_global_nc_na_v4(aligned_ptr);
   else bits = __ldg(reinterpret_cast<const uint4*>(aligned_ptr));
   Vec16<T> v;
   memcpy(&v, &bits, sizeof(v));
