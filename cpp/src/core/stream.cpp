@@ -83,10 +83,13 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
   CounterBlock* block = nullptr;
   for (CounterBlock& b : g_counter_blocks)
     if (b.device == device && b.stream == stream) block = &b;
+  size_t capacity = count > kMinCounters ? count : kMinCounters;
   if (block != nullptr && block->capacity < count) {
-    // Grow: the old block is freed after the work already queued on this stream.
-    GPUPRIMS_CUDA_CHECK(op, cudaFreeAsync(block->counters, stream));
+    // Grow (rare: more rows than ever before on this stream). cudaFree waits for the device, so the
+    // kernels still counting in the old block finish first.
+    GPUPRIMS_CUDA_CHECK(op, cudaFree(block->counters));
     block->counters = nullptr;
+    capacity = capacity > 2 * block->capacity ? capacity : 2 * block->capacity;
   }
   if (block == nullptr) {
     if (g_counter_blocks.size() >= kMaxCounterBlocks) {
@@ -100,7 +103,6 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
     block = &g_counter_blocks.back();
   }
   if (block->counters == nullptr) {
-    const size_t capacity = count > kMinCounters ? count : kMinCounters;
     void* p = nullptr;
     Status st = cuda_status(cudaMalloc(&p, capacity * sizeof(unsigned int)), op, "cudaMalloc");
     if (st.is_ok()) st = cuda_status(cudaMemsetAsync(p, 0, capacity * sizeof(unsigned int), stream), op, "cudaMemsetAsync");
