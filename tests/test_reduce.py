@@ -160,6 +160,14 @@ def test_cpu_empty():
     assert gpuprims.max(e2, axis=0).shape == (0,)
     with pytest.raises(ValueError, match="zero-size"):
         gpuprims.max(e2, axis=1)
+    with pytest.raises(ValueError, match="zero-size"):  # empty axis, empty result: numpy raises too
+        gpuprims.min(np.zeros((0, 0), np.float32), axis=0)
+
+
+def test_cpu_numpy_scalars_are_0d_arrays():
+    assert gpuprims.sum(np.float32(2.5)) == 2.5 and gpuprims.max(np.arange(5)[3]) == 3
+    with pytest.raises(TypeError, match="argument 'out': expected a writable array, got a numpy scalar"):
+        gpuprims.sum(np.ones(3), out=np.float64(0))
 
 
 def test_cpu_dtype_argument(rng):

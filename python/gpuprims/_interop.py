@@ -217,6 +217,8 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
                 shape, dtype, True
         view = _capsule_view(x.detach(), s, True, op, arg)
         return fw, device, s, view, view.shape, dtype, False
+    if fw == "numpy" and not hasattr(x, "__dlpack__"):
+        x = sys.modules["numpy"].asarray(x)  # a numpy scalar (np.float32(3), x[()]) is a 0-d array
     device = device_of(x, fw, op, arg)
     s = launch_stream(stream, fw, device, op)
     if fw == "cuda.core":
@@ -276,6 +278,8 @@ def new_output(x: tuple, shape: tuple, dtype: str, op: str) -> tuple:
 def import_output(out, dtype: str, x: tuple, op: str):
     """Checks the caller's out= (framework, dtype, device, writability) and imports it."""
     fw = framework_of(out, op, "out")
+    if fw == "numpy" and not hasattr(out, "__dlpack__"):
+        raise TypeError(f"{op}: argument 'out': expected a writable array, got a numpy scalar (immutable)")
     if fw == "jax":
         raise TypeError(f"{op}: argument 'out': JAX arrays are immutable and cannot be written; leave out=None")
     device = x[1]

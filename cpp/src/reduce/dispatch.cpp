@@ -122,8 +122,8 @@ Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& 
 
   ReduceLaunch l{};
   GPUPRIMS_TRY(reduce_detail::make_reduce_layout(in, out, options, &l.layout, &l.in));
-  if (l.layout.row_len == 0 && l.layout.num_rows > 0 &&
-      (options.op == ReduceOp::kMin || options.op == ReduceOp::kMax)) {
+  // numpy's rule: min/max over an empty axis raise even when the result itself is empty.
+  if (l.layout.row_len == 0 && (options.op == ReduceOp::kMin || options.op == ReduceOp::kMax)) {
     return value_error(std::string("reduce: zero-size array to reduction operation ") +
                        reduce_op_name(options.op) + " which has no identity");
   }
