@@ -172,11 +172,7 @@ void bind_imported_array(nb::module_& m) {
         nb::list s;
         for (int d = 0; d < a.view().ndim; ++d) s.append(a.view().shape[d]);
         return nb::tuple(s);
-      })
-      .def_prop_ro("on_cuda", [](const ImportedArray& a) { return a.view().device.kind == DeviceKind::kCUDA; })
-      .def_prop_ro("device_id", [](const ImportedArray& a) { return a.view().device.id; })
-      .def_prop_ro("readonly", [](const ImportedArray& a) { return a.view().readonly; })
-      .def_prop_ro("data_ptr", [](const ImportedArray& a) { return reinterpret_cast<uintptr_t>(a.view().data); });
+      });
 }
 
 }  // namespace gpuprims

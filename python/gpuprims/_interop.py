@@ -149,38 +149,35 @@ def launch_stream(stream, fw: str, device, op: str) -> int:
 # import
 
 
-_torch_by_name: dict = {}  # "float32" -> torch.float32
+_torch_by_name: dict = {}  # "float32" -> torch.float32, filled on first use
+_name_by_torch: dict = {}  # torch.float32 -> "float32"
 _torch_prototypes: dict = {}  # (dtype, device) -> a 0-d tensor that outputs are made like
 _torch_empty_like = None
 
 
+def _torch_dtype_name(x, op: str, arg: str) -> str:
+    name = _name_by_torch.get(x.dtype)
+    if name is None:
+        if not _name_by_torch:
+            torch = sys.modules["torch"]
+            for dname in DTYPES:
+                t = getattr(torch, dname, None)
+                if t is not None:
+                    _torch_by_name[dname], _name_by_torch[t] = t, dname
+            return _torch_dtype_name(x, op, arg)
+        raise TypeError(f"{op}: argument '{arg}': expected a bool, integer or float dtype, got {x.dtype}")
+    return name
+
+
 def _torch_prototype(dtype: str, device):
+    """The cached 0-d tensor of (dtype, device) that outputs are allocated like. Called after the
+    input's dtype was named, so the dtype tables are filled."""
     global _torch_empty_like
     torch = sys.modules["torch"]
-    _torch_dtypes()
     _torch_empty_like = torch.empty_like
     proto = torch.empty((), dtype=_torch_by_name[dtype], device=device[1] if device[0] == CUDA else "cpu")
     _torch_prototypes[(dtype, device)] = proto
     return proto
-_name_by_torch: dict = {}
-
-
-def _torch_dtypes():
-    if not _name_by_torch:
-        torch = sys.modules["torch"]
-        for name in DTYPES:
-            t = getattr(torch, name, None)
-            if t is not None:
-                _torch_by_name[name], _name_by_torch[t] = t, name
-    return _name_by_torch
-
-
-def _torch_dtype_name(x, op: str, arg: str) -> str:
-    """The dtype name of a tensor (the slow path: fills the table on first use)."""
-    name = _torch_dtypes().get(x.dtype)
-    if name is None:
-        raise TypeError(f"{op}: argument '{arg}': expected a bool, integer or float dtype, got {x.dtype}")
-    return name
 
 
 def _capsule_view(x, stream: int, on_cuda: bool, op: str, arg: str):
@@ -210,7 +207,7 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
             device = device_of(x, fw, op, arg)
             s = _LEGACY_DEFAULT_STREAM if stream is None else stream_handle(stream, op)
             ordered = True
-        dtype = _name_by_torch.get(x.dtype) or _torch_dtype_name(x, op, arg)
+        dtype = _torch_dtype_name(x, op, arg)
         if ordered:
             shape = x.shape  # a torch.Size is a tuple
             return fw, device, s, (x.data_ptr(), dtype, shape, x.stride(), device[0] == CUDA, device[1], False), \
