@@ -6,6 +6,7 @@ writes JSON). Needs a CUDA GPU and torch (for events, allocation and the framewo
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 
@@ -23,11 +24,10 @@ def main(argv=None) -> int:
     if torch_cuda() is None:
         print("gpuprims.bench needs a CUDA GPU and torch with CUDA; none is visible here.", file=sys.stderr)
         return 2
-    from . import reduce
-
-    result = {"gpu": gpu_info(), "quick": args.quick, **reduce.run(quick=args.quick)}
+    case = importlib.import_module(f".{args.family}", __package__)  # each family: run(quick), table(result)
+    result = {"gpu": gpu_info(), "quick": args.quick, **case.run(quick=args.quick)}
     print(f"{result['gpu']['name']}, torch {result['gpu']['torch']}, CUDA {result['gpu']['cuda']}")
-    print(reduce.table(result))
+    print(case.table(result))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
