@@ -16,7 +16,7 @@ class Variant(NamedTuple):
     reason: str  # why it is not available, "" when it is
 
 
-_FAMILIES = {"reduce": _C.reduce_variants}
+_FAMILIES = {"reduce": _C.reduce_variants, "scan": _C.scan_variants}
 
 
 def gpu_status():
