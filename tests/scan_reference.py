@@ -11,6 +11,8 @@ OPS = ("sum", "prod", "min", "max")
 SCAN_DTYPES = ("int32", "int64", "uint32", "uint64", "float16", "bfloat16", "float32", "float64")
 ACC_EPS = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -24, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
 OUT_EPS = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
+# Half the smallest subnormal: what rounding a tiny (underflowing) value to the output may lose.
+OUT_TINY = {"float16": 2.0 ** -25, "bfloat16": 2.0 ** -134, "float32": 2.0 ** -150, "float64": 0.0}
 # Variants that round float16/bfloat16 results twice (tile scan, then the propagated prefix).
 TWICE_ROUNDED = ("hillis_steele", "blelloch", "warp_shuffle")
 
@@ -58,16 +60,20 @@ def reference(a, op, axis, out_dtype, *, exclusive=False, sequential=False, twic
     acc_eps = ACC_EPS["float64" if out_dtype == "float64" else "float32"]
     if a.dtype.kind in "biu":
         acc_eps = 0.0
-    out_eps = OUT_EPS[out_dtype] * (2 if twice_rounded else 1)
+    out_eps = OUT_EPS[out_dtype]
     if op in ("min", "max"):
         ref = (np.minimum if op == "min" else np.maximum).accumulate(x64, axis)
         tol = None
     elif op == "sum":
         ref = np.cumsum(x64, axis)
-        tol = acc_eps * depth * np.cumsum(np.abs(x64), axis) + out_eps * np.abs(ref)
+        magnitude = np.cumsum(np.abs(x64), axis)
+        # twice rounded: the tile-local partial (at most `magnitude`) is rounded to the output first
+        tol = (acc_eps * depth + (out_eps if twice_rounded else 0.0)) * magnitude + out_eps * np.abs(ref)
     else:
         ref = np.cumprod(x64, axis)
-        tol = (acc_eps * depth * 2 + out_eps) * np.abs(ref)
+        tol = (acc_eps * depth * 2 + out_eps * (3 if twice_rounded else 1)) * np.abs(ref)
+    if tol is not None:
+        tol = tol + OUT_TINY[out_dtype] * (2 if twice_rounded else 1)
     if exclusive:
         ref = _exclusive(ref, op, out_dtype, axis)
         if tol is not None:

@@ -22,7 +22,7 @@ struct ReduceThenScanRunner {
     if (tiles_per_row == 1) {  // nothing before any tile: one pass
       return for_each_grid(tiles, "scan", l.stream, [&](int64_t base, unsigned blocks) {
         tile_scan_kernel<In, Out, Op, TilePrefix::kWriteAggregate><<<blocks, kTileThreads, 0, l.stream>>>(
-            in, static_cast<Out*>(l.out), l.layout, tiles_per_row, base, nullptr, {}, values, l.exclusive, vector_ok);
+            in, static_cast<Out*>(l.out), l.layout, tiles_per_row, base, values, l.exclusive, vector_ok);
       });
     }
     GPUPRIMS_TRY(for_each_grid(tiles, "scan", l.stream, [&](int64_t base, unsigned blocks) {
@@ -32,7 +32,7 @@ struct ReduceThenScanRunner {
     GPUPRIMS_TRY((scan_tile_values<ReduceThenScanRunner, Acc, Op>(l, values, tiles_per_row)));
     return for_each_grid(tiles, "scan", l.stream, [&](int64_t base, unsigned blocks) {
       tile_scan_kernel<In, Out, Op, TilePrefix::kPrefixArray><<<blocks, kTileThreads, 0, l.stream>>>(
-          in, static_cast<Out*>(l.out), l.layout, tiles_per_row, base, nullptr, {}, values, l.exclusive, vector_ok);
+          in, static_cast<Out*>(l.out), l.layout, tiles_per_row, base, values, l.exclusive, vector_ok);
     });
   }
 };

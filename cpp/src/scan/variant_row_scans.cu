@@ -15,7 +15,8 @@ struct WarpPerRowRunner {
   static Status run(const ScanLaunch& l) {
     warp_per_row_kernel<In, Out, Op><<<row_grid(l.layout.rows, kRowScanThreads / kWarpSize, l.sm_count),
                                        kRowScanThreads, 0, l.stream>>>(
-        static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, l.exclusive);
+        static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, l.exclusive,
+        vector_path_ok<In, Out>(l));
     return check_launch("scan", l.stream);
   }
 };

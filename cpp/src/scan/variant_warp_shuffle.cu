@@ -11,8 +11,8 @@ struct WarpShufflePass {
   static constexpr int64_t kTileItems = StripedTile<In, Out, Op, kTileThreads>::kTileItems;
   static void launch(const ScanLaunch& l, int64_t base, unsigned blocks, int64_t tiles_per_row, scan_acc_t<Out>* totals) {
     tile_scan_kernel<In, Out, Op, TilePrefix::kWriteAggregate><<<blocks, kTileThreads, 0, l.stream>>>(
-        static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, tiles_per_row, base, nullptr,
-        {}, totals, l.exclusive, vector_path_ok<In, Out>(l));
+        static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, tiles_per_row, base, totals,
+        l.exclusive, vector_path_ok<In, Out>(l));
   }
 };
 

@@ -1,8 +1,8 @@
 #pragma once
-// One scan tile held in registers in warp-striped order: 16 items per thread, loaded and stored
-// with 16-byte vectors that a warp issues as fully coalesced 512-byte requests.
+// One scan tile held in registers in warp-striped order: kItems items per thread (16 by default),
+// loaded and stored with 16-byte vectors that a warp issues as fully coalesced 512-byte requests.
 //
-// Warp w of the block owns items [w*32*16, (w+1)*32*16) of the tile, cut into kGroups groups of
+// Warp w of the block owns items [w*32*kItems, (w+1)*32*kItems) of the tile, cut into kGroups groups of
 // 32*kVec items; lane l holds items l*kVec .. l*kVec+kVec-1 of each group. A thread scans each of
 // its vectors serially, a warp scan of the vector totals makes each group's prefix, and a carry
 // runs from group to group; the block then scans its warp totals (block_scan_warp_totals).
@@ -17,16 +17,16 @@
 namespace gpuprims {
 namespace scan_detail {
 
-template <class In, class Out, class Op, int kThreads>
+template <class In, class Out, class Op, int kThreads, int kItemsPerThread = 16>
 struct StripedTile {
   using Acc = scan_acc_t<Out>;
   using S = storage_t<In>;
-  static constexpr int kVec = 16 / sizeof(S) < 16 ? 16 / sizeof(S) : 16;  // items per 16-byte load
-  static constexpr int kGroups = 16 / kVec;                                 // 16 items per thread
+  static constexpr int kVec = 16 / sizeof(S);  // items per 16-byte load
+  static constexpr int kGroups = kItemsPerThread / kVec;
   static constexpr int kItems = kVec * kGroups;
   static constexpr int kWarps = kThreads / kWarpSize;
   static constexpr int kTileItems = kThreads * kItems;
-  static_assert(kItems == 16 && kWarps <= kWarpSize, "tile shape");
+  static_assert(kGroups >= 1 && kItems == kItemsPerThread && kWarps <= kWarpSize, "tile shape");
 
   Acc item[kGroups][kVec];
   Acc group_prefix[kGroups];  // after scan_warp: what precedes each group within the warp
