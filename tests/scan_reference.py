@@ -56,7 +56,9 @@ def reference(a, op, axis, out_dtype, *, exclusive=False, sequential=False, twic
         return (_exclusive(ref, op, out_dtype, axis) if exclusive else ref), None
     x64 = a.astype(np.float64)
     n = a.shape[axis]
-    depth = n if sequential else max(1, int(np.ceil(np.log2(max(n, 2))))) + 4
+    # Rounding steps on the longest path to an item: sequential on the CPU; on the GPU a thread's
+    # serial run, the warp and block trees, and the chain of tile prefixes (one per 2048+ items).
+    depth = n if sequential else 2 * int(np.ceil(np.log2(max(n, 2)))) + 64 + n // 2048
     acc_eps = ACC_EPS["float64" if out_dtype == "float64" else "float32"]
     if a.dtype.kind in "biu":
         acc_eps = 0.0

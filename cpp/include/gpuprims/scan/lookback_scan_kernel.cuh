@@ -1,16 +1,15 @@
 #pragma once
-// The single-pass scan: decoupled look-back (Merrill & Garland, 2016) with persistent blocks.
+// The single-pass scan: decoupled look-back (Merrill & Garland, 2016).
 //
-// Each block loops: it takes tile ids from a global counter, scans its tile in registers
-// (StripedTile), publishes the tile's aggregate, looks back over the status words of earlier tiles
-// of its row for the exclusive prefix, publishes its inclusive prefix and stores the tile. While
-// warp 0 looks back, the block's loads for its *next* tile are already in flight (taken from the
-// counter one tile ahead), so the look-back's latency overlaps memory traffic instead of idling it.
+// Each block takes a tile id from a global counter, scans its tile in registers (StripedTile),
+// publishes the tile's aggregate, looks back over the status words of earlier tiles of its row for
+// the exclusive prefix, publishes its inclusive prefix and stores the tile.
 //
-// Forward progress: ids come from the counter in the order blocks ask, never from blockIdx, so a
-// tile only ever waits for smaller ids, each held by a block that is already running. The smallest
-// unfinished tile is always some block's current tile (a block takes its next id only after its
-// current one), and it waits on finished tiles only: the chain always advances.
+// Forward progress: ids come from the counter in the order blocks start, never from blockIdx, so a
+// tile only ever waits for smaller ids, each held by a block that is already running and waits on
+// smaller ids only: the chain always advances. (Measured and dropped: persistent blocks that fetch
+// their next tile during the look-back. A prefetched tile publishes its aggregate only after the
+// block's current look-back, so successors wait a whole look-back per tile: 4x slower on H200.)
 //
 // Memory ordering of the status words: tile_status.cuh.
 #include <cstdint>
@@ -43,10 +42,7 @@ __device__ Acc look_back(const TileStatus<Acc>& status, int64_t tile, int64_t ro
       flag[j] = kTileInclusive;
       value[j] = identity;
       if (predecessor >= row_first_tile) {
-        unsigned backoff = 32;
         while ((flag[j] = status.read(predecessor, &value[j])) == kTileInvalid) {
-          __nanosleep(backoff);  // the predecessor is still loading: do not flood L2 with polls
-          backoff = backoff < 512 ? 2 * backoff : backoff;
         }
       }
     }
@@ -71,75 +67,63 @@ __device__ Acc look_back(const TileStatus<Acc>& status, int64_t tile, int64_t ro
   }
 }
 
+// Items per thread: 32 where items and accumulators are at most 4 bytes (a 32 KB tile of int32 or
+// float32), else 16. Larger tiles mean fewer tiles in flight, so the look-back walks fewer
+// predecessors to reach an inclusive prefix, and each tile's fixed costs (the counter, the block
+// barriers, the walk) are spread over more bytes.
+template <class In, class Out>
+constexpr int lookback_items() {
+  return sizeof(storage_t<In>) <= 4 && sizeof(scan_acc_t<Out>) <= 4 && sizeof(Out) <= 4 ? 32 : 16;
+}
+
+template <class In, class Out, class Op>
+using LookbackTile = StripedTile<In, Out, Op, kLookbackThreads, lookback_items<In, Out>()>;
+
 template <class In, class Out, class Op>
 __global__ void __launch_bounds__(kLookbackThreads)
 lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
-                     int64_t tiles_per_row, int64_t tiles, unsigned long long* tile_counter,
-                     TileStatus<scan_acc_t<Out>> status, bool exclusive, bool vector_ok) {
-  using Tile = StripedTile<In, Out, Op, kLookbackThreads>;
+                     int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
+                     bool exclusive, bool vector_ok) {
+  using Tile = LookbackTile<In, Out, Op>;
   using Acc = typename Tile::Acc;
   const ScanOperator<Op> op;
   __shared__ Acc warp_totals[Tile::kWarps];
   __shared__ Acc warp_prefixes[Tile::kWarps];
-  __shared__ int64_t tile_ids[2];  // double-buffered: the slot being read is never the one written
+  __shared__ int64_t tile_id;
 
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (threadIdx.x == 0) tile_ids[0] = int64_t(atomicAdd(tile_counter, 1ull));
+  if (threadIdx.x == 0) tile_id = int64_t(atomicAdd(tile_counter, 1ull));
   __syncthreads();
-  int64_t tile = tile_ids[0];
-  if (tile >= tiles) return;
+  const int64_t tile = tile_id;
+  const int64_t row = tile / tiles_per_row;
+  const int64_t chunk = tile - row * tiles_per_row;
+  int64_t in_offset, out_offset;
+  layout.row_offsets(row, &in_offset, &out_offset);
+  const int64_t begin = chunk * Tile::kTileItems;
 
-  struct Where {
-    int64_t chunk, in_offset, out_offset, begin;
-  };
-  auto where = [&](int64_t t) {
-    Where w;
-    const int64_t row = t / tiles_per_row;
-    w.chunk = t - row * tiles_per_row;
-    layout.row_offsets(row, &w.in_offset, &w.out_offset);
-    w.begin = w.chunk * Tile::kTileItems;
-    return w;
-  };
-  Where at = where(tile);
-  Tile current;
-  current.load(in + at.in_offset, layout.in_step, at.begin, layout.len, vector_ok, warp, lane);
+  Tile t;
+  t.load(in + in_offset, layout.in_step, begin, layout.len, vector_ok, warp, lane);
+  const Acc warp_total = t.scan_warp(lane);
+  if (lane == 0) warp_totals[warp] = warp_total;
+  __syncthreads();
 
-  for (int slot = 1;; slot ^= 1) {
-    if (threadIdx.x == 0) tile_ids[slot] = int64_t(atomicAdd(tile_counter, 1ull));
-    const Acc warp_total = current.scan_warp(lane);
-    if (lane == 0) warp_totals[warp] = warp_total;
-    __syncthreads();  // warp totals and the next tile id are visible
-
-    const int64_t next = tile_ids[slot];
-    Tile upcoming;
-    Where next_at{};
-    if (next < tiles) {  // prefetch: these loads fly while warp 0 looks back
-      next_at = where(next);
-      upcoming.load(in + next_at.in_offset, layout.in_step, next_at.begin, layout.len, vector_ok, warp, lane);
+  if (warp == 0) {
+    Acc aggregate;
+    const Acc warp_exclusive = scan_warp_totals<Acc, Op, Tile::kWarps>(warp_totals, lane, &aggregate);
+    Acc prefix = ScanOperator<Op>::template identity<Acc>();
+    if (chunk == 0) {
+      if (lane == 0) status.publish(tile, kTileInclusive, aggregate);
+    } else {
+      if (lane == 0) status.publish(tile, kTileAggregate, aggregate);
+      prefix = look_back<Acc, Op>(status, tile, tile - chunk, lane);
+      if (lane == 0) status.publish(tile, kTileInclusive, op(prefix, aggregate));
     }
-
-    if (warp == 0) {
-      Acc aggregate;
-      const Acc warp_exclusive = scan_warp_totals<Acc, Op, Tile::kWarps>(warp_totals, lane, &aggregate);
-      Acc prefix = ScanOperator<Op>::template identity<Acc>();
-      if (at.chunk == 0) {
-        if (lane == 0) status.publish(tile, kTileInclusive, aggregate);
-      } else {
-        if (lane == 0) status.publish(tile, kTileAggregate, aggregate);
-        prefix = look_back<Acc, Op>(status, tile, tile - at.chunk, lane);
-        if (lane == 0) status.publish(tile, kTileInclusive, op(prefix, aggregate));
-      }
-      if (lane < Tile::kWarps) warp_prefixes[lane] = op(prefix, warp_exclusive);
-    }
-    __syncthreads();  // the tile's prefixes are visible
-
-    current.store(out + at.out_offset, layout.out_step, at.begin, layout.len, vector_ok, warp_prefixes[warp],
-                  exclusive, at.begin == 0 && threadIdx.x == 0, warp, lane);
-    if (next >= tiles) return;
-    current = upcoming;
-    tile = next;
-    at = next_at;
+    if (lane < Tile::kWarps) warp_prefixes[lane] = op(prefix, warp_exclusive);
   }
+  __syncthreads();
+
+  t.store(out + out_offset, layout.out_step, begin, layout.len, vector_ok, warp_prefixes[warp], exclusive,
+          begin == 0 && threadIdx.x == 0, warp, lane);
 }
 
 }  // namespace scan_detail
