@@ -12,6 +12,8 @@ _OPS = ("sum", "prod", "min", "max")
 def _flattened(x, op="scan", arg="x"):
     # C order: a 1-D view where the framework can make one, its copy otherwise.
     ndim = getattr(x, "ndim", None)
+    if ndim is None and getattr(x, "shape", None) is not None:
+        ndim = len(x.shape)  # cuda.core's StridedMemoryView, gpuprims.DeviceArray
     if ndim == 1:
         return x
     if ndim is None or not hasattr(x, "reshape"):

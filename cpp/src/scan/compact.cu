@@ -54,10 +54,11 @@ Status compact_device(const CompactArgs& a, const Strided1D& s, int device, cuda
   const CountStatus status = CountStatus::at(static_cast<char*>(scratch.data()) + counter_bytes, tiles);
   const bool mask_vector_ok = s.mask_step == 1 && reinterpret_cast<uintptr_t>(a.mask->data) % 16 == 0;
   const Bits* values = a.values ? static_cast<const Bits*>(a.values->data) : nullptr;
+  const bool values_vector_ok = values && s.value_step == 1 && reinterpret_cast<uintptr_t>(values) % 16 == 0;
   return for_each_grid(tiles, "compact", stream, [&](int64_t, unsigned blocks) {
     compact_kernel<Bits><<<blocks, kCompactThreads, 0, stream>>>(
         values, static_cast<const uint8_t*>(a.mask->data), a.out->data, static_cast<int64_t*>(a.count->data), s, tiles,
-        counter, status, mask_vector_ok);
+        counter, status, mask_vector_ok, values_vector_ok);
   });
 }
 

@@ -44,14 +44,15 @@ Status run_segments(const TensorView& in, const Segments& seg, int device, cudaS
   GPUPRIMS_TRY(multiprocessor_count(device, &sm_count));
   const int64_t grid_cap = int64_t(sm_count) * 16;
   if (seg.count == 0) return Status::ok();
+  const bool vector_ok = seg.step == 1 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
   if (seg.n < kBlockSegmentItems * seg.count) {
     const int64_t blocks = std::min(grid_cap * 4, scan_detail::ceil_div(seg.count, scan_detail::kSegmentThreads / kWarpSize));
     scan_detail::segmented_reduce_kernel<S, Acc, Op, kWarpSize>
-        <<<unsigned(blocks), scan_detail::kSegmentThreads, 0, stream>>>(x, seg);
+        <<<unsigned(blocks), scan_detail::kSegmentThreads, 0, stream>>>(x, seg, vector_ok);
   } else {
     const int64_t blocks = std::min(grid_cap * 4, seg.count);
     scan_detail::segmented_reduce_kernel<S, Acc, Op, scan_detail::kSegmentThreads>
-        <<<unsigned(blocks), scan_detail::kSegmentThreads, 0, stream>>>(x, seg);
+        <<<unsigned(blocks), scan_detail::kSegmentThreads, 0, stream>>>(x, seg, vector_ok);
   }
   return check_launch("segmented_reduce", stream);
 }

@@ -3,7 +3,11 @@
 // decoupled look-back (over counts, CountStatus) gives the tile's output offset, and each thread
 // writes its selected items (values, or their indices for nonzero()).
 //
-// A thread owns 16 consecutive flags: one 16-byte load when the mask is contiguous and aligned.
+// A thread owns 16 consecutive flags (one 16-byte load when the mask is contiguous and aligned) and
+// the 16 values under them (16-byte loads when contiguous and aligned, skipped where no flag is set).
+// Selected values are first packed into shared memory in order, then the block writes its
+// contiguous output range with consecutive threads on consecutive elements: coalesced stores
+// instead of each thread scattering its own few.
 // Values are copied as raw bits of their element size (Bits = uint8/16/32/64): nothing is converted.
 #include <cstdint>
 #include <cstring>
@@ -28,12 +32,14 @@ template <class Bits>
 __global__ void __launch_bounds__(kCompactThreads)
 compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask, void* __restrict__ out,
                int64_t* __restrict__ count, Strided1D shape, int64_t tiles, unsigned long long* tile_counter,
-               CountStatus status, bool mask_vector_ok) {
+               CountStatus status, bool mask_vector_ok, bool values_vector_ok) {
   constexpr int kWarps = kCompactThreads / kWarpSize;
+  using Item = std::conditional_t<std::is_void<Bits>::value, int64_t, Bits>;
   const Sum sum;
   __shared__ int64_t warp_counts[kWarps];
-  __shared__ int64_t warp_offsets[kWarps];
-  __shared__ int64_t tile_id;
+  __shared__ int64_t warp_offsets[kWarps];  // within the tile
+  __shared__ int64_t tile_id, tile_prefix, tile_count;
+  __shared__ Item staged[kCompactTile];
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   if (threadIdx.x == 0) tile_id = int64_t(atomicAdd(tile_counter, 1ull));
   __syncthreads();
@@ -55,6 +61,28 @@ compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask
 #pragma unroll
   for (int j = 0; j < kCompactItems; ++j) selected += flag[j];
 
+  Item item[kCompactItems];
+  if constexpr (std::is_void<Bits>::value) {
+#pragma unroll
+    for (int j = 0; j < kCompactItems; ++j) item[j] = first + j;
+  } else if (values_vector_ok && first + kCompactItems <= shape.n) {
+    constexpr int kPerVector = 16 / sizeof(Bits);
+#pragma unroll
+    for (int v = 0; v < kCompactItems / kPerVector; ++v) {
+      bool any = false;
+#pragma unroll
+      for (int j = 0; j < kPerVector; ++j) any |= flag[v * kPerVector + j];
+      if (any) {
+        const uint4 bits = __ldg(reinterpret_cast<const uint4*>(values + first) + v);
+        memcpy(&item[v * kPerVector], &bits, 16);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kCompactItems; ++j)
+      if (flag[j]) item[j] = values[(first + j) * shape.value_step];
+  }
+
   const int64_t inclusive = warp_inclusive_scan(int64_t(selected), sum, lane);
   if (lane == kWarpSize - 1) warp_counts[warp] = inclusive;
   __syncthreads();
@@ -69,24 +97,25 @@ compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask
       prefix = look_back<int64_t, Sum>(status, tile, 0, lane);
       if (lane == 0) status.publish(tile, kTileInclusive, prefix + aggregate);
     }
-    if (lane < kWarps) warp_offsets[lane] = prefix + warp_exclusive;
-    if (lane == 0 && tile == tiles - 1) *count = prefix + aggregate;
+    if (lane < kWarps) warp_offsets[lane] = warp_exclusive;
+    if (lane == 0) {
+      tile_prefix = prefix;
+      tile_count = aggregate;
+      if (tile == tiles - 1) *count = prefix + aggregate;
+    }
   }
   __syncthreads();
 
-  int64_t position = warp_offsets[warp] + inclusive - selected;
+  int position = int(warp_offsets[warp] + inclusive - selected);
 #pragma unroll
   for (int j = 0; j < kCompactItems; ++j) {
-    if (!flag[j]) continue;
-    if (position < shape.out_len) {  // out= shorter than the count: the rest is not written
-      if constexpr (std::is_void<Bits>::value) {
-        static_cast<int64_t*>(out)[position * shape.out_step] = first + j;
-      } else {
-        static_cast<Bits*>(out)[position * shape.out_step] = values[(first + j) * shape.value_step];
-      }
-    }
-    ++position;
+    if (flag[j]) staged[position++] = item[j];
   }
+  __syncthreads();
+  const int64_t base = tile_prefix;
+  // out= shorter than the count: what does not fit is not written (the count still says how many)
+  const int64_t fits = base >= shape.out_len ? 0 : (shape.out_len - base < tile_count ? shape.out_len - base : tile_count);
+  for (int i = threadIdx.x; i < fits; i += kCompactThreads) static_cast<Item*>(out)[(base + i) * shape.out_step] = staged[i];
 }
 
 }  // namespace scan_detail

@@ -80,8 +80,17 @@ constexpr int lookback_items() {
 template <class In, class Out, class Op>
 using LookbackTile = StripedTile<In, Out, Op, kLookbackThreads, lookback_items<In, Out>()>;
 
+// Resident blocks per SM the register budget is cut for: a tile spends much of its life in latency
+// (the counter, the look-back), so more tiles in flight keep more bytes in flight. 4 (64 registers)
+// for 32-bit items and accumulators; the float16/bfloat16 tiles (conversions) and 64-bit
+// accumulators spill at 64 and 80 registers (ptxas -warn-spills), so they keep 3 and 2.
+template <class In, class Out>
+constexpr int lookback_min_blocks() {
+  return sizeof(storage_t<In>) == 4 && sizeof(Out) == 4 ? 4 : (lookback_items<In, Out>() == 32 ? 3 : 2);
+}
+
 template <class In, class Out, class Op>
-__global__ void __launch_bounds__(kLookbackThreads)
+__global__ void __launch_bounds__(kLookbackThreads, (lookback_min_blocks<In, Out>()))
 lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
                      int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
                      bool exclusive, bool vector_ok) {

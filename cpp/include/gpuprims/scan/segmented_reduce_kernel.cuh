@@ -1,6 +1,6 @@
 #pragma once
 // Segmented reduction over CSR offsets: a group of threads (one warp for short segments, a block
-// for long ones) per segment, 4 independent loads in flight per thread, then a warp or block
+// for long ones) per segment, 4 independent (16-byte where aligned) loads in flight per thread, then a warp or block
 // reduction in a fixed order (deterministic). Offsets are clamped into [0, n] and an inverted
 // segment is empty, so bad offsets never read out of bounds.
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include "gpuprims/block/block_reduce.cuh"
 #include "gpuprims/core/numeric.hpp"
 #include "gpuprims/reduce/reduce_ops.hpp"
+#include "gpuprims/util/vec.cuh"
 #include "gpuprims/warp/warp_reduce.cuh"
 
 namespace gpuprims {
@@ -37,7 +38,7 @@ struct Segments {
 // kGroup threads reduce one segment: 32 (a warp) or kSegmentThreads (the block).
 template <class T, class Acc, class Op, int kGroup>
 __global__ void __launch_bounds__(kSegmentThreads)
-segmented_reduce_kernel(const T* __restrict__ x, Segments seg) {
+segmented_reduce_kernel(const T* __restrict__ x, Segments seg, bool vector_ok) {
   constexpr int kGroupsPerBlock = kSegmentThreads / kGroup;
   const Op op;
   __shared__ typename BlockReduce<Acc, kSegmentThreads>::TempStorage temp;
@@ -49,9 +50,36 @@ segmented_reduce_kernel(const T* __restrict__ x, Segments seg) {
 #pragma unroll
     for (int u = 0; u < kSegmentUnroll; ++u) acc[u] = Op::template identity<Acc>();
     if (s < seg.count) {
-      const int64_t begin = seg.offset(s);
+      int64_t begin = seg.offset(s);
       int64_t end = seg.offset(s + 1);
       end = end < begin ? begin : end;
+      if (vector_ok) {
+        // Unit stride, 16-byte aligned base: the items before the first aligned vector and after
+        // the last one go one by one; the body in 16-byte vectors, kSegmentUnroll in flight.
+        constexpr int kVec = Vec16<T>::kLanes;
+        const int64_t body_begin = (begin + kVec - 1) / kVec * kVec, body_end = end / kVec * kVec;
+        if (body_begin < body_end) {
+          for (int64_t i = begin + rank; i < body_begin; i += kGroup) acc[1] = op(acc[1], cast_value<Acc>(x[i]));
+          for (int64_t i = body_end + rank; i < end; i += kGroup) acc[2] = op(acc[2], cast_value<Acc>(x[i]));
+          int64_t v = body_begin / kVec + rank;
+          const int64_t vend = body_end / kVec;
+          for (; v + (kSegmentUnroll - 1) * kGroup < vend; v += kSegmentUnroll * kGroup) {
+            Vec16<T> vec[kSegmentUnroll];
+#pragma unroll
+            for (int u = 0; u < kSegmentUnroll; ++u) vec[u] = load_vec16(x + (v + u * kGroup) * kVec);
+#pragma unroll
+            for (int u = 0; u < kSegmentUnroll; ++u)
+#pragma unroll
+              for (int j = 0; j < kVec; ++j) acc[u] = op(acc[u], cast_value<Acc>(vec[u].lane[j]));
+          }
+          for (; v < vend; v += kGroup) {
+            const Vec16<T> vec = load_vec16(x + v * kVec);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) acc[3] = op(acc[3], cast_value<Acc>(vec.lane[j]));
+          }
+          begin = end;  // done
+        }
+      }
       int64_t i = begin + rank;
       for (; i + (kSegmentUnroll - 1) * kGroup < end; i += kSegmentUnroll * kGroup) {
 #pragma unroll
