@@ -45,6 +45,9 @@ Status build(const HistogramBinSpec& spec, BinParams* out) {
     p.start = spec.first;
   }
 
+  p.inv_denom = 1.0 / p.denom;
+  p.inv_denom_f = 1.0f / static_cast<float>(p.denom);
+
   // Error budget of f (in bins) against the exact positions of the sample and of the edges:
   // roundings of the E subtraction and of the E edges (a few E ulps of the largest edge over the
   // bin width) plus the relative error of the division and product chain (a few units in f's last
@@ -56,6 +59,19 @@ Status build(const HistogramBinSpec& spec, BinParams* out) {
   double margin = (4.0 * ulp_of(E, m) + 4.0 * ulp_of(EdgeKind::kF64, m)) / width + 64.0 * spec.bins * prec;
   if (p.narrow) margin += 4.0 * ulp_of(E, m) / width;
   p.margin = (std::isfinite(margin) && margin < 0.25) ? margin : 1.0;
+
+  // The float32 shortcut's extra error, in bins: float(diff) and scale_f (2^-24 relative each) and
+  // the product, against f itself (whose own rounding is 2^-52 relative when wide, four E roundings
+  // when narrow); float32 must also hold the range without overflow or subnormal bin widths.
+  const double range_width = p.hi - p.lo;
+  const double fast_margin = p.margin + 16.0 * spec.bins * std::ldexp(1.0, -24) +
+                             (p.narrow ? 8.0 * spec.bins * prec : 0.0);
+  p.fast = p.margin < 1.0 && fast_margin < 0.25 && spec.bins <= (1 << 22) && width >= 1e-30 && range_width <= 1e30;
+  p.lo_f = static_cast<float>(p.lo);
+  p.hi_f = static_cast<float>(p.hi);
+  p.scale_f = static_cast<float>(static_cast<double>(spec.bins) / p.denom);
+  p.bins_f = static_cast<float>(spec.bins);
+  p.fast_margin_f = static_cast<float>(fast_margin * 1.001);  // never rounded below the bound
 
   // numpy raises when two edges coincide (or a narrow step underflows to zero). With a margin
   // below 1/4 the edges are more than ten E ulps apart, so only the other case needs the loop.

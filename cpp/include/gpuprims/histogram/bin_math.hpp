@@ -56,12 +56,23 @@ GPUPRIMS_HD double mul64(double a, double b) {
   return a * b;
 #endif
 }
-GPUPRIMS_HD double div64(double a, double b) {
+GPUPRIMS_HD double fma64(double a, double b, double c) {
 #if defined(__CUDA_ARCH__)
-  return __ddiv_rn(a, b);
+  return __fma_rn(a, b, c);
 #else
-  return a / b;
+  return std::fma(a, b, c);
 #endif
+}
+
+// a / b correctly rounded, given inv_b = RN(1 / b) (computed once on the host). q = a * inv_b is
+// within 1.5 ulps of a / b; each step q += (a - b q) * inv_b (the remainder exact through the FMA)
+// brings it within 1 ulp and then, by Markstein's theorem, to RN(a / b) (a quotient of two
+// doubles is never a tie). Equal to IEEE division for the normal-range operands it sees here, and
+// inline: CUDA's own division calls an out-of-line slow path that spills.
+GPUPRIMS_HD double div64(double a, double b, double inv_b) {
+  double q = mul64(a, inv_b);
+  q = fma64(fma64(-q, b, a), inv_b, q);
+  return fma64(fma64(-q, b, a), inv_b, q);
 }
 
 // float32 arithmetic, rounded to nearest, never fused.
@@ -79,12 +90,18 @@ GPUPRIMS_HD float mul32(float a, float b) {
   return a * b;
 #endif
 }
-GPUPRIMS_HD float div32(float a, float b) {
+GPUPRIMS_HD float fma32(float a, float b, float c) {
 #if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
+  return __fmaf_rn(a, b, c);
 #else
-  return a / b;
+  return std::fma(a, b, c);
 #endif
+}
+// a / b correctly rounded, given inv_b = RN(1 / b): div64's argument in float32.
+GPUPRIMS_HD float div32(float a, float b, float inv_b) {
+  float q = mul32(a, inv_b);
+  q = fma32(fma32(-q, b, a), inv_b, q);
+  return fma32(fma32(-q, b, a), inv_b, q);
 }
 
 // float64 -> float32 rounded to odd (truncate, then set the last bit if anything was dropped).
@@ -130,9 +147,10 @@ template <EdgeKind E> GPUPRIMS_HD double e_mul(double a, double b) {
   if constexpr (E == EdgeKind::kF64) return mul64(a, b);
   else return narrow_result<E>(mul32(static_cast<float>(a), static_cast<float>(b)));
 }
-template <EdgeKind E> GPUPRIMS_HD double e_div(double a, double b) {
-  if constexpr (E == EdgeKind::kF64) return div64(a, b);
-  else return narrow_result<E>(div32(static_cast<float>(a), static_cast<float>(b)));
+// Host only (bin_params.cpp): IEEE division. The kernels divide through div64/div32 instead.
+template <EdgeKind E> double e_div(double a, double b) {
+  if constexpr (E == EdgeKind::kF64) return a / b;
+  else return narrow_result<E>(static_cast<float>(a) / static_cast<float>(b));
 }
 
 // Everything a kernel needs to bin a sample the way numpy does (built on the host by
@@ -144,10 +162,20 @@ struct BinParams {
   double start;     // linspace's start: float64 first (wide) or lo (narrow)
   double step;      // linspace's step: float64 (wide) or an E value (narrow)
   double denom;     // norm_denom: float64 (wide) or an E value (narrow)
+  double inv_denom; // RN(1 / denom), for div64
+  float inv_denom_f;  // RN(1 / denom) in float32, for div32 (narrow float16/bfloat16/float32)
   double bins_e;    // the bin count as the multiplier's dtype (float64, or E when narrow)
   // |f - floor(f)| bound beyond which numpy's edge correction provably changes nothing: samples
   // whose f lies further than this from an integer skip the two edge evaluations. 1 disables it.
   double margin;
+  // The float32 shortcut: fa = float(diff) * scale_f approximates f to within a known error, so a
+  // sample whose fa lies further than fast_margin_f from an integer has bin floor(fa) with no float64
+  // division and no edge at all (the exact path runs for the rest, about 2 * fast_margin_f of them).
+  bool fast;
+  float lo_f, hi_f;       // lo and hi as floats (exact when E is not float64)
+  float scale_f;          // bins / denom
+  float bins_f;
+  float fast_margin_f;
 };
 
 // edges[k] of numpy's linspace(first, last, bins + 1, dtype=E).
@@ -158,13 +186,28 @@ GPUPRIMS_HD double bin_edge(const BinParams& p, int32_t k) {
   return round_to<E>(add64(mul64(static_cast<double>(k), p.step), p.start));
 }
 
+// Device code keeps the exact path out of line: it runs for few samples, and inlined into the
+// kernels' unrolled sample loops (8 or 16 copies) it would bloat them into register spills.
+#if defined(__CUDACC__)
+#define GPUPRIMS_HISTOGRAM_SLOW_PATH __host__ __device__ __noinline__
+#else
+#define GPUPRIMS_HISTOGRAM_SLOW_PATH inline
+#endif
+
 // The bin of a sample already converted to E (held as float64), or -1 when numpy ignores it
 // (outside [first, last], or NaN).
 template <EdgeKind E>
-GPUPRIMS_HD int32_t bin_of(const BinParams& p, double x) {
+GPUPRIMS_HISTOGRAM_SLOW_PATH int32_t bin_of(const BinParams& p, double x) {
   if (!(x >= p.lo && x <= p.hi)) return -1;
   const double diff = e_sub<E>(x, p.lo);
-  const double f = p.narrow ? e_mul<E>(e_div<E>(diff, p.denom), p.bins_e) : mul64(div64(diff, p.denom), p.bins_e);
+  double f;
+  if constexpr (E == EdgeKind::kF64) {
+    f = mul64(div64(diff, p.denom, p.inv_denom), p.bins_e);  // narrow float64 is the same arithmetic
+  } else {
+    f = p.narrow ? e_mul<E>(narrow_result<E>(div32(static_cast<float>(diff), static_cast<float>(p.denom), p.inv_denom_f)),
+                           p.bins_e)
+                 : mul64(div64(diff, p.denom, p.inv_denom), p.bins_e);
+  }
   // f >= 0 here; anything from bins up (inf included, a narrow float16 product can overflow)
   // is numpy's "indices == bins" case.
   int32_t i = f < static_cast<double>(p.bins) ? static_cast<int32_t>(f) : p.bins;
@@ -176,11 +219,38 @@ GPUPRIMS_HD int32_t bin_of(const BinParams& p, double x) {
   return i;
 }
 
-// A sample of type T as its E value.
-template <class T>
-GPUPRIMS_HD double edge_value(T v) {
-  if constexpr (is_half_like<T>::value) return static_cast<double>(to_float(v));
-  else return static_cast<double>(v);  // integers round to nearest above 2^53 (int64 only)
+// The bin of a sample of type T: the float32 shortcut when it is decisive, else bin_of.
+template <EdgeKind E, class T>
+GPUPRIMS_HD int32_t bin_of_sample(const BinParams& p, T v) {
+  float diff;
+  if constexpr (E != EdgeKind::kF64) {
+    // E values are floats: keep test and subtraction in float32, rounded to E as numpy does.
+    float x;
+    if constexpr (is_half_like<T>::value) x = to_float(v);
+    else x = static_cast<float>(v);
+    if (!(x >= p.lo_f && x <= p.hi_f)) return -1;
+    if (!p.fast) return bin_of<E>(p, static_cast<double>(x));
+    diff = static_cast<float>(narrow_result<E>(add32(x, -p.lo_f)));
+    const float fa = mul32(diff, p.scale_f);
+    if (fa < p.bins_f) {
+      const int32_t i = static_cast<int32_t>(fa);
+      const float frac = fa - static_cast<float>(i);
+      if (frac > p.fast_margin_f && frac < 1.0f - p.fast_margin_f) return i;
+    }
+    return bin_of<E>(p, static_cast<double>(x));
+  } else {
+    const double x = static_cast<double>(v);  // integers round to nearest above 2^53 (int64 only)
+    if (!(x >= p.lo && x <= p.hi)) return -1;
+    if (!p.fast) return bin_of<E>(p, x);
+    diff = static_cast<float>(sub64(x, p.lo));
+    const float fa = mul32(diff, p.scale_f);
+    if (fa < p.bins_f) {
+      const int32_t i = static_cast<int32_t>(fa);
+      const float frac = fa - static_cast<float>(i);
+      if (frac > p.fast_margin_f && frac < 1.0f - p.fast_margin_f) return i;
+    }
+    return bin_of<E>(p, x);
+  }
 }
 
 }  // namespace histogram_detail

@@ -35,6 +35,10 @@ namespace histogram_detail {
 constexpr int kHistogramThreads = 256;
 constexpr int kHistogramUnroll = 2;  // 16-byte loads in flight per thread
 constexpr int kByteTableSize = 256;
+// At least three resident blocks per SM. Without a minimum ptxas capped some instantiations at 48
+// registers and spilled; three blocks allow 80 (the bfloat16 warp-aggregated kernel needs 64+),
+// while the uint8 and float32 kernels stay near 50 registers and keep four or more blocks.
+constexpr int kHistogramMinBlocks = 3;
 
 enum class Counting { kGlobal, kPrivatized, kWarpAggregated };
 
@@ -140,7 +144,9 @@ struct Counter {
 };
 
 template <Counting kCounting, class Mapper>
-__global__ void __launch_bounds__(kHistogramThreads) count_kernel(CountArgs<Mapper> a) {
+// __grid_constant__: the counters and the out-of-line exact path refer to the parameters in
+// place (no copy of the parameter block to local memory).
+__global__ void __launch_bounds__(kHistogramThreads, kHistogramMinBlocks) count_kernel(const __grid_constant__ CountArgs<Mapper> a) {
   extern __shared__ uint32_t shared_hist[];
   __shared__ int32_t table[Mapper::kUsesTable ? kByteTableSize : 1];
   const int tid = threadIdx.x;

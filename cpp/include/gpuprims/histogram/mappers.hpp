@@ -32,7 +32,7 @@ struct ByteMapper {
   GPUPRIMS_HD int32_t exact_bin(uint8_t b) const {
     const int32_t v = value_of(b);
     if (is_bincount) return v >= 0 && v < length ? v : -1;
-    return bin_of<EdgeKind::kF64>(params, static_cast<double>(v));
+    return bin_of_sample<EdgeKind::kF64>(params, v);
   }
   GPUPRIMS_HD int32_t windowed(uint8_t b) const {
     const int32_t v = value_of(b);
@@ -45,7 +45,7 @@ struct EdgeMapper {
   using Sample = T;
   static constexpr bool kUsesTable = false;
   BinParams params;
-  GPUPRIMS_HD int32_t operator()(T v) const { return bin_of<edge_kind_of<T>::value>(params, edge_value(v)); }
+  GPUPRIMS_HD int32_t operator()(T v) const { return bin_of_sample<edge_kind_of<T>::value>(params, v); }
 };
 
 template <class T>

@@ -33,7 +33,7 @@ struct WeightedArgs {
 };
 
 template <class Mapper>
-__global__ void __launch_bounds__(kWeightedThreads) weighted_kernel(WeightedArgs<Mapper> a) {
+__global__ void __launch_bounds__(kWeightedThreads) weighted_kernel(const __grid_constant__ WeightedArgs<Mapper> a) {
   const int64_t n = a.layout.n, stride = int64_t(gridDim.x) * kWeightedThreads;
   for (int64_t i = int64_t(blockIdx.x) * kWeightedThreads + threadIdx.x; i < n; i += stride) {
     int64_t xo = i, wo = i;
