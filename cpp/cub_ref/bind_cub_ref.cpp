@@ -11,6 +11,8 @@
 
 namespace nb = nanobind;
 
+void bind_cub_histogram(nb::module_& m);
+
 namespace {
 void check(cudaError_t err, const char* what) {
   if (err != cudaSuccess) throw std::runtime_error(std::string("cub_ref.") + what + ": " + cudaGetErrorString(err));
@@ -19,6 +21,7 @@ void check(cudaError_t err, const char* what) {
 
 NB_MODULE(_cub_ref, m) {
   m.doc() = "CUB reference implementations (benchmarks and tests only)";
+  bind_cub_histogram(m);
   m.def("launch_probe", &gpuprims::cub_ref::launch_probe, nb::arg("iters") = 20000,
         "Host ns per call of the CUDA runtime calls on a launch path.");
   m.def("reduce_sum_temp_bytes", [](const std::string& dtype, int64_t n) {

@@ -17,6 +17,11 @@ namespace cub_ref {
 cudaError_t reduce_sum(const std::string& dtype, const void* in, void* out, int64_t n, void* temp,
                        size_t* temp_bytes, cudaStream_t stream);
 
+// cub::DeviceHistogram::HistogramEven of `n` samples of `dtype` ("uint8" or "float32") into `bins`
+// int32 counters over [lower, upper). With temp == nullptr, only sets *temp_bytes.
+cudaError_t histogram_even(const std::string& dtype, const void* in, int* counts, int bins, double lower, double upper,
+                           int64_t n, void* temp, size_t* temp_bytes, cudaStream_t stream);
+
 // Host nanoseconds per call of the runtime calls a launch path makes (driver cost, no Python).
 std::vector<std::pair<std::string, double>> launch_probe(int iters);
 
