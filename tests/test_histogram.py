@@ -289,6 +289,8 @@ def test_bincount_empty_strided_and_out(rng):
         gpuprims.bincount(neg)
     with pytest.raises(ValueError, match="bincount: argument 'x': 1 values outside"):
         gpuprims.bincount(neg, out=np.zeros(4, np.int64))
+    with pytest.raises(ValueError, match="bincount: argument 'x': 1 values outside"):
+        gpuprims.bincount(neg, weights=np.ones(3), out=np.zeros(4))
 
 
 def test_bincount_argument_errors():

@@ -81,11 +81,11 @@ def test_every_edge_and_its_neighbours(algorithm, dtype):
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_bin_count_regimes(rng, algorithm):
-    # Shared copies shrink with the bin count (32 lanes' copies to 384 bins, fewer up to 12288, warp
-    # sub-histograms to 1536); beyond 12288 every variant counts in global memory.
+    # Shared copies shrink with the bin count (32 lanes' copies to 376 bins, fewer up to 12032, warp
+    # sub-histograms to 1504); beyond 12032 every variant counts in global memory.
     a = rng.standard_normal(300_001).astype(np.float32)
     x = cuda(a, "float32")
-    for bins in (383, 384, 385, 1535, 1536, 1537, 12288, 12289, 100_000):
+    for bins in (375, 376, 377, 1503, 1504, 1505, 12032, 12033, 100_000):
         got = check(x, bins, (-3, 3), algorithm=algorithm)
         np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a, bins, (-3, 3))[0])
 
@@ -157,6 +157,8 @@ def test_bincount(rng):
         gpuprims.bincount(cuda(np.array([1, -2, 3], np.int16), "int16"))
     w = cuda(rng.standard_normal(100_001), "float64")
     torch.testing.assert_close(gpuprims.bincount(xb, weights=w), torch.bincount(xb, weights=w))
+    with pytest.raises(ValueError, match=r"values outside \[0, 100\)"):
+        gpuprims.bincount(xb, weights=w, out=torch.zeros(100, dtype=torch.float64, device="cuda"))
     assert gpuprims.bincount(cuda(np.zeros(0, np.int64), "int64"), 3).tolist() == [0, 0, 0]
 
 
@@ -258,6 +260,7 @@ def test_sanitize_small(rng, algorithm):
             check(x[1:], 300, (-5, 40), algorithm=algorithm)
     x = cuda(rng.standard_normal(20_000).astype(np.float32), "float32")
     check(x, 20_000, (-3, 3), algorithm=algorithm)  # global-memory counts
+    check(cuda(rng.integers(0, 256, 5000).astype(np.uint8), "uint8"), 376, (0, 256), algorithm=algorithm)
     check(x.view(100, 200).t(), 33, (-3, 3), algorithm=algorithm)
     check(x, 9, (-1, 1), weights=x, algorithm=algorithm)
     xi = cuda(rng.integers(0, 120, 5000).astype(np.int32), "int32")

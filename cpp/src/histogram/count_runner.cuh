@@ -11,8 +11,8 @@
 namespace gpuprims {
 namespace histogram_detail {
 
-// kSharedHistogramBytes (launch.hpp) holds 32 lane-private copies of 384 bins, or 8 warp
-// sub-histograms of 1536 bins.
+// kSharedHistogramBytes (launch.hpp) holds 32 lane-private copies of 376 bins, or 8 warp
+// sub-histograms of 1504 bins.
 // Blocks per SM beyond the resident count: one wave. Every block flushes its whole shared
 // histogram once, so more blocks cost more flushes; contiguous chunks keep one wave balanced.
 constexpr int kCountWaves = 1;

@@ -21,10 +21,10 @@ const std::vector<HistogramVariantInfo>& histogram_variants() {
        "one 64-bit global atomic per sample (16-byte loads): the baseline", true},
       {HistogramAlgorithm::kSharedPrivatized, "shared_privatized",
        "per-block shared-memory histogram of 32-bit counters, one copy per lane in its own bank (conflict-free "
-       "for any data), 16-byte loads, merged once into global memory; global atomics beyond 12288 bins", true},
+       "for any data), 16-byte loads, merged once into global memory; global atomics beyond 12032 bins", true},
       {HistogramAlgorithm::kWarpAggregated, "warp_aggregated",
        "__match_any_sync leader election: one atomic per distinct bin per warp instruction, into per-warp "
-       "shared sub-histograms (<= 1536 bins), one block histogram (<= 12288) or global memory", true},
+       "shared sub-histograms (<= 1504 bins), one block histogram (<= 12032) or global memory", true},
   };
   return variants;
 }
@@ -194,14 +194,14 @@ Status bincount(const TensorView& x, const TensorView* weights, const TensorView
   GPUPRIMS_TRY(prepare("bincount", x, weights, out, out_dtype, &l));
   const bool count_dropped = out_of_range == OutOfRange::kRaise;
   unsigned long long dropped = 0;
-  StreamScratch counter;
   if (l.device < 0) {
     if (count_dropped) l.dropped = &dropped;
     GPUPRIMS_TRY(histogram_detail::count_host(l));
   } else {
+    DeviceGuard guard;  // the counter's allocation, copy and synchronization use x's device
+    GPUPRIMS_TRY(guard.enter(l.device, "bincount"));
+    StreamScratch counter;
     if (count_dropped) {
-      DeviceGuard guard;
-      GPUPRIMS_TRY(guard.enter(l.device, "bincount"));
       GPUPRIMS_TRY(counter.allocate(sizeof(unsigned long long), l.device, stream, "bincount"));
       l.dropped = static_cast<unsigned long long*>(counter.data());
       GPUPRIMS_CUDA_CHECK("bincount", cudaMemsetAsync(l.dropped, 0, sizeof(unsigned long long), stream));
@@ -227,10 +227,11 @@ Status data_range(const TensorView& x, const char* op, cudaStream_t stream, Data
   lo.dtype = hi.dtype = x.dtype;
   lo.device = hi.device = x.device;
   lo.ndim = hi.ndim = 0;
-  StreamScratch scratch;
   const bool on_gpu = x.device.kind == DeviceKind::kCUDA;
+  DeviceGuard guard;  // declared before the scratch: the scratch is freed on x's device
+  StreamScratch scratch;
   if (on_gpu) {
-    DeviceGuard guard;
+    GPUPRIMS_TRY(check_context_alive(op));
     GPUPRIMS_TRY(guard.enter(x.device.id, op));
     GPUPRIMS_TRY(scratch.allocate(16, x.device.id, stream, op));
     lo.data = scratch.data();
@@ -244,8 +245,6 @@ Status data_range(const TensorView& x, const char* op, cudaStream_t stream, Data
   options.op = ReduceOp::kMax;
   GPUPRIMS_TRY(reduce(x, hi, options, stream));
   if (on_gpu) {
-    DeviceGuard guard;
-    GPUPRIMS_TRY(guard.enter(x.device.id, op));
     GPUPRIMS_CUDA_CHECK(op, cudaMemcpyAsync(host, lo.data, 16, cudaMemcpyDeviceToHost, stream));
     GPUPRIMS_CUDA_CHECK(op, cudaStreamSynchronize(stream));
   }

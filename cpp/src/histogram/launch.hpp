@@ -13,9 +13,10 @@
 namespace gpuprims {
 namespace histogram_detail {
 
-// Shared memory a counting block may take for its histograms without opting in to more than the
-// default 48 KiB (count_runner.cuh): beyond kSharedHistogramBytes / 4 bins, counts go to global memory.
-constexpr int64_t kSharedHistogramBytes = 48 * 1024;
+// Shared memory a counting block may take for its histograms: the default 48 KiB a block gets
+// without opting in, less the 1 KiB table of the 8-bit kernels (count_runner.cuh). Beyond
+// kSharedHistogramBytes / 4 = 12032 bins, counts go to global memory.
+constexpr int64_t kSharedHistogramBytes = 47 * 1024;
 
 struct HistogramLaunch {
   const char* op;         // "histogram" or "bincount", for messages

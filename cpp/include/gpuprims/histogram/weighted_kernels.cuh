@@ -30,20 +30,26 @@ struct WeightedArgs {
   Mapper map;
   double* out;     // float64 sums
   int64_t out_stride;
+  unsigned long long* dropped;  // bincount: samples outside [0, bins) are counted here; may be null
 };
 
 template <class Mapper>
 __global__ void __launch_bounds__(kWeightedThreads) weighted_kernel(const __grid_constant__ WeightedArgs<Mapper> a) {
   const int64_t n = a.layout.n, stride = int64_t(gridDim.x) * kWeightedThreads;
+  unsigned long long dropped = 0;
   for (int64_t i = int64_t(blockIdx.x) * kWeightedThreads + threadIdx.x; i < n; i += stride) {
     int64_t xo = i, wo = i;
     if (!a.layout.contiguous) a.layout.offsets(i, &xo, &wo);
     const int32_t b = bin_without_table(a.map, a.x[xo]);
-    if (b < 0) continue;
+    if (b < 0) {
+      ++dropped;
+      continue;
+    }
     const double w = a.w_is_float32 ? static_cast<double>(static_cast<const float*>(a.w)[wo])
                                     : static_cast<const double*>(a.w)[wo];
     atomicAdd(a.out + int64_t(b) * a.out_stride, w);
   }
+  if (a.dropped != nullptr && dropped != 0) atomicAdd(a.dropped, dropped);
 }
 
 }  // namespace histogram_detail
