@@ -86,6 +86,33 @@ def test_data_range_edges(rng, dtype):
     check_histogram(a, 37)
 
 
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64", "int32", "uint16"))
+def test_random_ranges_and_bin_counts(rng, dtype):
+    # Many (bins, range) pairs, with samples on and next to every edge: exercises the float32
+    # shortcut and the margin (bin_math.hpp) against numpy's own rounding.
+    for _ in range(60):
+        bins = int(rng.choice([1, 2, 3, 10, 100, 255, 256, 1000, 4099]))
+        lo = float(rng.standard_normal() * 10.0 ** rng.integers(-3, 4))
+        hi = lo + float(rng.exponential() * 10.0 ** rng.integers(-2, 4))
+        if dtype in ("int32", "uint16"):
+            lo, hi = int(np.floor(abs(lo))), int(np.floor(abs(lo))) + int(np.ceil(hi - lo)) + 1
+        try:
+            edges = np.histogram_bin_edges(np.zeros(0, dtype), bins, (lo, hi))
+        except ValueError:
+            with pytest.raises(ValueError, match="too many bins"):
+                gpuprims.histogram(np.zeros(3, dtype), bins, (lo, hi))
+            continue
+        a = np.concatenate([edge_samples(edges, dtype),
+                            np.linspace(lo, hi, 997).astype(dtype),
+                            (lo + (hi - lo) * rng.random(500)).astype(dtype)])
+        check_histogram(a, bins, (lo, hi))
+
+
+def test_range_bounds_beyond_float64_raise():
+    with pytest.raises(ValueError, match="histogram: argument 'range': expected finite"):
+        gpuprims.histogram(np.zeros(3), 2, (0, 10**400))
+
+
 def test_integer_ranges_and_full_dtype_ranges(rng):
     for dtype in ("int8", "int16", "uint8", "uint16"):
         info = np.iinfo(dtype)

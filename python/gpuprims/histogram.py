@@ -8,6 +8,7 @@ from . import _C, _interop
 from ._dtypes import FLOATS
 
 _MAX_BINS = 2**31 - 1
+_FLOAT64_MAX = 1.7976931348623157e308
 _HISTOGRAM_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                      "float16", "bfloat16", "float32", "float64")
 _BINCOUNT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
@@ -116,7 +117,7 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
         except (TypeError, ValueError):
             raise ValueError(f"histogram: argument 'range': expected a pair (min, max), got {range!r}") from None
         first, last = _range_bound(first), _range_bound(last)
-        if not (math.isfinite(first) and math.isfinite(last)):
+        if not all(-_FLOAT64_MAX <= v <= _FLOAT64_MAX for v in (first, last)):  # inf, NaN, huge ints
             raise ValueError(f"histogram: argument 'range': expected finite bounds, got [{first}, {last}]")
         if first > last:
             raise ValueError(f"histogram: argument 'range': expected min <= max, got ({first}, {last})")

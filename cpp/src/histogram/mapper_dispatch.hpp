@@ -12,36 +12,33 @@
 namespace gpuprims {
 namespace histogram_detail {
 
-// The 8-bit mapper; when its 256-entry table is a shifted window (value - offset inside
-// [lo_value, hi_value], -1 outside) it is marked so and the kernels skip the table.
+// The 8-bit mapper; when its 256-entry table is a window (consecutive values, bins increasing by
+// one) it is marked so and the kernels skip the table.
 inline ByteMapper make_byte_mapper(const HistogramLaunch& l) {
   ByteMapper m{};
   m.params = l.params;
   m.length = l.bins;
   m.is_bincount = l.is_bincount;
   m.is_signed = l.x_dtype == DType::kInt8;
-  m.window = false;
-  int32_t lo = 0, hi = -1;
-  bool found = false, window = true;
-  for (int b = 0; b < 256; ++b) {  // in increasing value order: -128..127 or 0..255
-    const uint8_t byte = static_cast<uint8_t>(m.is_signed ? b - 128 : b);
-    const int32_t bin = m.exact_bin(byte), v = m.value_of(byte);
+  m.window_xor = m.is_signed ? 0x80u : 0u;
+  // u = byte ^ window_xor runs over the values in increasing order.
+  int32_t first_u = -1, last_u = -1, first_bin = 0;
+  bool window = true;
+  for (uint32_t u = 0; u < 256; ++u) {
+    const int32_t bin = m.exact_bin(static_cast<uint8_t>(u ^ m.window_xor));
     if (bin < 0) continue;
-    if (!found) {
-      found = true;
-      lo = v;
-      m.offset = v - bin;
-    } else if (v != hi + 1 || v - bin != m.offset) {
+    if (first_u < 0) {
+      first_u = int32_t(u);
+      first_bin = bin;
+    } else if (int32_t(u) != last_u + 1 || bin - first_bin != int32_t(u) - first_u) {
       window = false;
     }
-    hi = v;
+    last_u = int32_t(u);
   }
-  if (window) {
-    m.window = true;
-    m.lo_value = found ? lo : 1;
-    m.hi_value = found ? hi : 0;  // empty window when nothing is counted
-    if (!found) m.offset = 0;
-  }
+  m.window = window;
+  m.window_lo = first_u < 0 ? 256u : uint32_t(first_u);
+  m.window_span = first_u < 0 ? 0u : uint32_t(last_u - first_u);
+  m.window_base = first_bin;
   return m;
 }
 

@@ -3,8 +3,8 @@
 // that is not counted (numpy ignores it for histogram; bincount reports it as out of range).
 //   ByteMapper: 8-bit inputs (uint8, int8, bool) for both ops. The 256 possible values are binned
 //     once per block into a shared-memory table (with the exact numpy arithmetic), or, when the
-//     host found the table to be a shifted window (bincount, integer-aligned ranges such as uint8
-//     with 256 bins), computed as value - offset with no table at all.
+//     host found the table to be a window of consecutive values in consecutive bins (bincount,
+//     integer-aligned ranges such as uint8 with 256 bins), computed with no table at all.
 //   EdgeMapper<T>: numpy.histogram's arithmetic on wider integers and floats (bin_math.hpp).
 //   IndexMapper<T>: bincount on wider integers.
 #include <cstdint>
@@ -23,8 +23,13 @@ struct ByteMapper {
   int32_t length;        // bincount: number of bins (params unused); 0 for histogram
   bool is_bincount;
   bool is_signed;        // the byte holds an int8
-  bool window;           // bin = value - offset for lo_value <= value <= hi_value, no table
-  int32_t lo_value, hi_value, offset;
+  // The table as a window, when it is one: with the byte biased to an unsigned order
+  // (u = byte ^ window_xor: int8 -128..127 becomes 0..255), the counted bytes are
+  // window_lo <= u <= window_lo + window_span, and bin = u - window_lo + window_base. Three integer
+  // instructions per sample, no table (an empty window has window_lo = 256).
+  bool window;
+  uint32_t window_xor, window_lo, window_span;
+  int32_t window_base;
 
   GPUPRIMS_HD int32_t value_of(uint8_t b) const { return is_signed ? int32_t(int8_t(b)) : int32_t(b); }
 
@@ -35,8 +40,8 @@ struct ByteMapper {
     return bin_of_sample<EdgeKind::kF64>(params, v);
   }
   GPUPRIMS_HD int32_t windowed(uint8_t b) const {
-    const int32_t v = value_of(b);
-    return v >= lo_value && v <= hi_value ? v - offset : -1;
+    const uint32_t t = (uint32_t(b) ^ window_xor) - window_lo;
+    return t <= window_span ? static_cast<int32_t>(t) + window_base : -1;
   }
 };
 
