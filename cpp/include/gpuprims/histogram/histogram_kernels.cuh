@@ -83,7 +83,19 @@ __device__ __forceinline__ void for_each_sample(const T* x, const SampleLayout& 
   const int64_t begin = int64_t(blockIdx.x) * per_block;
   const int64_t end = min_of<int64_t>(num_vec, begin + per_block);
   const T* body = x + head;
-  for (int64_t base = begin; base < end; base += int64_t(kHistogramThreads) * kHistogramUnroll) {
+  constexpr int64_t kStep = int64_t(kHistogramThreads) * kHistogramUnroll;
+  int64_t base = begin;
+  for (; base + kStep <= end; base += kStep) {  // every load of the step is in the chunk
+    Vec16<T> v[kHistogramUnroll];
+#pragma unroll
+    for (int u = 0; u < kHistogramUnroll; ++u) v[u] = load_vec16<T>(body + (base + u * kHistogramThreads + tid) * kLanes);
+#pragma unroll
+    for (int u = 0; u < kHistogramUnroll; ++u) {
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) visit(v[u].lane[l], true);
+    }
+  }
+  if (base < end) {  // the chunk's last, partial step (a block-uniform condition)
     Vec16<T> v[kHistogramUnroll];
     bool ok[kHistogramUnroll];
 #pragma unroll
@@ -110,6 +122,7 @@ struct Counter {
   const CountArgs<Mapper>& a;
   uint32_t* hist;        // shared memory (null when a.copies == 0)
   const int32_t* table;  // ByteMapper's shared table (null otherwise)
+  uint32_t lane_copy;    // kPrivatized: this lane's copy, lane % copies
   uint32_t dropped = 0;
 
   __device__ __forceinline__ int32_t bin(typename Mapper::Sample v) const {
@@ -117,25 +130,29 @@ struct Counter {
     else return a.map(v);
   }
 
+  // Shared-memory indices are 32-bit (at most kSharedHistogramBytes / 4 words): no 64-bit
+  // address arithmetic on the per-sample path.
   __device__ __forceinline__ void operator()(typename Mapper::Sample v, bool ok) {
     const int32_t b = ok ? bin(v) : -1;
-    dropped += ok && b < 0;
-    const int lane = threadIdx.x % kWarpSize;
     if constexpr (kCounting == Counting::kWarpAggregated) {
+      dropped += ok && b < 0;
       const unsigned peers = __match_any_sync(0xffffffffu, b);
-      if (b >= 0 && lane == __ffs(peers) - 1) {
+      if (b >= 0 && int(threadIdx.x % kWarpSize) == __ffs(peers) - 1) {
         const unsigned group = __popc(peers);
         if (hist != nullptr) {
-          const int copy = a.copies == 1 ? 0 : threadIdx.x / kWarpSize;
-          atomicAdd(hist + int64_t(copy) * a.bins + b, group);
+          const uint32_t copy = a.copies == 1 ? 0u : threadIdx.x / kWarpSize;
+          atomicAdd(hist + (copy * uint32_t(a.bins) + uint32_t(b)), group);
         } else {
           atomicAdd(a.out + int64_t(b) * a.out_stride, static_cast<unsigned long long>(group));
         }
       }
     } else {
-      if (b < 0) return;
+      if (b < 0) {
+        dropped += ok;
+        return;
+      }
       if (kCounting == Counting::kPrivatized && hist != nullptr) {
-        atomicAdd(hist + int64_t(b) * a.copies + (lane & (a.copies - 1)), 1u);
+        atomicAdd(hist + (uint32_t(b) * uint32_t(a.copies) + lane_copy), 1u);
       } else {
         atomicAdd(a.out + int64_t(b) * a.out_stride, 1ull);
       }
@@ -159,7 +176,8 @@ __global__ void __launch_bounds__(kHistogramThreads, kHistogramMinBlocks) count_
   for (int64_t w = tid; w < words; w += kHistogramThreads) shared_hist[w] = 0;
   __syncthreads();
 
-  Counter<kCounting, Mapper> counter{a, words > 0 ? shared_hist : nullptr, table};
+  const uint32_t lane_copy = a.copies > 0 ? (tid % kWarpSize) & uint32_t(a.copies - 1) : 0u;
+  Counter<kCounting, Mapper> counter{a, words > 0 ? shared_hist : nullptr, table, lane_copy};
   for_each_sample(a.x, a.layout, counter);
 
   if (a.dropped != nullptr) {
