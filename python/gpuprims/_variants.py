@@ -17,7 +17,8 @@ class Variant(NamedTuple):
 
 
 # bincount shares the histogram variants (the same counting kernels).
-_FAMILIES = {"reduce": _C.reduce_variants, "histogram": _C.histogram_variants, "bincount": _C.histogram_variants}
+_FAMILIES = {"reduce": _C.reduce_variants, "scan": _C.scan_variants, "histogram": _C.histogram_variants,
+             "bincount": _C.histogram_variants}
 
 
 def gpu_status():
