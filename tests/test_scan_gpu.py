@@ -32,6 +32,8 @@ def sizes_for(algorithm):
 @pytest.mark.parametrize("op", OPS)
 def test_variant_dtype_op(rng, algorithm, dtype, result, op):
     need(TORCH_CUDA)
+    if dtype == "bool" and op in ("min", "max"):
+        pytest.skip("bool scans are sums and products (to int64)")
     for n in sizes_for(algorithm):
         exclusive = n % 2 == 1
         check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, algorithm=algorithm,

@@ -9,14 +9,14 @@ from ._dtypes import reduce_result_dtype
 _OPS = ("sum", "prod", "min", "max")
 
 
-def _flattened(x):
-    # axis=None scans in C order: a 1-D view where the framework can make one, a copy otherwise.
+def _flattened(x, op="scan", arg="x"):
+    # C order: a 1-D view where the framework can make one, its copy otherwise.
     ndim = getattr(x, "ndim", None)
     if ndim == 1:
         return x
     if ndim is None or not hasattr(x, "reshape"):
-        raise TypeError("scan: argument 'x': axis=None needs an array with reshape() (numpy, torch, CuPy, JAX); "
-                        "pass a 1-D array or an axis")
+        raise TypeError(f"{op}: argument '{arg}': an n-d array needs reshape() (numpy, torch, CuPy, JAX) to be "
+                        "taken in C order; pass a 1-D array")
     return x.reshape(-1)
 
 

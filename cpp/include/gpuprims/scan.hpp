@@ -61,6 +61,10 @@ struct CompactArgs {
 };
 Status compact(const CompactArgs& args, cudaStream_t stream);
 
+// The number of true elements of a bool mask, read back to the host: synchronizes `stream` (the
+// exact-size compact()/nonzero() calls this first to size their result).
+Status count_true(const TensorView& mask, int64_t* count, cudaStream_t stream);
+
 // Segmented reduction over CSR offsets: out[s] = op over in[offsets[s] .. offsets[s+1]), the
 // identity for an empty segment. offsets are int32 or int64, nondecreasing, within [0, len(in)]
 // (checked on the CPU reference; on the GPU a violating segment raises no error but reads nothing

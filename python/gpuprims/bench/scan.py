@@ -77,6 +77,52 @@ def _row_scan_case(torch, shape, l2, copy):
     return [_row(case, impl, ms, 8 * n, copy, peer_ms, "torch") for impl, ms in rows]
 
 
+def _compact_case(torch, n, l2, copy):
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    xs = [torch.randn(n, device="cuda", generator=gen) for _ in range(2)]
+    ms = [torch.rand(n, device="cuda", generator=gen) < 0.5 for _ in range(2)]
+    cur = [xs[0], ms[0]]
+
+    def rotate(i):
+        cur[0], cur[1] = xs[i % 2], ms[i % 2]
+
+    out = torch.empty(n, device="cuda")
+    count = torch.empty((), dtype=torch.int64, device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    temp_bytes = _cub_ref.select_flagged_f32(0, 0, 0, 0, n, 0, 0, stream)
+    temp = _temp(torch, temp_bytes)
+    selected = int(ms[0].sum())
+    nbytes = 5 * n + 4 * selected  # values and flags read, selected values written
+    case = f"compact float32 n={n} 50% random mask"
+    cub_ms = median_ms(lambda: _cub_ref.select_flagged_f32(cur[0].data_ptr(), cur[1].data_ptr(), out.data_ptr(),
+                                                           count.data_ptr(), n, temp.data_ptr(), temp_bytes, stream),
+                       before=rotate)
+    rows = [("cub::DeviceSelect::Flagged", cub_ms),
+            ("torch.masked_select", median_ms(lambda: torch.masked_select(cur[0], cur[1]), before=rotate)),
+            ("gpuprims.compact(out=)", median_ms(lambda: gpuprims.compact(cur[0], cur[1], out=out), before=rotate)),
+            ("gpuprims.compact (exact size)", median_ms(lambda: gpuprims.compact(cur[0], cur[1]), before=rotate))]
+    return [_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
+
+
+def _segmented_case(torch, segments, length, l2, copy):
+    n = segments * length
+    gen = torch.Generator(device="cuda").manual_seed(10)
+    cur, rotate = _rotating(torch, lambda: torch.randn(n, device="cuda", generator=gen), 4 * n, l2)
+    offsets = torch.arange(0, n + 1, length, dtype=torch.int64, device="cuda")
+    out = torch.empty(segments, device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    temp_bytes = _cub_ref.segmented_sum_f32(0, 0, segments, 0, 0, 0, stream)
+    temp = _temp(torch, temp_bytes)
+    case = f"segmented sum float32 {segments} x {length}"
+    cub_ms = median_ms(lambda: _cub_ref.segmented_sum_f32(cur[0].data_ptr(), out.data_ptr(), segments,
+                                                          offsets.data_ptr(), temp.data_ptr(), temp_bytes, stream),
+                       before=rotate)
+    rows = [("cub::DeviceSegmentedReduce::Sum", cub_ms),
+            ("gpuprims.segmented_reduce", median_ms(lambda: gpuprims.segmented_reduce(cur[0], offsets, out=out),
+                                                    before=rotate))]
+    return [_row(case, impl, ms, 4 * n + 8 * (segments + 1) + 4 * segments, copy, cub_ms, "cub") for impl, ms in rows]
+
+
 def run(quick: bool = False) -> dict:
     torch = torch_cuda()
     props = torch.cuda.get_device_properties(0)
@@ -90,6 +136,8 @@ def run(quick: bool = False) -> dict:
     if not quick:
         cases += _device_scan_case(torch, 2**31 + 17, torch.int32, l2, copy, ["decoupled_lookback"])
     cases += _row_scan_case(torch, (1024, 8192) if quick else (4096, 8192), l2, copy)
+    cases += _compact_case(torch, n, l2, copy)
+    cases += _segmented_case(torch, 4096 if quick else 65536, 4096, l2, copy)
     return {"family": "scan", "copy_GBps": copy, "cases": cases}
 
 

@@ -25,11 +25,12 @@ namespace scan_detail {
 constexpr int kLookbackThreads = 256;
 constexpr int kLookbackPerLane = 4;  // predecessors each lane inspects per step: 128 tiles per step
 
-// The exclusive prefix of `tile` (warp 0; every lane gets it): walks back 128 tiles per step,
+// The exclusive prefix of `tile` (warp 0; every lane gets it) from a TileStatus-like `status`
+// (publish/read of (flag, Acc)): walks back 128 tiles per step,
 // combining aggregates until the nearest inclusive prefix, which ends the walk. Tiles before the
 // row's first count as an inclusive identity.
-template <class Acc, class Op>
-__device__ Acc look_back(const TileStatus<Acc>& status, int64_t tile, int64_t row_first_tile, int lane) {
+template <class Acc, class Op, class Status>
+__device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_tile, int lane) {
   const ScanOperator<Op> op;
   const Acc identity = ScanOperator<Op>::template identity<Acc>();
   Acc prefix = identity;

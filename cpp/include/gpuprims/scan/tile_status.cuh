@@ -82,5 +82,25 @@ struct TileStatus<Acc, false> {
   }
 };
 
+// Counts (stream compaction): values below 2^62 share one 64-bit word with the flag (top two bits),
+// so even 64-bit counts publish and read with a single relaxed atomic, as the packed case above.
+struct CountStatus {
+  unsigned long long* words;
+
+  static std::size_t bytes(int64_t tiles) { return std::size_t(tiles) * sizeof(unsigned long long); }
+  static CountStatus at(void* base, int64_t /*tiles*/) { return {static_cast<unsigned long long*>(base)}; }
+
+  __device__ void publish(int64_t tile, TileFlag flag, int64_t count) const {
+    const unsigned long long word = (static_cast<unsigned long long>(flag) << 62) | static_cast<unsigned long long>(count);
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[tile]).store(word, cuda::memory_order_relaxed);
+  }
+  __device__ TileFlag read(int64_t tile, int64_t* count) const {
+    const unsigned long long word =
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[tile]).load(cuda::memory_order_relaxed);
+    *count = static_cast<int64_t>(word & ((1ull << 62) - 1));
+    return static_cast<TileFlag>(word >> 62);
+  }
+};
+
 }  // namespace scan_detail
 }  // namespace gpuprims
