@@ -26,6 +26,10 @@ cudaError_t select_flagged_f32(const void* in, const void* flags, void* out, voi
 // cub::DeviceSegmentedReduce::Sum: float32 values, int64 CSR offsets (segments + 1).
 cudaError_t segmented_sum_f32(const void* in, void* out, int64_t segments, const void* offsets, void* temp,
                               size_t* temp_bytes, cudaStream_t stream);
+// cub::DeviceHistogram::HistogramEven of `n` samples of `dtype` ("uint8" or "float32") into `bins`
+// int32 counters over [lower, upper). With temp == nullptr, only sets *temp_bytes.
+cudaError_t histogram_even(const std::string& dtype, const void* in, int* counts, int bins, double lower, double upper,
+                           int64_t n, void* temp, size_t* temp_bytes, cudaStream_t stream);
 
 // Host nanoseconds per call of the runtime calls a launch path makes (driver cost, no Python).
 std::vector<std::pair<std::string, double>> launch_probe(int iters);

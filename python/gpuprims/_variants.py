@@ -16,7 +16,9 @@ class Variant(NamedTuple):
     reason: str  # why it is not available, "" when it is
 
 
-_FAMILIES = {"reduce": _C.reduce_variants, "scan": _C.scan_variants}
+# bincount shares the histogram variants (the same counting kernels).
+_FAMILIES = {"reduce": _C.reduce_variants, "scan": _C.scan_variants, "histogram": _C.histogram_variants,
+             "bincount": _C.histogram_variants}
 
 
 def gpu_status():
@@ -30,7 +32,7 @@ def gpu_status():
 
 
 def variants(family: str) -> list[Variant]:
-    """Lists the named variants of a family ("reduce", ...): name, whether it runs on this machine's
+    """Lists the named variants of a family ("reduce", "histogram", ...): name, whether it runs on this machine's
     GPU, what it does, and whether its float results are run-to-run reproducible."""
     rows = _FAMILIES.get(family)
     if rows is None:

@@ -12,7 +12,7 @@ import sys
 
 from ._timing import gpu_info, torch_cuda
 
-FAMILIES = ("reduce", "scan")
+FAMILIES = ("reduce", "scan", "histogram")
 
 
 def main(argv=None) -> int:

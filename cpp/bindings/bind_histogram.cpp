@@ -1,0 +1,101 @@
+#include <string>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "gpuprims/histogram.hpp"
+#include "imported_array.hpp"
+#include "raise.hpp"
+
+namespace nb = nanobind;
+
+namespace gpuprims {
+
+namespace {
+
+Status parse_out_of_range(const std::string& name, OutOfRange* out) {
+  if (name == "raise") *out = OutOfRange::kRaise;
+  else if (name == "ignore") *out = OutOfRange::kIgnore;
+  else return value_error("bincount: argument 'out_of_range': expected 'raise' or 'ignore', got '" + name + "'");
+  return Status::ok();
+}
+
+}  // namespace
+
+void bind_histogram(nb::module_& m) {
+  m.def(
+      "histogram",
+      [](nb::handle x, nb::handle weights, nb::handle out, int64_t bins, double first, double last, double denom,
+         bool narrow, const char* algorithm, uintptr_t stream) {
+        const TensorView x_view = view_of(x, "histogram", "x"), out_view = view_of(out, "histogram", "out");
+        TensorView w_view;
+        if (!weights.is_none()) w_view = view_of(weights, "histogram", "weights");
+        HistogramAlgorithm algo;
+        throw_if_error(parse_histogram_algorithm(algorithm, &algo));
+        HistogramBinSpec spec;
+        spec.bins = bins;
+        spec.first = first;
+        spec.last = last;
+        spec.denom = denom;
+        spec.narrow = narrow;
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = histogram(x_view, weights.is_none() ? nullptr : &w_view, out_view, spec, algo,
+                             reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+      },
+      nb::arg("x"), nb::arg("weights").none(), nb::arg("out"), nb::arg("bins"), nb::arg("first"), nb::arg("last"),
+      nb::arg("denom"), nb::arg("narrow"), nb::arg("algorithm"), nb::arg("stream"),
+      "out = numpy.histogram counts (or weight sums) of x over equal bins, ordered on stream.");
+
+  m.def(
+      "bincount",
+      [](nb::handle x, nb::handle weights, nb::handle out, const std::string& out_of_range, const char* algorithm,
+         uintptr_t stream) {
+        const TensorView x_view = view_of(x, "bincount", "x"), out_view = view_of(out, "bincount", "out");
+        TensorView w_view;
+        if (!weights.is_none()) w_view = view_of(weights, "bincount", "weights");
+        HistogramAlgorithm algo;
+        throw_if_error(parse_histogram_algorithm(algorithm, &algo));
+        OutOfRange mode;
+        throw_if_error(parse_out_of_range(out_of_range, &mode));
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = bincount(x_view, weights.is_none() ? nullptr : &w_view, out_view, mode, algo,
+                            reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+      },
+      nb::arg("x"), nb::arg("weights").none(), nb::arg("out"), nb::arg("out_of_range"), nb::arg("algorithm"),
+      nb::arg("stream"), "out = numpy.bincount of x (length len(out)), ordered on stream.");
+
+  m.def(
+      "data_range",
+      [](nb::handle x, const char* op, uintptr_t stream) -> nb::object {
+        const TensorView x_view = view_of(x, op, "x");
+        DataRange range;
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = data_range(x_view, op, reinterpret_cast<cudaStream_t>(stream), &range);
+        }
+        throw_if_error(status);
+        if (range.is_integer) return nb::make_tuple(range.lo_int, range.hi_int);
+        return nb::make_tuple(range.lo, range.hi);
+      },
+      nb::arg("x"), nb::arg("op"), nb::arg("stream"),
+      "(min, max) of x read back to the host (ints for integer x); synchronizes the stream.");
+
+  m.def("histogram_variants", [] {
+    std::vector<std::tuple<std::string, std::string, bool>> rows;
+    for (const auto& v : histogram_variants()) rows.emplace_back(v.name, v.description, v.deterministic);
+    return rows;
+  }, "(name, description, deterministic) of every histogram variant.");
+}
+
+}  // namespace gpuprims

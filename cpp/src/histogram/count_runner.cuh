@@ -1,0 +1,64 @@
+#pragma once
+// The host driver of the counting variants: shared-memory sizing, grid sizing and the launch.
+#include <type_traits>
+
+#include "gpuprims/histogram/histogram_kernels.cuh"
+#include "gpuprims/util/math.cuh"
+#include "gpuprims/util/occupancy.cuh"
+#include "launch.hpp"
+#include "mapper_dispatch.hpp"
+
+namespace gpuprims {
+namespace histogram_detail {
+
+// kSharedHistogramBytes (launch.hpp) holds 32 lane-private copies of 376 bins, or 8 warp
+// sub-histograms of 1504 bins.
+// Blocks per SM beyond the resident count: one wave. Every block flushes its whole shared
+// histogram once, so more blocks cost more flushes; contiguous chunks keep one wave balanced.
+constexpr int kCountWaves = 1;
+// No block counts 2^31 samples: its 32-bit shared counters cannot overflow.
+constexpr int64_t kMaxSamplesPerBlock = int64_t(1) << 31;
+// Below this many samples per block a block is not worth its flush.
+constexpr int64_t kMinSamplesPerBlock = int64_t(kHistogramThreads) * 64;
+
+// How many shared-memory histograms a variant keeps for `bins` bins (0: count in global memory).
+inline int32_t shared_copies(Counting counting, int32_t bins) {
+  if (bins <= 0) return 0;  // bincount into an empty output: every sample is out of range
+  const int64_t fit = kSharedHistogramBytes / (int64_t(bins) * 4);
+  if (counting == Counting::kPrivatized) {
+    for (int32_t c = kWarpSize; c >= 1; c /= 2) {
+      if (c <= fit) return c;
+    }
+    return 0;
+  }
+  if (counting == Counting::kWarpAggregated) {
+    const int32_t warps = kHistogramThreads / kWarpSize;
+    return warps <= fit ? warps : (fit >= 1 ? 1 : 0);
+  }
+  return 0;
+}
+
+template <Counting kCounting>
+Status run_counting(const HistogramLaunch& l) {
+  if (l.layout.n == 0) return Status::ok();
+  return visit_mapper(l, [&](const auto& mapper) -> Status {
+    using Mapper = std::decay_t<decltype(mapper)>;
+    using T = typename Mapper::Sample;
+    const int32_t copies = shared_copies(kCounting, l.bins);
+    const size_t smem = size_t(copies) * size_t(l.bins) * 4;
+    auto kernel = count_kernel<kCounting, Mapper>;
+    const int resident = resident_blocks_per_sm(kernel, kHistogramThreads, smem);
+    int64_t blocks = min_of<int64_t>(int64_t(l.sm_count) * resident * kCountWaves,
+                                     ceil_div<int64_t>(l.layout.n, kMinSamplesPerBlock));
+    blocks = max_of<int64_t>(blocks, ceil_div<int64_t>(l.layout.n, kMaxSamplesPerBlock));
+    CountArgs<Mapper> args{static_cast<const T*>(l.x), l.layout, mapper,
+                           static_cast<unsigned long long*>(l.out), l.out_stride, l.bins, copies, l.dropped};
+    void* params[] = {&args};
+    GPUPRIMS_CUDA_CHECK(l.op, cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks)),
+                                               dim3(kHistogramThreads), params, smem, l.stream));
+    return check_launch(l.op, l.stream);
+  });
+}
+
+}  // namespace histogram_detail
+}  // namespace gpuprims

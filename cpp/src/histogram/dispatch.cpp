@@ -1,0 +1,269 @@
+// histogram() and bincount(): validation, layout, variant choice and the hand-off to a variant or
+// the CPU reference. Only bincount's OutOfRange::kRaise and data_range() synchronize.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "gpuprims/core/numeric.hpp"
+#include "gpuprims/core/stream.hpp"
+#include "gpuprims/histogram.hpp"
+#include "gpuprims/reduce.hpp"
+#include "launch.hpp"
+
+namespace gpuprims {
+
+using histogram_detail::HistogramLaunch;
+
+const std::vector<HistogramVariantInfo>& histogram_variants() {
+  static const std::vector<HistogramVariantInfo> variants = {
+      {HistogramAlgorithm::kGlobalAtomics, "global_atomics",
+       "one 64-bit global atomic per sample (16-byte loads): the baseline", true},
+      {HistogramAlgorithm::kSharedPrivatized, "shared_privatized",
+       "per-block shared-memory histogram of 32-bit counters, one copy per lane in its own bank (conflict-free "
+       "for any data), 16-byte loads, merged once into global memory; global atomics beyond 12032 bins", true},
+      {HistogramAlgorithm::kWarpAggregated, "warp_aggregated",
+       "__match_any_sync leader election: one atomic per distinct bin per warp instruction, into per-warp "
+       "shared sub-histograms (<= 1504 bins), one block histogram (<= 12032) or global memory", true},
+  };
+  return variants;
+}
+
+Status parse_histogram_algorithm(const std::string& name, HistogramAlgorithm* out) {
+  if (name == "auto") {
+    *out = HistogramAlgorithm::kAuto;
+    return Status::ok();
+  }
+  std::string names = "'auto'";
+  for (const auto& v : histogram_variants()) {
+    if (name == v.name) {
+      *out = v.algorithm;
+      return Status::ok();
+    }
+    names += std::string(", '") + v.name + "'";
+  }
+  return value_error("histogram: argument 'algorithm': expected one of " + names + ", got '" + name + "'");
+}
+
+namespace {
+
+bool is_sample_dtype(DType t, bool bincount) {
+  if (t == DType::kUInt64) return false;
+  return !bincount || !is_floating(t);
+}
+
+Status check_aligned(const TensorView& v, const char* op, const char* arg) {
+  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
+    return value_error(std::string(op) + ": argument '" + arg + "': expected an address aligned to its " +
+                       std::to_string(dtype_size(v.dtype)) + "-byte elements, got a misaligned one");
+  }
+  return Status::ok();
+}
+
+// Checks x, weights and out, and fills the launch's sample layout and output fields.
+Status prepare(const char* op, const TensorView& x, const TensorView* w, const TensorView& out, DType out_dtype,
+               HistogramLaunch* l) {
+  const bool bincount = std::strcmp(op, "bincount") == 0;
+  if (!is_sample_dtype(x.dtype, bincount)) {
+    return type_error(std::string(op) + ": argument 'x': expected " +
+                      (bincount ? "bool, int8, int16, int32, int64, uint8, uint16 or uint32"
+                                : "bool, int8..int64, uint8..uint32, float16, bfloat16, float32 or float64") +
+                      ", got " + dtype_name(x.dtype));
+  }
+  if (w != nullptr) {
+    if (w->dtype != DType::kFloat32 && w->dtype != DType::kFloat64) {
+      return type_error(std::string(op) + ": argument 'weights': expected float32 or float64, got " +
+                        dtype_name(w->dtype));
+    }
+    bool same = w->ndim == x.ndim;
+    for (int d = 0; same && d < x.ndim; ++d) same = w->shape[d] == x.shape[d];
+    if (!same) {
+      return value_error(std::string(op) + ": argument 'weights': expected the shape of x " + shape_string(x) +
+                         ", got " + shape_string(*w));
+    }
+    if (w->device != x.device) {
+      return value_error(std::string(op) + ": arguments 'x' and 'weights' must be on the same device, got " +
+                         device_name(x.device) + " and " + device_name(w->device));
+    }
+  }
+  if (out.device != x.device) {
+    return value_error(std::string(op) + ": arguments 'x' and 'out' must be on the same device, got x on " +
+                       device_name(x.device) + " and out on " + device_name(out.device));
+  }
+  if (out.readonly) return type_error(std::string(op) + ": argument 'out': expected a writable array, got a read-only one");
+  if (out.dtype != out_dtype) {
+    return type_error(std::string(op) + ": argument 'out': expected dtype " + dtype_name(out_dtype) + ", got " +
+                      dtype_name(out.dtype));
+  }
+  if (out.ndim != 1) {
+    return value_error(std::string(op) + ": argument 'out': expected a 1-D array, got shape " + shape_string(out));
+  }
+  if (out.shape[0] > 1 && out.strides[0] == 0) {
+    return value_error(std::string(op) + ": argument 'out': expected distinct elements, got a zero stride");
+  }
+  if (out.shape[0] > INT32_MAX) {
+    return value_error(std::string(op) + ": argument 'out': expected at most 2147483647 bins, got " +
+                       std::to_string(out.shape[0]));
+  }
+  l->op = op;
+  l->is_bincount = bincount;
+  l->x_dtype = x.dtype;
+  l->w_dtype = w ? w->dtype : DType::kFloat64;
+  GPUPRIMS_TRY(histogram_detail::make_sample_layout(x, w, op, &l->layout, &l->x, &l->w));
+  if (w == nullptr) l->w = nullptr;
+  l->bins = static_cast<int32_t>(out.shape[0]);
+  l->out = out.data;
+  l->out_stride = out.shape[0] > 1 ? out.strides[0] : 1;
+  l->dropped = nullptr;
+  if (x.device.kind == DeviceKind::kCPU) {
+    l->device = -1;
+    return Status::ok();
+  }
+  GPUPRIMS_TRY(check_context_alive(op));
+  GPUPRIMS_TRY(check_aligned(x, op, "x"));
+  if (w) GPUPRIMS_TRY(check_aligned(*w, op, "weights"));
+  GPUPRIMS_TRY(check_aligned(out, op, "out"));
+  l->device = x.device.id;
+  return Status::ok();
+}
+
+// "auto": the lane-private shared histogram whenever the bins fit in shared memory (its layout
+// makes it conflict-free for uniform and skewed data alike, so the data's skew need not be
+// measured); beyond that, counts live in global memory, where warp aggregation turns a hot bin's
+// 32 atomics per warp into one.
+HistogramAlgorithm choose_algorithm(const HistogramLaunch& l) {
+  return int64_t(l.bins) * 4 <= histogram_detail::kSharedHistogramBytes ? HistogramAlgorithm::kSharedPrivatized
+                                                                       : HistogramAlgorithm::kWarpAggregated;
+}
+
+Status run_counts(const HistogramLaunch& l, HistogramAlgorithm algorithm) {
+  using namespace histogram_detail;
+  if (algorithm == HistogramAlgorithm::kAuto) algorithm = choose_algorithm(l);
+  switch (algorithm) {
+    case HistogramAlgorithm::kGlobalAtomics: return count_global_atomics(l);
+    case HistogramAlgorithm::kWarpAggregated: return count_warp_aggregated(l);
+    case HistogramAlgorithm::kSharedPrivatized:
+    case HistogramAlgorithm::kAuto: break;
+  }
+  return count_shared_privatized(l);
+}
+
+// Zeroes the output and runs the counts (or weighted sums) on the launch's device.
+Status run_on_device(HistogramLaunch l, DType out_dtype, HistogramAlgorithm algorithm, cudaStream_t stream) {
+  using namespace histogram_detail;
+  DeviceGuard guard;
+  GPUPRIMS_TRY(guard.enter(l.device, l.op));
+  GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
+  l.stream = stream;
+  if (l.w == nullptr || out_dtype == DType::kFloat64) {
+    GPUPRIMS_TRY(zero_output(l.out, l.bins, l.out_stride, stream, l.op));
+    return l.w == nullptr ? run_counts(l, algorithm) : count_weighted(l);
+  }
+  // float32 sums: accumulate in float64 scratch, then round once into the output.
+  StreamScratch sums;
+  GPUPRIMS_TRY(sums.allocate(size_t(l.bins) * sizeof(double), l.device, stream, l.op));
+  void* const out = l.out;
+  const int64_t out_stride = l.out_stride;
+  l.out = sums.data();
+  l.out_stride = 1;
+  GPUPRIMS_TRY(zero_output(l.out, l.bins, 1, stream, l.op));
+  GPUPRIMS_TRY(count_weighted(l));
+  return narrow_sums(static_cast<const double*>(l.out), static_cast<float*>(out), l.bins, out_stride, stream, l.op);
+}
+
+}  // namespace
+
+Status histogram(const TensorView& x, const TensorView* weights, const TensorView& out, const HistogramBinSpec& spec,
+                 HistogramAlgorithm algorithm, cudaStream_t stream) {
+  HistogramLaunch l{};
+  const DType out_dtype = weights ? weights->dtype : DType::kInt64;
+  GPUPRIMS_TRY(prepare("histogram", x, weights, out, out_dtype, &l));
+  if (out.shape[0] != spec.bins) {
+    return value_error("histogram: argument 'out': expected shape (" + std::to_string(spec.bins) + ",), got " +
+                       shape_string(out));
+  }
+  GPUPRIMS_TRY(histogram_detail::make_bin_params(x.dtype, spec, &l.params));
+  if (l.device < 0) return histogram_detail::count_host(l);
+  return run_on_device(l, out_dtype, algorithm, stream);
+}
+
+Status bincount(const TensorView& x, const TensorView* weights, const TensorView& out, OutOfRange out_of_range,
+                HistogramAlgorithm algorithm, cudaStream_t stream) {
+  HistogramLaunch l{};
+  const DType out_dtype = weights ? DType::kFloat64 : DType::kInt64;
+  GPUPRIMS_TRY(prepare("bincount", x, weights, out, out_dtype, &l));
+  const bool count_dropped = out_of_range == OutOfRange::kRaise;
+  unsigned long long dropped = 0;
+  if (l.device < 0) {
+    if (count_dropped) l.dropped = &dropped;
+    GPUPRIMS_TRY(histogram_detail::count_host(l));
+  } else {
+    DeviceGuard guard;  // the counter's allocation, copy and synchronization use x's device
+    GPUPRIMS_TRY(guard.enter(l.device, "bincount"));
+    StreamScratch counter;
+    if (count_dropped) {
+      GPUPRIMS_TRY(counter.allocate(sizeof(unsigned long long), l.device, stream, "bincount"));
+      l.dropped = static_cast<unsigned long long*>(counter.data());
+      GPUPRIMS_CUDA_CHECK("bincount", cudaMemsetAsync(l.dropped, 0, sizeof(unsigned long long), stream));
+    }
+    GPUPRIMS_TRY(run_on_device(l, out_dtype, algorithm, stream));
+    if (count_dropped) {
+      // The one synchronization of out_of_range="raise": the caller asked to hear about dropped values.
+      GPUPRIMS_CUDA_CHECK("bincount", cudaMemcpyAsync(&dropped, l.dropped, sizeof(dropped), cudaMemcpyDeviceToHost, stream));
+      GPUPRIMS_CUDA_CHECK("bincount", cudaStreamSynchronize(stream));
+    }
+  }
+  if (dropped != 0) {
+    return value_error("bincount: argument 'x': " + std::to_string(dropped) + " values outside [0, " +
+                       std::to_string(l.bins) + ") for an output of length " + std::to_string(l.bins) +
+                       " (pass out_of_range='ignore' to drop them)");
+  }
+  return Status::ok();
+}
+
+Status data_range(const TensorView& x, const char* op, cudaStream_t stream, DataRange* range) {
+  alignas(8) unsigned char host[16] = {};
+  TensorView lo{}, hi{};
+  lo.dtype = hi.dtype = x.dtype;
+  lo.device = hi.device = x.device;
+  lo.ndim = hi.ndim = 0;
+  const bool on_gpu = x.device.kind == DeviceKind::kCUDA;
+  DeviceGuard guard;  // declared before the scratch: the scratch is freed on x's device
+  StreamScratch scratch;
+  if (on_gpu) {
+    GPUPRIMS_TRY(check_context_alive(op));
+    GPUPRIMS_TRY(guard.enter(x.device.id, op));
+    GPUPRIMS_TRY(scratch.allocate(16, x.device.id, stream, op));
+    lo.data = scratch.data();
+  } else {
+    lo.data = host;
+  }
+  hi.data = static_cast<char*>(lo.data) + 8;
+  ReduceOptions options;
+  options.op = ReduceOp::kMin;
+  GPUPRIMS_TRY(reduce(x, lo, options, stream));
+  options.op = ReduceOp::kMax;
+  GPUPRIMS_TRY(reduce(x, hi, options, stream));
+  if (on_gpu) {
+    GPUPRIMS_CUDA_CHECK(op, cudaMemcpyAsync(host, lo.data, 16, cudaMemcpyDeviceToHost, stream));
+    GPUPRIMS_CUDA_CHECK(op, cudaStreamSynchronize(stream));
+  }
+  return visit_dtype(x.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    T a, b;
+    std::memcpy(&a, host, sizeof(T));
+    std::memcpy(&b, host + 8, sizeof(T));
+    if constexpr (std::is_integral<T>::value) {
+      range->is_integer = true;
+      range->lo_int = static_cast<int64_t>(a);
+      range->hi_int = static_cast<int64_t>(b);
+    } else {
+      range->is_integer = false;
+      range->lo = cast_value<double>(a);
+      range->hi = cast_value<double>(b);
+    }
+    return Status::ok();
+  });
+}
+
+}  // namespace gpuprims

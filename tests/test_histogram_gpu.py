@@ -1,0 +1,273 @@
+"""histogram / bincount on the GPU: every variant and dtype against numpy and the CPU reference
+(itself checked against numpy bit for bit in test_histogram.py), edges, skew, layouts, weights,
+frameworks, streams, graphs, sizes beyond 2^32."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from conftest import Framework, cupy, framework_params, to_numpy, torch
+from test_histogram import VARIANTS, edge_samples, random_samples
+
+import gpuprims
+
+pytestmark = pytest.mark.gpu
+TORCH_CUDA = Framework("torch", "cuda")
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+          "float16", "bfloat16", "float32", "float64")
+SIZES = (0, 1, 15, 16, 17, 33, 4097, 2**20 + 7)
+ALGORITHMS = ("auto",) + VARIANTS
+
+
+def need(fw):
+    if not fw.available():
+        pytest.skip(f"{fw.name} is not installed with GPU support")
+
+
+def cuda(a: np.ndarray, dtype: str):
+    need(TORCH_CUDA)
+    return TORCH_CUDA.make(a, dtype)
+
+
+def samples(rng, n, dtype):
+    """numpy data for `dtype` (bfloat16 as float32 values, rounded when the tensor is made)."""
+    return random_samples(rng, n, "float32" if dtype == "bfloat16" else dtype)
+
+
+def check(x, bins, range_=None, weights=None, algorithm="auto"):
+    """GPU result (written into a poisoned out=) == CPU reference on the same data; returns it."""
+    wdtype = None if weights is None else weights.dtype
+    out_dtype = torch.int64 if weights is None else wdtype
+    out = torch.full((bins,), -7, dtype=out_dtype, device="cuda")
+    got = gpuprims.histogram(x, bins, range_, weights=weights, algorithm=algorithm, out=out)
+    assert got is out
+    expected = gpuprims.histogram(x.cpu(), bins, range_, weights=None if weights is None else weights.cpu())
+    if weights is None:
+        assert torch.equal(out.cpu(), expected), (algorithm, bins, range_)
+    else:
+        torch.testing.assert_close(out.cpu().double(), expected.double(), rtol=1e-5 if wdtype == torch.float32 else 1e-12,
+                                   atol=1e-5)
+    return out
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_variant_dtype_sizes(rng, algorithm, dtype):
+    for i, n in enumerate(SIZES):
+        a = samples(rng, n, dtype)
+        x = cuda(a, dtype)
+        # bfloat16 holds 8 significant bits: more bins over (-5, 40) would collapse edges (ValueError)
+        bins = ((1, 7, 16, 64) if dtype == "bfloat16" else (1, 7, 256, 1000))[i % 4]
+        got = check(x, bins, (-5, 40) if dtype != "bool" else (0, 2), algorithm=algorithm)
+        direct = dtype not in ("bfloat16", "bool") and n <= 4097  # numpy itself too (time budget)
+        if direct:
+            np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a, bins, (-5, 40))[0])
+        if n:
+            bins = min(bins, {"float16": 256, "bfloat16": 16}.get(dtype, bins))  # edges in E stay distinct
+            got = check(x, bins, None, algorithm=algorithm)  # numpy's data range (two reductions, one sync)
+            if direct:
+                np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a, bins)[0])
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64", "int16", "int64", "uint8", "int8"))
+def test_every_edge_and_its_neighbours(algorithm, dtype):
+    for bins, range_ in ((10, (0.1, 0.7)), (256, (-3.3, 5.1)), (97, (-100, 100)), (256, (0, 256))):
+        edges = np.histogram_bin_edges(np.zeros(0, dtype), bins, range_)
+        a = edge_samples(edges, dtype)
+        a = np.tile(a, 37)  # several vectors and blocks, every lane position
+        got = check(cuda(a, dtype), bins, range_, algorithm=algorithm)
+        np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a, bins, range_)[0])
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_bin_count_regimes(rng, algorithm):
+    # Shared copies shrink with the bin count (32 lanes' copies to 376 bins, fewer up to 12032, warp
+    # sub-histograms to 1504); beyond 12032 every variant counts in global memory.
+    a = rng.standard_normal(300_001).astype(np.float32)
+    x = cuda(a, "float32")
+    for bins in (375, 376, 377, 1503, 1504, 1505, 12032, 12033, 100_000):
+        got = check(x, bins, (-3, 3), algorithm=algorithm)
+        np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a, bins, (-3, 3))[0])
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_skewed_and_single_bin(rng, algorithm):
+    n = (1 << 22) + 5
+    for dtype, value in (("uint8", 200), ("float32", 0.3), ("int32", 7)):
+        a = np.full(n, value, dtype=dtype)
+        a[rng.integers(0, n, 1000)] = 1  # a few samples elsewhere
+        got = check(cuda(a, dtype), 256, (0, 256) if dtype != "float32" else (0, 1), algorithm=algorithm)
+        np.testing.assert_array_equal(got.cpu().numpy(),
+                                      np.histogram(a, 256, (0, 256) if dtype != "float32" else (0, 1))[0])
+    zipf = np.minimum(rng.zipf(1.3, 1 << 20), 255).astype(np.uint8)
+    got = check(cuda(zipf, "uint8"), 256, (0, 256), algorithm=algorithm)
+    np.testing.assert_array_equal(got.cpu().numpy(), np.bincount(zipf, minlength=256))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("dtype", ("uint8", "float16", "float32", "float64"))
+def test_strided_misaligned_negative_views(rng, algorithm, dtype):
+    a = samples(rng, 64 * 129, dtype).reshape(64, 129)
+    x = cuda(a, dtype)
+    views = (x[1:], x[:, 3:], x.t(), x.flip(0), x.flip(1)[::2], x[5, 1:], x[:1].expand(7, 129), x.reshape(-1)[3:])
+    for v in views:
+        got = check(v, 50, (-4, 100), algorithm=algorithm)
+        np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(v.cpu().numpy(), 50, (-4, 100))[0])
+
+
+def test_nan_inf_and_data_range_errors():
+    a = np.array([np.nan, np.inf, -np.inf, 0.0, 0.25, 1.0, 2.0] * 1000, np.float32)
+    for algorithm in ALGORITHMS:
+        got = check(cuda(a, "float32"), 4, (0, 1), algorithm=algorithm)
+        np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a, 4, (0, 1))[0])
+    with pytest.raises(ValueError, match="autodetected range"):
+        gpuprims.histogram(cuda(a, "float32"), 4)
+
+
+@pytest.mark.parametrize("wdtype", ("float32", "float64"))
+def test_weights(rng, wdtype):
+    a = rng.standard_normal(100_003).astype(np.float32)
+    w = rng.standard_normal(100_003).astype(wdtype)
+    x, wx = cuda(a, "float32"), cuda(w, wdtype)
+    for algorithm in ALGORITHMS:
+        got = check(x, 100, (-2, 2), weights=wx, algorithm=algorithm)
+        np.testing.assert_allclose(got.cpu().numpy(), np.histogram(a, 100, (-2, 2), weights=w.astype(np.float64))[0],
+                                   rtol=1e-5 if wdtype == "float32" else 1e-10, atol=1e-4)
+    m, wm = x[:99_900].view(333, 300).t(), wx[:99_900].view(333, 300).t()  # transposed, with their weights
+    check(m, 64, None, weights=wm)
+    check(x.to(torch.uint8), 16, (0, 4), weights=wx)
+
+
+def test_bincount(rng):
+    a = rng.integers(0, 256, (1 << 20) + 3).astype(np.uint8)
+    x = cuda(a, "uint8")
+    for algorithm in ALGORITHMS:
+        got = gpuprims.bincount(x, algorithm=algorithm)
+        assert torch.equal(got, torch.bincount(x))
+    b = rng.integers(0, 5000, 100_001).astype(np.int32)
+    xb = cuda(b, "int32")
+    for algorithm in ALGORITHMS:
+        assert torch.equal(gpuprims.bincount(xb, 6000, algorithm=algorithm), torch.bincount(xb, minlength=6000))
+    out = torch.full((100,), -1, dtype=torch.int64, device="cuda")
+    with pytest.raises(ValueError, match=r"values outside \[0, 100\)"):
+        gpuprims.bincount(xb, out=out)
+    gpuprims.bincount(xb, out=out, out_of_range="ignore")
+    assert torch.equal(out, torch.bincount(xb)[:100])
+    with pytest.raises(ValueError, match="expected non-negative values"):
+        gpuprims.bincount(cuda(np.array([1, -2, 3], np.int16), "int16"))
+    w = cuda(rng.standard_normal(100_001), "float64")
+    torch.testing.assert_close(gpuprims.bincount(xb, weights=w), torch.bincount(xb, weights=w))
+    with pytest.raises(ValueError, match=r"values outside \[0, 100\)"):
+        gpuprims.bincount(xb, weights=w, out=torch.zeros(100, dtype=torch.float64, device="cuda"))
+    assert gpuprims.bincount(cuda(np.zeros(0, np.int64), "int64"), 3).tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("fw", framework_params("cuda"))
+def test_frameworks(fw, rng):
+    need(fw)
+    a = rng.standard_normal(10_000).astype(np.float32)
+    x = fw.make(a)
+    got = gpuprims.histogram(x, 30, (-2, 2))
+    assert fw.is_native(got)
+    np.testing.assert_array_equal(to_numpy(got), np.histogram(a, 30, (-2, 2))[0])
+    b = rng.integers(0, 40, 10_000).astype(np.int32)
+    got = gpuprims.bincount(fw.make(b))
+    assert fw.is_native(got)
+    np.testing.assert_array_equal(to_numpy(got), np.bincount(b))
+
+
+def test_stream_respected_without_host_sync(rng):
+    """With range= and out= the call enqueues on the side stream and returns while it is still busy."""
+    need(TORCH_CUDA)
+    n = 1 << 24
+    x = torch.full((n,), float("nan"), device="cuda")
+    out = torch.full((8,), -1, dtype=torch.int64, device="cuda")
+    cnt = torch.full((300,), -1, dtype=torch.int64, device="cuda")
+    xi = torch.zeros(n, dtype=torch.int32, device="cuda")
+    gpuprims.histogram(x[:100], 8, (0, 1), out=out)  # first launches (lazy module loading) out of the timing
+    gpuprims.bincount(xi[:100], out=cnt, out_of_range="ignore")
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(500_000_000)
+        x.fill_(0.5)
+        xi.fill_(299)
+        t0 = time.perf_counter()
+        gpuprims.histogram(x, 8, (0, 1), out=out)
+        gpuprims.bincount(xi, out=cnt, out_of_range="ignore")
+        elapsed = time.perf_counter() - t0
+        busy = not side.query()
+    torch.cuda.synchronize()
+    assert busy and elapsed < 0.05, (busy, elapsed)
+    assert out.tolist() == [0, 0, 0, 0, n, 0, 0, 0]
+    assert cnt[299].item() == n and cnt[:299].sum().item() == 0
+
+
+@pytest.mark.skipif(cupy is None, reason="cupy is not installed")
+def test_cupy_stream(rng):
+    x = cupy.full((1 << 20,), np.nan, dtype=cupy.float32)
+    cupy.cuda.Device().synchronize()
+    with cupy.cuda.Stream(non_blocking=True) as s:
+        x[:] = 0.75
+        r = gpuprims.histogram(x, 4, (0, 1))
+    s.synchronize()
+    assert r.tolist() == [0, 0, 0, 1 << 20]
+
+
+def test_cuda_graph_capture(rng):
+    need(TORCH_CUDA)
+    x = torch.rand(1 << 20, device="cuda")
+    out = torch.empty(64, dtype=torch.int64, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        gpuprims.histogram(x, 64, (0, 1), out=out)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        gpuprims.histogram(x, 64, (0, 1), out=out)
+    x.copy_(torch.rand(1 << 20, device="cuda") ** 2)
+    g.replay()
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(out.cpu().numpy(), np.histogram(x.cpu().numpy(), 64, (0, 1))[0])
+
+
+@pytest.mark.big
+def test_2_32_samples_in_one_bin():
+    need(TORCH_CUDA)
+    n = 2**32
+    x = torch.full((n,), 77, dtype=torch.uint8, device="cuda")
+    for algorithm in ALGORITHMS:
+        got = gpuprims.histogram(x, 256, (0, 256), algorithm=algorithm)
+        assert got[77].item() == n and got.sum().item() == n, algorithm
+    assert gpuprims.bincount(x)[77].item() == n
+    strided = x.view(2**16, 2**16)[:, ::2]  # 2^31 samples through the strided path
+    assert gpuprims.histogram(strided, 4, (0, 256))[1].item() == 2**31
+    del x, strided
+    torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------------------------------------
+# the selection scripts/gpu_check.sh runs under compute-sanitizer (memcheck, racecheck)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_sanitize_small(rng, algorithm):
+    need(TORCH_CUDA)
+    for dtype in ("uint8", "int8", "int16", "float16", "bfloat16", "float32", "int64"):
+        for n in (0, 1, 17, 4097):
+            a = samples(rng, n, dtype)
+            x = cuda(a, dtype)
+            check(x, 7, (-5, 40), algorithm=algorithm)
+            check(x[1:], 40 if dtype == "bfloat16" else 300, (-5, 40), algorithm=algorithm)
+    x = cuda(rng.standard_normal(20_000).astype(np.float32), "float32")
+    check(x, 20_000, (-3, 3), algorithm=algorithm)  # global-memory counts
+    check(cuda(rng.integers(0, 256, 5000).astype(np.uint8), "uint8"), 376, (0, 256), algorithm=algorithm)
+    check(x.view(100, 200).t(), 33, (-3, 3), algorithm=algorithm)
+    check(x, 9, (-1, 1), weights=x, algorithm=algorithm)
+    xi = cuda(rng.integers(0, 120, 5000).astype(np.int32), "int32")
+    out = torch.empty(100, dtype=torch.int64, device="cuda")
+    gpuprims.bincount(xi, out=out, out_of_range="ignore", algorithm=algorithm)
+    assert torch.equal(out, torch.bincount(xi)[:100])
