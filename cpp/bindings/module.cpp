@@ -13,6 +13,7 @@ namespace nb = nanobind;
 
 namespace gpuprims {
 void bind_reduce(nb::module_& m);
+void bind_norms(nb::module_& m);
 }
 
 NB_MODULE(_C, m) {
@@ -22,6 +23,7 @@ NB_MODULE(_C, m) {
   bind_imported_array(m);
   bind_device_array(m);
   bind_reduce(m);
+  bind_norms(m);
 
   m.def("cuda_device_count", [] {
     int n = 0;

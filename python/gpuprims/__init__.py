@@ -2,6 +2,7 @@
 numpy, torch, CuPy, JAX and cuda.core arrays (anything with DLPack)."""
 from ._C import CudaError, CudaFatalError, DeviceArray
 from ._variants import Variant, variants
+from .nn import layer_norm, log_softmax, rms_norm, softmax
 from .reduce import max, min, prod, reduce, sum  # noqa: A004
 
 __version__ = "0.1.0"
@@ -9,4 +10,5 @@ __version__ = "0.1.0"
 __all__ = [
     "CudaError", "CudaFatalError", "DeviceArray", "Variant", "variants",
     "reduce", "sum", "prod", "min", "max",
+    "softmax", "log_softmax", "layer_norm", "rms_norm",
 ]
