@@ -41,14 +41,18 @@ def reference(op, a, axis=-1, weight=None, bias=None, eps=None):
         w = np.reshape(w, shape) if weight is not None else w
         b = 0.0 if bias is None else np.reshape(np.asarray(bias, np.float64), shape)
         n = x.shape[axis]
+        # In long double (x86: 64-bit mantissa, exponent to 1e4932): a reference more accurate than
+        # float64 kernels, and squares of values near 1e300 do not overflow.
+        xl = x.astype(np.longdouble)
         if op == "layer_norm":
-            mean = x.mean(axis=axis, keepdims=True) if n else np.zeros_like(x.sum(axis=axis, keepdims=True))
-            var = ((x - mean) ** 2).mean(axis=axis, keepdims=True) if n else np.full_like(mean, np.nan)
-            rstd = 1.0 / np.sqrt(var + eps)
-            return (x - mean) * rstd * w + b, mean, rstd
-        ms = (x * x).mean(axis=axis, keepdims=True) if n else np.full_like(x.sum(axis=axis, keepdims=True), np.nan)
-        rstd = 1.0 / np.sqrt(ms + eps)
-        return x * rstd * w, None, rstd
+            mean = xl.mean(axis=axis, keepdims=True) if n else np.zeros_like(xl.sum(axis=axis, keepdims=True))
+            var = ((xl - mean) ** 2).mean(axis=axis, keepdims=True) if n else np.full_like(mean, np.nan)
+            rstd = 1 / np.sqrt(var + eps)
+            y = (xl - mean) * rstd * w + b
+            return y.astype(np.float64), mean.astype(np.float64), rstd.astype(np.float64)
+        ms = (xl * xl).mean(axis=axis, keepdims=True) if n else np.full_like(xl.sum(axis=axis, keepdims=True), np.nan)
+        rstd = 1 / np.sqrt(ms + eps)
+        return (xl * rstd * w).astype(np.float64), None, rstd.astype(np.float64)
 
 
 def tolerance(op, dtype, a, ref, axis=-1, weight=None, bias=None):

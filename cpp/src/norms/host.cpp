@@ -46,14 +46,14 @@ Status host_run(const NormLaunch& l) {
       const long double d = (v[i] - f.shift) * f.inv_scale - mean_u;
       m2 += d * d;
     }
-    Acc mean, rstd;
-    norm_mean_rstd(mean_u, static_cast<Acc>(m2), n, f, p.eps, &mean, &rstd);
-    if (p.mean) static_cast<Acc*>(p.mean)[row] = mean;
+    Acc mean_rel, rstd;
+    norm_mean_rstd(mean_u, static_cast<Acc>(m2), n, f, p.eps, &mean_rel, &rstd);
+    if (p.mean) static_cast<Acc*>(p.mean)[row] = f.shift + mean_rel;
     if (p.rstd) static_cast<Acc*>(p.rstd)[row] = rstd;
     for (int64_t i = 0; i < n; ++i) {
       const Acc wi = w ? cast_value<Acc>(w[i * p.weight_stride]) : Acc(1);
       const Acc bi = b ? cast_value<Acc>(b[i * p.bias_stride]) : Acc(0);
-      yr[i * layout.y_elem_stride] = cast_value<T>((v[i] - mean) * rstd * wi + bi);
+      yr[i * layout.y_elem_stride] = cast_value<T>(((v[i] - f.shift) - mean_rel) * rstd * wi + bi);
     }
   }
   return Status::ok();

@@ -111,17 +111,22 @@ GPUPRIMS_HD Acc sqrt_of(Acc v) {
 #endif
 }
 
-// (mean, rstd) of a row of n elements from the mean and the sum of squared deviations of its u
-// values: mean = shift + mean_u * scale, and
-//   rstd = 1 / sqrt(var + eps) = inv_scale / sqrt(m2_u / n + eps * inv_scale^2),
-// in the statistics type (eps is applied in float32 for every dtype but float64), with correctly
-// rounded sqrt and reciprocal (not rsqrt's approximation). An empty row gives (shift, NaN).
+// (mean - shift, rstd) of a row of n elements from the mean and the sum of squared deviations of
+// its u values: mean - shift = mean_u * scale (kept relative: the output is computed as
+// ((x - shift) - (mean - shift)) * rstd, so a mean near 1234 rounded to float32 costs nothing),
+//   var = m2_u / n * scale^2,   rstd = 1 / sqrt(var + eps),
+// and where var overflows (rows near 1e30), rstd = inv_scale / sqrt(m2_u / n) (eps is negligible
+// there). eps is applied in float32 (float64 for float64); sqrt and reciprocal are correctly
+// rounded (not rsqrt's approximation). An empty row gives (0, NaN), as torch.
 template <class Acc>
-GPUPRIMS_HD void norm_mean_rstd(Acc mean_u, Acc m2_u, int64_t n, RowFrame<Acc> f, double eps, Acc* mean, Acc* rstd) {
-  *mean = f.shift + mean_u * f.scale;
-  const Acc e = static_cast<Acc>(eps);
-  const Acc inv_n = reciprocal_of(Acc(n));
-  *rstd = f.inv_scale * reciprocal_of(sqrt_of(m2_u * inv_n + e * f.inv_scale * f.inv_scale));
+GPUPRIMS_HD void norm_mean_rstd(Acc mean_u, Acc m2_u, int64_t n, RowFrame<Acc> f, double eps, Acc* mean_rel,
+                                Acc* rstd) {
+  *mean_rel = mean_u * f.scale;
+  const Acc var_u = m2_u * reciprocal_of(Acc(n));
+  const Acc var = var_u * f.scale * f.scale;
+  const bool overflow = var - var != Acc(0) && var_u - var_u == Acc(0);  // var is inf, var_u finite
+  *rstd = overflow ? f.inv_scale * reciprocal_of(sqrt_of(var_u))
+                   : reciprocal_of(sqrt_of(var + static_cast<Acc>(eps)));
 }
 
 // Mean of a sum of n >= 0 terms (0 for n = 0), by a reciprocal (see reciprocal_of).
@@ -144,6 +149,7 @@ struct RowStats {
 //   norm:    (x - mean) * rstd * weight + bias
 // Special values follow from IEEE arithmetic and match torch: an all -inf row has max -inf, so
 // x - max is NaN everywhere; a +inf or NaN anywhere makes the sum NaN, so the whole row is NaN.
+// Norm outputs are computed as ((x - shift) - mean_rel) * rstd * weight + bias (RowFrame).
 template <class Acc>
 GPUPRIMS_HD Acc softmax_out(Acc v, RowStats<Acc> s, Acc inv_sum_or_log_sum, bool log) {
   return log ? (v - s.a) - inv_sum_or_log_sum : exp_of(v - s.a) * inv_sum_or_log_sum;

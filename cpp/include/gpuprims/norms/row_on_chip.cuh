@@ -45,11 +45,11 @@ row_on_chip_kernel(NormParams p) {
     RowStats<Acc> stats = chunk_partial<kKind, Tile, Group>(tile, len, rank, frame, p.center, temp);
     if constexpr (kKind == RowKind::kNorm) {
       stats = norm_row_stats(stats, frame, len, p.eps);
-      if (rank == 0) write_row_stats(p, row, stats);
+      if (rank == 0) write_row_stats(p, row, stats, frame.shift);
     }
     tile.store(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector,
                static_cast<const T*>(p.weight), p.weight_stride, static_cast<const T*>(p.bias), p.bias_stride,
-               RowOutput<kKind, Acc>(stats, p.log));
+               RowOutput<kKind, Acc>(stats, frame.shift, p.log));
   }
 }
 
@@ -80,8 +80,8 @@ chunk_stats_kernel(NormParams p, RowStats<acc_t<T>>* partial) {
 }
 
 // Pass 2: one block per row folds the row's `chunks` partials (thread t takes chunks t, t + kThreads,
-// ... in order, then a fixed-shape block reduction: deterministic) into row_stats[row], and writes
-// the statistics outputs.
+// ... in order, then a fixed-shape block reduction: deterministic) into row_stats[row] (softmax:
+// (max, sum); norm: (mean - shift, rstd)), and writes the statistics outputs.
 //   softmax: M = max m_c, S = sum s_c * exp(m_c - M)   (chunks of -inf carry s_c = 0)
 //   norm:    mean = sum n_c mean_c / n, M2 = sum (M2_c + n_c (mean_c - mean)^2)   (Chan et al.),
 //            in the u values of the row's frame
@@ -118,8 +118,9 @@ row_combine_kernel(NormParams p, const RowStats<acc_t<T>>* partial, int64_t chun
       }
       m2 = Group::all(m2, SumOp{}, temp);
       const T* xr = static_cast<const T*>(p.x) + p.layout.x_row_offset(row);
-      out = norm_row_stats(RowStats<Acc>{mean, m2}, row_frame(xr, n, p.center), n, p.eps);
-      if (threadIdx.x == 0) write_row_stats(p, row, out);
+      const RowFrame<Acc> frame = row_frame(xr, n, p.center);
+      out = norm_row_stats(RowStats<Acc>{mean, m2}, frame, n, p.eps);
+      if (threadIdx.x == 0) write_row_stats(p, row, out, frame.shift);
     }
     if (threadIdx.x == 0) row_stats[row] = out;
   }
@@ -141,7 +142,8 @@ chunk_apply_kernel(NormParams p, const RowStats<acc_t<T>>* row_stats) {
   for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
     T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
-    const RowOutput<kKind, Acc> out(row_stats[row], p.log);
+    const Acc shift = kKind == RowKind::kNorm ? row_frame(xr, layout.row_len, p.center).shift : Acc(0);
+    const RowOutput<kKind, Acc> out(row_stats[row], shift, p.log);
     if constexpr (kVector) {
       Tile tile;
       tile.load(xr, 1, begin, len, threadIdx.x, true, tile_fill<kKind, Acc>());

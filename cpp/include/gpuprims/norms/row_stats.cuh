@@ -60,8 +60,7 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
   }
 }
 
-// Row statistics (mean, rstd) from a norm partial covering the whole row. An empty row has mean
-// 0 and rstd NaN (0 / 0), as torch's native_layer_norm.
+// Row statistics (mean - shift, rstd) from a norm partial covering the whole row (norm_mean_rstd).
 template <class Acc>
 __device__ __forceinline__ RowStats<Acc> norm_row_stats(RowStats<Acc> partial, RowFrame<Acc> frame, int64_t row_len,
                                                         double eps) {
@@ -70,29 +69,31 @@ __device__ __forceinline__ RowStats<Acc> norm_row_stats(RowStats<Acc> partial, R
   return s;
 }
 
-// The output of one element: see softmax_out in row_math.hpp, and (x - mean) * rstd * w + b.
+// The output of one element: softmax_out (row_math.hpp), or ((x - shift) - mean_rel) * rstd * w + b
+// with stats = (mean_rel, rstd).
 template <RowKind kKind, class Acc>
 struct RowOutput {
   RowStats<Acc> stats;
-  Acc scale;  // softmax: 1 / sum or log(sum)
+  Acc scale_or_shift;  // softmax: 1 / sum or log(sum); norm: the frame's shift
   bool log;
 
-  __device__ __forceinline__ RowOutput(RowStats<Acc> s, bool log_) : stats(s), scale(Acc(0)), log(log_) {
-    if constexpr (kKind == RowKind::kSoftmax) scale = softmax_scale(s, log_);
+  __device__ __forceinline__ RowOutput(RowStats<Acc> s, Acc shift, bool log_) : stats(s), log(log_) {
+    if constexpr (kKind == RowKind::kSoftmax) scale_or_shift = softmax_scale(s, log_);
+    else scale_or_shift = shift;
   }
   __device__ __forceinline__ Acc operator()(Acc v, Acc w, Acc b) const {
     if constexpr (kKind == RowKind::kSoftmax) {
-      return softmax_out(v, stats, scale, log);
+      return softmax_out(v, stats, scale_or_shift, log);
     } else {
-      return (v - stats.a) * stats.b * w + b;
+      return ((v - scale_or_shift) - stats.a) * stats.b * w + b;
     }
   }
 };
 
-// Writes the statistics outputs of one row (norm kind), from one thread.
+// Writes the statistics outputs of one row (norm kind), from one thread: mean = shift + mean_rel.
 template <class Acc>
-__device__ __forceinline__ void write_row_stats(const NormParams& p, int64_t row, RowStats<Acc> s) {
-  if (p.mean != nullptr) static_cast<Acc*>(p.mean)[row] = s.a;
+__device__ __forceinline__ void write_row_stats(const NormParams& p, int64_t row, RowStats<Acc> s, Acc shift) {
+  if (p.mean != nullptr) static_cast<Acc*>(p.mean)[row] = shift + s.a;
   if (p.rstd != nullptr) static_cast<Acc*>(p.rstd)[row] = s.b;
 }
 

@@ -10,6 +10,7 @@
 //   kWelford   (layer_norm): Welford (mean, M2) per thread; write       2 reads + 1 write
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "gpuprims/norms/norm_params.hpp"
 #include "gpuprims/norms/row_stats.cuh"
@@ -19,6 +20,19 @@ namespace gpuprims {
 namespace norms {
 
 constexpr int kStreamingThreads = 256;
+
+// 1 / count for Welford's per-element update: an approximate reciprocal refined by one Newton
+// step (within an ulp for integer counts below 2^24), inline. The correctly rounded float
+// reciprocal has a called slow path whose register saves show as spills in this loop.
+template <class Acc>
+__device__ __forceinline__ Acc count_reciprocal(Acc count) {
+  if constexpr (std::is_same<Acc, float>::value) {
+    const float r = __fdividef(1.0f, count);
+    return fmaf(r, fmaf(-count, r, 1.0f), r);
+  } else {
+    return reciprocal_of(count);
+  }
+}
 
 template <class T, RowKind kKind, NormAlgorithm kAlgorithm>
 __global__ void __launch_bounds__(kStreamingThreads)
@@ -33,6 +47,7 @@ row_streaming_kernel(NormParams p) {
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
     const auto at = [&](int64_t i) { return cast_value<Acc>(xr[i * xs]); };
     RowStats<Acc> stats;
+    Acc shift = Acc(0);
     if constexpr (kAlgorithm == NormAlgorithm::kThreePass) {
       Acc m = kNegInf;
       for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) m = nan_max(m, at(i));
@@ -68,27 +83,30 @@ row_streaming_kernel(NormParams p) {
         m2 += d * d;
       }
       stats = norm_row_stats(RowStats<Acc>{mean, Group::all(m2, SumOp{}, temp)}, f, n, p.eps);
+      shift = f.shift;
     } else {
       static_assert(kAlgorithm == NormAlgorithm::kWelford, "unknown streaming algorithm");
       // Welford per thread on u, then the threads' (count, mean, M2) merged in closed form.
       const RowFrame<Acc> f = row_frame(xr, n, p.center);
       Acc count = Acc(0), mean = Acc(0), m2 = Acc(0);
+#pragma unroll 1  // a loop-carried recurrence: unrolling only lengthens live ranges
       for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) {
         const Acc d = (at(i) - f.shift) * f.inv_scale;
         count += Acc(1);
         const Acc delta = d - mean;
-        mean += delta * reciprocal_of(count);
+        mean += delta * count_reciprocal(count);
         m2 += delta * (d - mean);
       }
       const Acc row_mean = mean_of(Group::all(count * mean, SumOp{}, temp), n);
       const Acc dm = mean - row_mean;
       const Acc row_m2 = Group::all(m2 + count * dm * dm, SumOp{}, temp);
       stats = norm_row_stats(RowStats<Acc>{row_mean, row_m2}, f, n, p.eps);
+      shift = f.shift;
     }
     if constexpr (kKind == RowKind::kNorm) {
-      if (threadIdx.x == 0) write_row_stats(p, row, stats);
+      if (threadIdx.x == 0) write_row_stats(p, row, stats, shift);
     }
-    const RowOutput<kKind, Acc> out(stats, p.log);
+    const RowOutput<kKind, Acc> out(stats, shift, p.log);
     const T* w = static_cast<const T*>(p.weight);
     const T* b = static_cast<const T*>(p.bias);
     T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
