@@ -86,6 +86,19 @@ def test_views_take_the_element_wise_path(rng, op, dtype):
         check(TORCH_CUDA, op, b, dtype, axis=axis, rng=rng)
 
 
+@pytest.mark.parametrize("op", OPS)
+def test_in_place(rng, op):
+    """out=x: every element is read before it is written, also across split_row's chunks."""
+    need(TORCH_CUDA)
+    for n in (300, 5120, 40000):
+        a = data(rng, (5, n), "float32") + 7.0  # an offset: the norm shift (x[row, 0]) matters
+        for algorithm in ("auto",) + variants(op):
+            x = torch.from_numpy(a).cuda()
+            assert run_op(op, x, out=x, algorithm=algorithm) is x
+            ref = reference(op, a)[0]
+            assert_close(x, ref, tolerance(op, "float32", a, ref), f"{algorithm} n={n}")
+
+
 @pytest.mark.skipif(cupy is None, reason="cupy is not installed")
 @pytest.mark.parametrize("op", OPS)
 def test_negative_strides(rng, op):

@@ -29,9 +29,11 @@ Status run(const NormLaunch& l) {
                        std::to_string(l.params.layout.row_len));
   }
   StreamScratch scratch;
-  GPUPRIMS_TRY(scratch.allocate(size_t(rows * chunks + rows) * sizeof(Stats), l.device, l.stream, op));
+  GPUPRIMS_TRY(scratch.allocate(size_t(rows * chunks + rows) * sizeof(Stats) + size_t(rows) * sizeof(Acc), l.device,
+                                l.stream, op));
   Stats* partial = static_cast<Stats*>(scratch.data());
   Stats* row_stats = partial + rows * chunks;
+  Acc* row_shift = reinterpret_cast<Acc*>(row_stats + rows);
   NormParams params = l.params;
   const dim3 chunk_grid(static_cast<unsigned>(chunks), static_cast<unsigned>(min_of<int64_t>(rows, 65535)));
 
@@ -44,11 +46,11 @@ Status run(const NormLaunch& l) {
   GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(stats_kernel, chunk_grid, dim3(kThreads), stats_args, 0, l.stream));
   GPUPRIMS_TRY(check_launch(op, l.stream));
   int64_t chunks_arg = chunks, chunk_len_arg = chunk_len;
-  void* combine_args[] = {&params, &partial, &chunks_arg, &chunk_len_arg, &row_stats};
+  void* combine_args[] = {&params, &partial, &chunks_arg, &chunk_len_arg, &row_stats, &row_shift};
   GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(reinterpret_cast<const void*>(&row_combine_kernel<T, kKind, kThreads>),
                                            dim3(grid_for(rows)), dim3(kThreads), combine_args, 0, l.stream));
   GPUPRIMS_TRY(check_launch(op, l.stream));
-  void* apply_args[] = {&params, &row_stats};
+  void* apply_args[] = {&params, &row_stats, &row_shift};
   GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(apply_kernel, chunk_grid, dim3(kThreads), apply_args, 0, l.stream));
   return check_launch(op, l.stream);
 }

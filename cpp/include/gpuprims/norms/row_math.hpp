@@ -89,13 +89,21 @@ GPUPRIMS_HD RowFrame<Acc> make_row_frame(Acc first, bool center) {
   }
 }
 
-// 1 / v correctly rounded, without the called subroutine (and its register spills) of a general
-// double division on the GPU.
+// 1 / v without a called subroutine (whose register saves show as spills on the GPU): for float,
+// the hardware reciprocal approximation refined by one Newton step (within an ulp), with 0 and inf
+// handled exactly; for double, the correctly rounded __drcp_rn. The host divides.
 template <class Acc>
 GPUPRIMS_HD Acc reciprocal_of(Acc v) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (std::is_same<Acc, float>::value) return __frcp_rn(v);
-  else return __drcp_rn(v);
+  if constexpr (std::is_same<Acc, float>::value) {
+    const float r = __fdividef(1.0f, v);
+    const float refined = fmaf(r, fmaf(-v, r, 1.0f), r);
+    if (v == 0.0f) return copysignf(__int_as_float(0x7f800000), v);
+    if (fabsf(v) == __int_as_float(0x7f800000)) return copysignf(0.0f, v);
+    return refined;
+  } else {
+    return __drcp_rn(v);
+  }
 #else
   return Acc(1) / v;
 #endif
@@ -111,13 +119,32 @@ GPUPRIMS_HD Acc sqrt_of(Acc v) {
 #endif
 }
 
+// 1 / sqrt(v) without called subroutines: for float, the hardware rsqrt refined by one Newton step
+// (within an ulp), 0 and inf handled exactly; for double, __drcp_rn of the correctly rounded sqrt.
+template <class Acc>
+GPUPRIMS_HD Acc rsqrt_of(Acc v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same<Acc, float>::value) {
+    const float r = rsqrtf(v);
+    const float refined = r * fmaf(-0.5f * v * r, r, 1.5f);
+    if (v == 0.0f) return copysignf(__int_as_float(0x7f800000), v);
+    if (v == __int_as_float(0x7f800000)) return 0.0f;
+    return refined;
+  } else {
+    return reciprocal_of(sqrt_of(v));
+  }
+#else
+  return Acc(1) / std::sqrt(v);
+#endif
+}
+
 // (mean - shift, rstd) of a row of n elements from the mean and the sum of squared deviations of
 // its u values: mean - shift = mean_u * scale (kept relative: the output is computed as
 // ((x - shift) - (mean - shift)) * rstd, so a mean near 1234 rounded to float32 costs nothing),
 //   var = m2_u / n * scale^2,   rstd = 1 / sqrt(var + eps),
 // and where var overflows (rows near 1e30), rstd = inv_scale / sqrt(m2_u / n) (eps is negligible
-// there). eps is applied in float32 (float64 for float64); sqrt and reciprocal are correctly
-// rounded (not rsqrt's approximation). An empty row gives (0, NaN), as torch.
+// there). eps is applied in float32 (float64 for float64); 1 / sqrt within an ulp (rsqrt_of). An
+// empty row gives (0, NaN), as torch.
 template <class Acc>
 GPUPRIMS_HD void norm_mean_rstd(Acc mean_u, Acc m2_u, int64_t n, RowFrame<Acc> f, double eps, Acc* mean_rel,
                                 Acc* rstd) {
@@ -125,8 +152,7 @@ GPUPRIMS_HD void norm_mean_rstd(Acc mean_u, Acc m2_u, int64_t n, RowFrame<Acc> f
   const Acc var_u = m2_u * reciprocal_of(Acc(n));
   const Acc var = var_u * f.scale * f.scale;
   const bool overflow = var - var != Acc(0) && var_u - var_u == Acc(0);  // var is inf, var_u finite
-  *rstd = overflow ? f.inv_scale * reciprocal_of(sqrt_of(var_u))
-                   : reciprocal_of(sqrt_of(var + static_cast<Acc>(eps)));
+  *rstd = overflow ? f.inv_scale * rsqrt_of(var_u) : rsqrt_of(var + static_cast<Acc>(eps));
 }
 
 // Mean of a sum of n >= 0 terms (0 for n = 0), by a reciprocal (see reciprocal_of).

@@ -81,14 +81,14 @@ chunk_stats_kernel(NormParams p, RowStats<acc_t<T>>* partial) {
 
 // Pass 2: one block per row folds the row's `chunks` partials (thread t takes chunks t, t + kThreads,
 // ... in order, then a fixed-shape block reduction: deterministic) into row_stats[row] (softmax:
-// (max, sum); norm: (mean - shift, rstd)), and writes the statistics outputs.
+// (max, sum); norm: (mean - shift, rstd) and row_shift[row]), and writes the statistics outputs.
 //   softmax: M = max m_c, S = sum s_c * exp(m_c - M)   (chunks of -inf carry s_c = 0)
 //   norm:    mean = sum n_c mean_c / n, M2 = sum (M2_c + n_c (mean_c - mean)^2)   (Chan et al.),
 //            in the u values of the row's frame
 template <class T, RowKind kKind, int kThreads>
 __global__ void __launch_bounds__(kThreads)
 row_combine_kernel(NormParams p, const RowStats<acc_t<T>>* partial, int64_t chunks, int64_t chunk_len,
-                   RowStats<acc_t<T>>* row_stats) {
+                   RowStats<acc_t<T>>* row_stats, acc_t<T>* row_shift) {
   using Acc = acc_t<T>;
   using Group = RowGroup<Acc, kThreads>;
   __shared__ typename Group::TempStorage temp;
@@ -107,7 +107,7 @@ row_combine_kernel(NormParams p, const RowStats<acc_t<T>>* partial, int64_t chun
       s = Group::all(s, SumOp{}, temp);
       out = {m, s};
     } else {
-      const auto count = [&](int64_t c) { return Acc(min_of<int64_t>(chunk_len, n - c * chunk_len)); };
+      const auto count = [=](int64_t c) { return Acc(min_of<int64_t>(chunk_len, n - c * chunk_len)); };
       Acc total = Acc(0);
       for (int64_t c = threadIdx.x; c < chunks; c += kThreads) total += count(c) * part[c].a;
       const Acc mean = mean_of(Group::all(total, SumOp{}, temp), n);
@@ -120,7 +120,10 @@ row_combine_kernel(NormParams p, const RowStats<acc_t<T>>* partial, int64_t chun
       const T* xr = static_cast<const T*>(p.x) + p.layout.x_row_offset(row);
       const RowFrame<Acc> frame = row_frame(xr, n, p.center);
       out = norm_row_stats(RowStats<Acc>{mean, m2}, frame, n, p.eps);
-      if (threadIdx.x == 0) write_row_stats(p, row, out, frame.shift);
+      if (threadIdx.x == 0) {
+        write_row_stats(p, row, out, frame.shift);
+        row_shift[row] = frame.shift;
+      }
     }
     if (threadIdx.x == 0) row_stats[row] = out;
   }
@@ -129,9 +132,10 @@ row_combine_kernel(NormParams p, const RowStats<acc_t<T>>* partial, int64_t chun
 // Pass 3: reload the chunk and write it with the row's statistics. Nothing is reduced here, so the
 // element-wise path streams element by element instead of filling a tile (which, with no reduction
 // to separate loads from stores, the compiler would schedule into hundreds of live registers).
+// The shift comes from pass 2, not from x: with out= x, chunk 0 of the row may already be written.
 template <class T, RowKind kKind, int kThreads, int kVecs, bool kVector>
 __global__ void __launch_bounds__(kThreads)
-chunk_apply_kernel(NormParams p, const RowStats<acc_t<T>>* row_stats) {
+chunk_apply_kernel(NormParams p, const RowStats<acc_t<T>>* row_stats, const acc_t<T>* row_shift) {
   using Tile = RowTile<T, kThreads, kVecs>;
   using Acc = typename Tile::Acc;
   const RowLayout& layout = p.layout;
@@ -142,7 +146,7 @@ chunk_apply_kernel(NormParams p, const RowStats<acc_t<T>>* row_stats) {
   for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
     T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
-    const Acc shift = kKind == RowKind::kNorm ? row_frame(xr, layout.row_len, p.center).shift : Acc(0);
+    const Acc shift = kKind == RowKind::kNorm ? row_shift[row] : Acc(0);
     const RowOutput<kKind, Acc> out(row_stats[row], shift, p.log);
     if constexpr (kVector) {
       Tile tile;

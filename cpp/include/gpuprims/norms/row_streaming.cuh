@@ -10,7 +10,6 @@
 //   kWelford   (layer_norm): Welford (mean, M2) per thread; write       2 reads + 1 write
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 
 #include "gpuprims/norms/norm_params.hpp"
 #include "gpuprims/norms/row_stats.cuh"
@@ -20,19 +19,6 @@ namespace gpuprims {
 namespace norms {
 
 constexpr int kStreamingThreads = 256;
-
-// 1 / count for Welford's per-element update: an approximate reciprocal refined by one Newton
-// step (within an ulp for integer counts below 2^24), inline. The correctly rounded float
-// reciprocal has a called slow path whose register saves show as spills in this loop.
-template <class Acc>
-__device__ __forceinline__ Acc count_reciprocal(Acc count) {
-  if constexpr (std::is_same<Acc, float>::value) {
-    const float r = __fdividef(1.0f, count);
-    return fmaf(r, fmaf(-count, r, 1.0f), r);
-  } else {
-    return reciprocal_of(count);
-  }
-}
 
 template <class T, RowKind kKind, NormAlgorithm kAlgorithm>
 __global__ void __launch_bounds__(kStreamingThreads)
@@ -45,7 +31,7 @@ row_streaming_kernel(NormParams p) {
   const int64_t n = layout.row_len, xs = layout.x_elem_stride;
   for (int64_t row = blockIdx.x; row < layout.num_rows; row += gridDim.x) {
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
-    const auto at = [&](int64_t i) { return cast_value<Acc>(xr[i * xs]); };
+    const auto at = [=](int64_t i) { return cast_value<Acc>(xr[i * xs]); };
     RowStats<Acc> stats;
     Acc shift = Acc(0);
     if constexpr (kAlgorithm == NormAlgorithm::kThreePass) {
@@ -94,7 +80,7 @@ row_streaming_kernel(NormParams p) {
         const Acc d = (at(i) - f.shift) * f.inv_scale;
         count += Acc(1);
         const Acc delta = d - mean;
-        mean += delta * count_reciprocal(count);
+        mean += delta * reciprocal_of(count);
         m2 += delta * (d - mean);
       }
       const Acc row_mean = mean_of(Group::all(count * mean, SumOp{}, temp), n);
@@ -110,6 +96,7 @@ row_streaming_kernel(NormParams p) {
     const T* w = static_cast<const T*>(p.weight);
     const T* b = static_cast<const T*>(p.bias);
     T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
+#pragma unroll 1  // (ptxas's own unrolling of this loop spilled a few bytes in the 16-bit norm kernels)
     for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) {
       const Acc wi = w ? cast_value<Acc>(w[i * p.weight_stride]) : Acc(1);
       const Acc bi = b ? cast_value<Acc>(b[i * p.bias_stride]) : Acc(0);
