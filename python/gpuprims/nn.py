@@ -77,8 +77,7 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
     return y, _interop.result(xin, rstd[0])
 
 
-_COMMON_DOC = """
-    algorithm : str
+_COMMON_DOC = """algorithm : str
         "auto" or a variant name from ``gpuprims.variants("{op}")``. Every variant computes the
         same function; all are run-to-run deterministic (no atomics).
     out : array, optional
@@ -89,6 +88,7 @@ _COMMON_DOC = """
         Launch stream; None means the input framework's current stream (torch, CuPy), else the
         default stream. The call never synchronizes the host and allocates no device memory except
         the result (the split-row path takes stream-ordered scratch from gpuprims' pool).
+
 """
 
 
@@ -110,8 +110,8 @@ def softmax(x, axis=-1, *, algorithm="auto", out=None, stream=None):
 
     Notes
     -----
-    Accuracy: max and sum in float32 (float64 for float64 inputs), exp correctly rounded to a few
-    ulp; the result is rounded once to x's dtype. Special values as torch: a row of only -inf gives
+    Accuracy: max and sum in float32 (float64 for float64 inputs), exp and the reciprocal of the
+    sum within a few ulp; the result is rounded once to x's dtype. Special values as torch: a row of only -inf gives
     NaN; a +inf or a NaN anywhere in a row makes the whole row NaN. Large finite values (fp16
     1e4) are exact to softmax since the max is subtracted first.
     """
@@ -171,5 +171,5 @@ def rms_norm(x, weight=None, eps=1e-6, *, axis=-1, return_stats=False, algorithm
 
 
 for _f in (softmax, layer_norm):
-    _f.__doc__ = _f.__doc__.replace("    {common}\n", _COMMON_DOC.format(op=_f.__name__))
+    _f.__doc__ = _f.__doc__.replace("{common}\n", _COMMON_DOC.format(op=_f.__name__))
 del _f
