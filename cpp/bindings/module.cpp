@@ -14,6 +14,7 @@ namespace nb = nanobind;
 namespace gpuprims {
 void bind_reduce(nb::module_& m);
 void bind_norms(nb::module_& m);
+void bind_scan(nb::module_& m);
 }
 
 NB_MODULE(_C, m) {
@@ -24,6 +25,7 @@ NB_MODULE(_C, m) {
   bind_device_array(m);
   bind_reduce(m);
   bind_norms(m);
+  bind_scan(m);
 
   m.def("cuda_device_count", [] {
     int n = 0;

@@ -7,18 +7,22 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "bind_check.hpp"
 #include "cub_ref.hpp"
 
 namespace nb = nanobind;
+using gpuprims::cub_ref::check;
 
-namespace {
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) throw std::runtime_error(std::string("cub_ref.") + what + ": " + cudaGetErrorString(err));
-}
-}  // namespace
+namespace gpuprims {
+namespace cub_ref {
+// One per family's peers (bind_<family>.cpp).
+void bind_cub_scan(nb::module_& m);
+}  // namespace cub_ref
+}  // namespace gpuprims
 
 NB_MODULE(_cub_ref, m) {
   m.doc() = "CUB reference implementations (benchmarks and tests only)";
+  gpuprims::cub_ref::bind_cub_scan(m);
   m.def("launch_probe", &gpuprims::cub_ref::launch_probe, nb::arg("iters") = 20000,
         "Host ns per call of the CUDA runtime calls on a launch path.");
   m.def("reduce_sum_temp_bytes", [](const std::string& dtype, int64_t n) {

@@ -17,6 +17,16 @@ namespace cub_ref {
 cudaError_t reduce_sum(const std::string& dtype, const void* in, void* out, int64_t n, void* temp,
                        size_t* temp_bytes, cudaStream_t stream);
 
+// cub::DeviceScan::InclusiveSum over `n` items of "int32" or "float32" (same type out).
+cudaError_t inclusive_sum(const std::string& dtype, const void* in, void* out, int64_t n, void* temp,
+                          size_t* temp_bytes, cudaStream_t stream);
+// cub::DeviceSelect::Flagged: float32 values, bool flags, int64 count.
+cudaError_t select_flagged_f32(const void* in, const void* flags, void* out, void* count, int64_t n, void* temp,
+                               size_t* temp_bytes, cudaStream_t stream);
+// cub::DeviceSegmentedReduce::Sum: float32 values, int64 CSR offsets (segments + 1).
+cudaError_t segmented_sum_f32(const void* in, void* out, int64_t segments, const void* offsets, void* temp,
+                              size_t* temp_bytes, cudaStream_t stream);
+
 // Host nanoseconds per call of the runtime calls a launch path makes (driver cost, no Python).
 std::vector<std::pair<std::string, double>> launch_probe(int iters);
 

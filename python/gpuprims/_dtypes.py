@@ -41,11 +41,11 @@ def dtype_name(dtype, op: str, arg: str = "dtype") -> str:
     return name
 
 
-def reduce_result_dtype(op: str, x_dtype: str, dtype) -> str:
+def reduce_result_dtype(op: str, x_dtype: str, dtype, family: str = "reduce") -> str:
     """numpy's rule: sums and products of bool/integers are int64 (uint64 for unsigned); floats and
     min/max keep the input's dtype; `dtype=` overrides."""
     if dtype is not None:
-        return dtype_name(dtype, "reduce")
+        return dtype_name(dtype, family)
     if op in ("sum", "prod"):
         if x_dtype in _UNSIGNED:
             return "uint64"

@@ -17,7 +17,7 @@ class Variant(NamedTuple):
     reason: str  # why it is not available, "" when it is
 
 
-_FAMILIES = {"reduce": _C.reduce_variants}
+_FAMILIES = {"reduce": _C.reduce_variants, "scan": _C.scan_variants}
 _FAMILIES.update({op: functools.partial(_C.norm_variants, op) for op in ("softmax", "log_softmax", "layer_norm",
                                                                           "rms_norm")})
 

@@ -12,7 +12,7 @@ import sys
 
 from ._timing import gpu_info, torch_cuda
 
-FAMILIES = ("reduce", "norms")
+FAMILIES = ("reduce", "scan", "norms")
 
 
 def main(argv=None) -> int:

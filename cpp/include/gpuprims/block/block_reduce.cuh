@@ -40,7 +40,7 @@ struct BlockReduce {
     v = temp.warp_partials[lane < kWarps ? lane : 0];
 #pragma unroll
     for (int mask = kWarps / 2; mask > 0; mask >>= 1) v = op(v, shfl_xor(v, mask));
-    v = __shfl_sync(0xffffffffu, v, 0);  // lane 0 combined exactly the kWarps partials (see above)
+    v = shfl_idx(v, 0);                  // lane 0 combined exactly the kWarps partials (see above)
     __syncthreads();                     // every warp has read temp before anyone rewrites it
     return v;
   }

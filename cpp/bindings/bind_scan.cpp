@@ -1,0 +1,98 @@
+#include <string>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "gpuprims/scan.hpp"
+#include "imported_array.hpp"
+#include "raise.hpp"
+
+namespace nb = nanobind;
+
+namespace gpuprims {
+
+void bind_scan(nb::module_& m) {
+  m.def(
+      "scan",
+      [](nb::handle x, nb::handle out, const char* op, int axis, bool exclusive, bool deterministic,
+         const char* algorithm, uintptr_t stream) {
+        const TensorView in_view = view_of(x, "scan", "x"), out_view = view_of(out, "scan", "out");
+        ScanOptions options;
+        throw_if_error(parse_reduce_op(op, &options.op));
+        throw_if_error(parse_scan_algorithm(algorithm, &options.algorithm));
+        options.axis = axis;
+        options.exclusive = exclusive;
+        options.deterministic = deterministic;
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = scan(in_view, out_view, options, reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+      },
+      nb::arg("x"), nb::arg("out"), nb::arg("op"), nb::arg("axis"), nb::arg("exclusive"), nb::arg("deterministic"),
+      nb::arg("algorithm"), nb::arg("stream"),
+      "out = scan(x) with op 'sum' | 'prod' | 'min' | 'max' along axis, ordered on stream.");
+
+  m.def(
+      "compact",
+      [](nb::handle x, nb::handle mask, nb::handle out, nb::handle count, uintptr_t stream) {
+        const bool indices = x.is_none();
+        TensorView values_view;
+        if (!indices) values_view = view_of(x, "compact", "x");
+        const TensorView mask_view = view_of(mask, "compact", "mask"), out_view = view_of(out, "compact", "out"),
+                         count_view = view_of(count, "compact", "count");
+        const CompactArgs args{indices ? nullptr : &values_view, &mask_view, &out_view, &count_view};
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = compact(args, reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+      },
+      nb::arg("x").none(), nb::arg("mask"), nb::arg("out"), nb::arg("count"), nb::arg("stream"),
+      "out[:count] = x[mask] (or the indices of mask's true elements when x is None), ordered on stream.");
+
+  m.def(
+      "count_true",
+      [](nb::handle mask, uintptr_t stream) {
+        const TensorView mask_view = view_of(mask, "compact", "mask");
+        int64_t count = 0;
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = count_true(mask_view, &count, reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+        return count;
+      },
+      nb::arg("mask"), nb::arg("stream"), "Number of true elements; synchronizes the stream.");
+
+  m.def(
+      "segmented_reduce",
+      [](nb::handle x, nb::handle offsets, nb::handle out, const char* op, uintptr_t stream) {
+        const TensorView in_view = view_of(x, "segmented_reduce", "x"),
+                         offsets_view = view_of(offsets, "segmented_reduce", "offsets"),
+                         out_view = view_of(out, "segmented_reduce", "out");
+        ReduceOp reduce_op;
+        throw_if_error(parse_reduce_op(op, &reduce_op));
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = segmented_reduce(in_view, offsets_view, out_view, reduce_op, reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+      },
+      nb::arg("x"), nb::arg("offsets"), nb::arg("out"), nb::arg("op"), nb::arg("stream"),
+      "out[s] = op over x[offsets[s]:offsets[s+1]], ordered on stream.");
+
+  m.def("scan_variants", [] {
+    std::vector<std::tuple<std::string, std::string, bool>> rows;
+    for (const auto& v : scan_variants()) rows.emplace_back(v.name, v.description, v.deterministic);
+    return rows;
+  }, "(name, description, deterministic) of every scan variant.");
+}
+
+}  // namespace gpuprims

@@ -1,0 +1,131 @@
+#pragma once
+// The single-pass scan: decoupled look-back (Merrill & Garland, 2016).
+//
+// Each block takes a tile id from a global counter, scans its tile in registers (StripedTile),
+// publishes the tile's aggregate, looks back over the status words of earlier tiles of its row for
+// the exclusive prefix, publishes its inclusive prefix and stores the tile.
+//
+// Forward progress: ids come from the counter in the order blocks start, never from blockIdx, so a
+// tile only ever waits for smaller ids, each held by a block that is already running and waits on
+// smaller ids only: the chain always advances. (Measured and dropped: persistent blocks that fetch
+// their next tile during the look-back. A prefetched tile publishes its aggregate only after the
+// block's current look-back, so successors wait a whole look-back per tile: 4x slower on H200.)
+//
+// Memory ordering of the status words: tile_status.cuh.
+#include <cstdint>
+
+#include "gpuprims/scan/scan_layout.hpp"
+#include "gpuprims/scan/striped_tile.cuh"
+#include "gpuprims/scan/tile_status.cuh"
+#include "gpuprims/warp/warp_reduce.cuh"
+
+namespace gpuprims {
+namespace scan_detail {
+
+constexpr int kLookbackThreads = 256;
+constexpr int kLookbackPerLane = 4;  // predecessors each lane inspects per step: 128 tiles per step
+
+// The exclusive prefix of `tile` (warp 0; every lane gets it) from a TileStatus-like `status`
+// (publish/read of (flag, Acc)): walks back 128 tiles per step,
+// combining aggregates until the nearest inclusive prefix, which ends the walk. Tiles before the
+// row's first count as an inclusive identity.
+template <class Acc, class Op, class Status>
+__device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_tile, int lane) {
+  const ScanOperator<Op> op;
+  const Acc identity = ScanOperator<Op>::template identity<Acc>();
+  Acc prefix = identity;
+  for (int64_t end = tile;; end -= kWarpSize * kLookbackPerLane) {
+    TileFlag flag[kLookbackPerLane];
+    Acc value[kLookbackPerLane];
+#pragma unroll
+    for (int j = 0; j < kLookbackPerLane; ++j) {  // group j = 3 is nearest to the tile
+      const int64_t predecessor = end - (kLookbackPerLane - j) * kWarpSize + lane;
+      flag[j] = kTileInclusive;
+      value[j] = identity;
+      if (predecessor >= row_first_tile) {
+        while ((flag[j] = status.read(predecessor, &value[j])) == kTileInvalid) {
+        }
+      }
+    }
+    // The nearest inclusive predecessor: everything before it is already inside its prefix.
+    int nearest_group = -1, nearest_lane = 0;
+#pragma unroll
+    for (int j = 0; j < kLookbackPerLane; ++j) {
+      const unsigned inclusive = __ballot_sync(0xffffffffu, flag[j] == kTileInclusive);
+      if (inclusive) {
+        nearest_group = j;
+        nearest_lane = kWarpSize - 1 - __clz(inclusive);
+      }
+    }
+    Acc mine = identity;
+#pragma unroll
+    for (int j = 0; j < kLookbackPerLane; ++j) {
+      const bool counted = j > nearest_group || (j == nearest_group && lane >= nearest_lane);
+      if (counted) mine = op(mine, value[j]);
+    }
+    prefix = op(warp_reduce(mine, op), prefix);
+    if (nearest_group >= 0) return prefix;
+  }
+}
+
+// Items per thread: 32 where items and accumulators are at most 4 bytes (a 32 KB tile of int32 or
+// float32), else 16. Larger tiles mean fewer tiles in flight, so the look-back walks fewer
+// predecessors to reach an inclusive prefix, and each tile's fixed costs (the counter, the block
+// barriers, the walk) are spread over more bytes.
+template <class In, class Out>
+constexpr int lookback_items() {
+  return sizeof(storage_t<In>) <= 4 && sizeof(scan_acc_t<Out>) <= 4 && sizeof(Out) <= 4 ? 32 : 16;
+}
+
+template <class In, class Out, class Op>
+using LookbackTile = StripedTile<In, Out, Op, kLookbackThreads, lookback_items<In, Out>()>;
+
+template <class In, class Out, class Op>
+__global__ void __launch_bounds__(kLookbackThreads)
+lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
+                     int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
+                     bool exclusive, bool vector_ok) {
+  using Tile = LookbackTile<In, Out, Op>;
+  using Acc = typename Tile::Acc;
+  const ScanOperator<Op> op;
+  __shared__ Acc warp_totals[Tile::kWarps];
+  __shared__ Acc warp_prefixes[Tile::kWarps];
+  __shared__ int64_t tile_id;
+
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  if (threadIdx.x == 0) tile_id = int64_t(atomicAdd(tile_counter, 1ull));
+  __syncthreads();
+  const int64_t tile = tile_id;
+  const int64_t row = tile / tiles_per_row;
+  const int64_t chunk = tile - row * tiles_per_row;
+  int64_t in_offset, out_offset;
+  layout.row_offsets(row, &in_offset, &out_offset);
+  const int64_t begin = chunk * Tile::kTileItems;
+
+  Tile t;
+  t.load(in + in_offset, layout.in_step, begin, layout.len, vector_ok, warp, lane);
+  const Acc warp_total = t.scan_warp(lane);
+  if (lane == 0) warp_totals[warp] = warp_total;
+  __syncthreads();
+
+  if (warp == 0) {
+    Acc aggregate;
+    const Acc warp_exclusive = scan_warp_totals<Acc, Op, Tile::kWarps>(warp_totals, lane, &aggregate);
+    Acc prefix = ScanOperator<Op>::template identity<Acc>();
+    if (chunk == 0) {
+      if (lane == 0) status.publish(tile, kTileInclusive, aggregate);
+    } else {
+      if (lane == 0) status.publish(tile, kTileAggregate, aggregate);
+      prefix = look_back<Acc, Op>(status, tile, tile - chunk, lane);
+      if (lane == 0) status.publish(tile, kTileInclusive, op(prefix, aggregate));
+    }
+    if (lane < Tile::kWarps) warp_prefixes[lane] = op(prefix, warp_exclusive);
+  }
+  __syncthreads();
+
+  t.store(out + out_offset, layout.out_step, begin, layout.len, vector_ok, warp_prefixes[warp], exclusive,
+          begin == 0 && threadIdx.x == 0, warp, lane);
+}
+
+}  // namespace scan_detail
+}  // namespace gpuprims

@@ -1,0 +1,68 @@
+#pragma once
+// Scans for layouts where a tile per block idles: many rows of moderate length (one warp per row) and strided
+// axes with many rows (one thread per row, neighbouring threads on neighbouring rows, so each step
+// along the axis is one coalesced access across the warp).
+#include <cstdint>
+
+#include "gpuprims/core/numeric.hpp"
+#include "gpuprims/scan/scan_layout.hpp"
+#include "gpuprims/scan/scan_ops.hpp"
+#include "gpuprims/scan/striped_tile.cuh"
+#include "gpuprims/warp/warp_scan.cuh"
+
+namespace gpuprims {
+namespace scan_detail {
+
+constexpr int kRowScanThreads = 256;
+
+// A warp scans its row in steps of one warp-wide striped tile (32 lanes x 16 items, 16-byte loads
+// when the row allows), carrying the running total from step to step.
+template <class In, class Out, class Op>
+__global__ void __launch_bounds__(kRowScanThreads)
+warp_per_row_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout, bool exclusive,
+                    bool vector_ok) {
+  using Tile = StripedTile<In, Out, Op, kWarpSize>;
+  using Acc = typename Tile::Acc;
+  const ScanOperator<Op> op;
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t warps = int64_t(gridDim.x) * (kRowScanThreads / kWarpSize);
+  for (int64_t row = int64_t(blockIdx.x) * (kRowScanThreads / kWarpSize) + threadIdx.x / kWarpSize; row < layout.rows;
+       row += warps) {
+    int64_t in_offset, out_offset;
+    layout.row_offsets(row, &in_offset, &out_offset);
+    Acc carry = ScanOperator<Op>::template identity<Acc>();
+    for (int64_t begin = 0; begin < layout.len; begin += Tile::kTileItems) {
+      Tile t;
+      t.load(in + in_offset, layout.in_step, begin, layout.len, vector_ok, 0, lane);
+      const Acc total = t.scan_warp(lane);
+      t.store(out + out_offset, layout.out_step, begin, layout.len, vector_ok, carry, exclusive,
+              begin == 0 && lane == 0, 0, lane);
+      carry = op(carry, total);
+    }
+  }
+}
+
+template <class In, class Out, class Op>
+__global__ void __launch_bounds__(kRowScanThreads)
+columns_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout, bool exclusive) {
+  using Acc = scan_acc_t<Out>;
+  const ScanOperator<Op> op;
+  const int64_t threads = int64_t(gridDim.x) * kRowScanThreads;
+  for (int64_t row = int64_t(blockIdx.x) * kRowScanThreads + threadIdx.x; row < layout.rows; row += threads) {
+    int64_t in_offset, out_offset;
+    layout.row_offsets(row, &in_offset, &out_offset);
+    const storage_t<In>* x = in + in_offset;
+    Out* y = out + out_offset;
+    Acc carry = ScanOperator<Op>::template identity<Acc>();
+    for (int64_t i = 0; i < layout.len; ++i) {
+      // Read before writing the same item: in-place scans (out is x) stay correct.
+      const Acc next = op(carry, cast_value<Acc>(x[i * layout.in_step]));
+      const Acc v = !exclusive ? next : (i == 0 ? ScanOperator<Op>::template public_identity<Acc>() : carry);
+      y[i * layout.out_step] = cast_value<Out>(v);
+      carry = next;
+    }
+  }
+}
+
+}  // namespace scan_detail
+}  // namespace gpuprims

@@ -1,0 +1,46 @@
+#pragma once
+// How a scan along one axis sees its arrays: `rows` independent rows of `len` items. Item i of a
+// row lives at row_offset + i * step (step may be any nonzero or negative stride); the row offsets
+// come from the other dimensions, merged where both arrays allow it. Plain struct, passed by value
+// to kernels.
+#include <cstdint>
+
+#include "gpuprims/core/config.hpp"
+
+namespace gpuprims {
+namespace scan_detail {
+
+struct ScanLayout {
+  int64_t len = 0;       // items per row (the scanned axis)
+  int64_t in_step = 1;   // element stride along the axis, input
+  int64_t out_step = 1;  // element stride along the axis, output
+  int64_t rows = 1;      // product of the other dimensions
+  int row_ndim = 0;      // merged other dimensions, outermost first
+  int64_t row_shape[kMaxDims];
+  int64_t row_in_strides[kMaxDims];
+  int64_t row_out_strides[kMaxDims];
+
+  // Element offsets of row `row` in the input and the output.
+  GPUPRIMS_HD void row_offsets(int64_t row, int64_t* in_off, int64_t* out_off) const {
+    int64_t i = 0, o = 0;
+    for (int d = row_ndim - 1; d >= 0; --d) {
+      const int64_t size = row_shape[d];
+      const int64_t index = row % size;
+      row /= size;
+      i += index * row_in_strides[d];
+      o += index * row_out_strides[d];
+    }
+    *in_off = i;
+    *out_off = o;
+  }
+
+  // Whether every row of an array starts at a multiple of `align_elems` from the base.
+  bool rows_aligned(const int64_t* strides, int64_t align_elems) const {
+    for (int d = 0; d < row_ndim; ++d)
+      if (strides[d] % align_elems != 0) return false;
+    return true;
+  }
+};
+
+}  // namespace scan_detail
+}  // namespace gpuprims

@@ -1,0 +1,55 @@
+#pragma once
+// Scan operators: the reduce family's four operators (reduce_ops.hpp, shared so the CPU reference
+// and every kernel compute the same function), with the two details a scan adds:
+//  * accumulators are the result type (int32 scans wrap exactly like numpy's int32 cumsum), so
+//    signed sums and products run in unsigned arithmetic, where the wrap is defined;
+//  * the float sum's internal identity is -0.0, the true IEEE additive identity (-0.0 + x == x for
+//    every x, including +0.0 and -0.0), so combining with an empty prefix never changes a value's
+//    sign: cumsum([-0.0]) stays -0.0 like numpy. Outputs that *are* the identity (an exclusive
+//    scan's first element) are written as the public identity +0.0.
+#include <cstdint>
+#include <type_traits>
+
+#include "gpuprims/core/config.hpp"
+#include "gpuprims/core/dtype.hpp"
+#include "gpuprims/reduce/reduce_ops.hpp"
+
+namespace gpuprims {
+namespace scan_detail {
+
+using reduce_detail::Max;
+using reduce_detail::Min;
+using reduce_detail::Prod;
+using reduce_detail::Sum;
+
+template <class Op>
+struct ScanOperator {
+  template <class A> GPUPRIMS_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral<A>::value && std::is_signed<A>::value && reduce_detail::is_sum_or_prod<Op>) {
+      using U = std::make_unsigned_t<A>;
+      return static_cast<A>(Op()(static_cast<U>(a), static_cast<U>(b)));
+    } else {
+      return Op()(a, b);
+    }
+  }
+  // The identity combined into prefixes (see the file comment for -0.0).
+  template <class A> GPUPRIMS_HD static A identity() {
+    if constexpr (std::is_floating_point<A>::value && std::is_same<Op, Sum>::value) return A(-0.0);
+    else return Op::template identity<A>();
+  }
+  // The identity as an output value (an exclusive scan's first element).
+  template <class A> GPUPRIMS_HD static A public_identity() { return Op::template identity<A>(); }
+};
+
+// The accumulator of a result type: float16/bfloat16 results accumulate in float32, every other
+// result type in itself.
+template <class Out>
+using scan_acc_t = std::conditional_t<std::is_same<Out, half_t>::value || std::is_same<Out, bfloat16_t>::value,
+                                      float, Out>;
+
+// Storage type of an input element: DLPack bools are bytes holding 0 or 1.
+template <class T>
+using storage_t = std::conditional_t<std::is_same<T, bool>::value, uint8_t, T>;
+
+}  // namespace scan_detail
+}  // namespace gpuprims

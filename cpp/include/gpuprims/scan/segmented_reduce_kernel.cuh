@@ -1,0 +1,76 @@
+#pragma once
+// Segmented reduction over CSR offsets: a group of threads (one warp for short segments, a block
+// for long ones) per segment, 4 independent loads in flight per thread, then a warp or block
+// reduction in a fixed order (deterministic). Offsets are clamped into [0, n] and an inverted
+// segment is empty, so bad offsets never read out of bounds.
+#include <cstdint>
+
+#include "gpuprims/block/block_reduce.cuh"
+#include "gpuprims/core/numeric.hpp"
+#include "gpuprims/reduce/reduce_ops.hpp"
+#include "gpuprims/warp/warp_reduce.cuh"
+
+namespace gpuprims {
+namespace scan_detail {
+
+constexpr int kSegmentThreads = 256;
+constexpr int kSegmentUnroll = 4;
+
+struct Segments {
+  const void* offsets;
+  bool offsets_64;
+  int64_t offset_step;  // element stride of the offsets
+  int64_t count;        // number of segments
+  int64_t n;            // items in x
+  int64_t step;         // element stride of x
+  void* out;
+  int64_t out_step;
+  DType out_dtype;
+
+  __device__ int64_t offset(int64_t i) const {
+    const int64_t v = offsets_64 ? static_cast<const int64_t*>(offsets)[i * offset_step]
+                                 : int64_t(static_cast<const int32_t*>(offsets)[i * offset_step]);
+    return v < 0 ? 0 : (v > n ? n : v);
+  }
+};
+
+// kGroup threads reduce one segment: 32 (a warp) or kSegmentThreads (the block).
+template <class T, class Acc, class Op, int kGroup>
+__global__ void __launch_bounds__(kSegmentThreads)
+segmented_reduce_kernel(const T* __restrict__ x, Segments seg) {
+  constexpr int kGroupsPerBlock = kSegmentThreads / kGroup;
+  const Op op;
+  __shared__ typename BlockReduce<Acc, kSegmentThreads>::TempStorage temp;
+  const int rank = threadIdx.x % kGroup;
+  const int64_t groups = int64_t(gridDim.x) * kGroupsPerBlock;
+  for (int64_t s = int64_t(blockIdx.x) * kGroupsPerBlock + threadIdx.x / kGroup; s - threadIdx.x / kGroup < seg.count;
+       s += groups) {
+    Acc acc[kSegmentUnroll];
+#pragma unroll
+    for (int u = 0; u < kSegmentUnroll; ++u) acc[u] = Op::template identity<Acc>();
+    if (s < seg.count) {
+      const int64_t begin = seg.offset(s);
+      int64_t end = seg.offset(s + 1);
+      end = end < begin ? begin : end;
+      int64_t i = begin + rank;
+      for (; i + (kSegmentUnroll - 1) * kGroup < end; i += kSegmentUnroll * kGroup) {
+#pragma unroll
+        for (int u = 0; u < kSegmentUnroll; ++u) acc[u] = op(acc[u], cast_value<Acc>(x[(i + u * kGroup) * seg.step]));
+      }
+      for (; i < end; i += kGroup) acc[0] = op(acc[0], cast_value<Acc>(x[i * seg.step]));
+    }
+#pragma unroll
+    for (int u = 1; u < kSegmentUnroll; ++u) acc[0] = op(acc[0], acc[u]);
+    Acc total;
+    if constexpr (kGroup == kWarpSize) {
+      total = warp_reduce(acc[0], op);
+    } else {
+      total = BlockReduce<Acc, kSegmentThreads>::reduce(acc[0], op, temp);
+      __syncthreads();  // temp is reused by the next segment
+    }
+    if (rank == 0 && s < seg.count) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
+  }
+}
+
+}  // namespace scan_detail
+}  // namespace gpuprims

@@ -1,0 +1,135 @@
+#pragma once
+// One scan tile held in registers in warp-striped order: kItems items per thread (16 by default),
+// loaded and stored with 16-byte vectors that a warp issues as fully coalesced 512-byte requests.
+//
+// Warp w of the block owns items [w*32*kItems, (w+1)*32*kItems) of the tile, cut into kGroups groups of
+// 32*kVec items; lane l holds items l*kVec .. l*kVec+kVec-1 of each group. A thread scans each of
+// its vectors serially, a warp scan of the vector totals makes each group's prefix, and a carry
+// runs from group to group; the block then scans its warp totals (block_scan_warp_totals).
+#include <cstdint>
+#include <cstring>
+
+#include "gpuprims/core/numeric.hpp"
+#include "gpuprims/scan/scan_ops.hpp"
+#include "gpuprims/util/vec.cuh"
+#include "gpuprims/warp/warp_scan.cuh"
+
+namespace gpuprims {
+namespace scan_detail {
+
+template <class In, class Out, class Op, int kThreads, int kItemsPerThread = 16>
+struct StripedTile {
+  using Acc = scan_acc_t<Out>;
+  using S = storage_t<In>;
+  static constexpr int kVec = 16 / sizeof(S);  // items per 16-byte load
+  static constexpr int kGroups = kItemsPerThread / kVec;
+  static constexpr int kItems = kVec * kGroups;
+  static constexpr int kWarps = kThreads / kWarpSize;
+  static constexpr int kTileItems = kThreads * kItems;
+  static_assert(kGroups >= 1 && kItems == kItemsPerThread && kWarps <= kWarpSize, "tile shape");
+
+  Acc item[kGroups][kVec];
+  Acc group_prefix[kGroups];  // after scan_warp: what precedes each group within the warp
+
+  __device__ static int offset(int warp, int lane, int g) { return warp * kWarpSize * kItems + g * kWarpSize * kVec + lane * kVec; }
+
+  // Items past `len` read as the identity. The vector path needs a full tile, step 1 and a 16-byte
+  // aligned row (the caller's `vector_ok`).
+  __device__ void load(const S* row, int64_t step, int64_t begin, int64_t len, bool vector_ok, int warp, int lane) {
+    if (vector_ok && begin + kTileItems <= len) {
+#pragma unroll
+      for (int g = 0; g < kGroups; ++g) {
+        const Vec16<S> v = load_vec16(row + begin + offset(warp, lane, g));
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) item[g][j] = cast_value<Acc>(v.lane[j]);
+      }
+    } else {
+#pragma unroll
+      for (int g = 0; g < kGroups; ++g) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const int64_t i = begin + offset(warp, lane, g) + j;
+          item[g][j] = i < len ? cast_value<Acc>(row[i * step]) : ScanOperator<Op>::template identity<Acc>();
+        }
+      }
+    }
+  }
+
+  // Scans the items in place (inclusive within each vector), fills group_prefix and returns the
+  // warp's total.
+  __device__ Acc scan_warp(int lane) {
+    const ScanOperator<Op> op;
+    Acc carry = ScanOperator<Op>::template identity<Acc>();
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+#pragma unroll
+      for (int j = 1; j < kVec; ++j) item[g][j] = op(item[g][j - 1], item[g][j]);
+      const Acc inclusive = warp_inclusive_scan(item[g][kVec - 1], op, lane);
+      Acc exclusive = shfl_up(inclusive, 1);
+      if (lane == 0) exclusive = ScanOperator<Op>::template identity<Acc>();
+      group_prefix[g] = op(carry, exclusive);
+      carry = op(carry, shfl_idx(inclusive, kWarpSize - 1));
+    }
+    return carry;
+  }
+
+  // The thread's total, without scanning (the reduce pass of reduce-then-scan).
+  __device__ Acc reduce_thread() const {
+    const ScanOperator<Op> op;
+    Acc total = item[0][0];
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g)
+#pragma unroll
+      for (int j = (g == 0 ? 1 : 0); j < kVec; ++j) total = op(total, item[g][j]);
+    return total;
+  }
+
+  // Writes prefix ∘ group_prefix ∘ item (inclusive) or the value before each item (exclusive).
+  // `row_start` marks the thread holding the row's first item, whose exclusive value is the
+  // public identity.
+  __device__ void store(Out* row, int64_t step, int64_t begin, int64_t len, bool vector_ok, Acc prefix,
+                        bool exclusive, bool row_start, int warp, int lane) const {
+    const ScanOperator<Op> op;
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      const Acc base = op(prefix, group_prefix[g]);
+      Out v[kVec];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const Acc value = exclusive ? (j == 0 ? base : op(base, item[g][j - 1])) : op(base, item[g][j]);
+        v[j] = cast_value<Out>(value);
+      }
+      if (exclusive && row_start && g == 0) v[0] = cast_value<Out>(ScanOperator<Op>::template public_identity<Acc>());
+      const int64_t first = begin + offset(warp, lane, g);
+      constexpr int kBytes = kVec * sizeof(Out);
+      if constexpr (kBytes % 16 == 0) {
+        if (vector_ok && begin + kTileItems <= len) {
+          uint4 chunks[kBytes / 16];
+          memcpy(chunks, v, kBytes);
+          uint4* dst = reinterpret_cast<uint4*>(row + first);
+#pragma unroll
+          for (int c = 0; c < kBytes / 16; ++c) dst[c] = chunks[c];
+          continue;
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        if (first + j < len) row[(first + j) * step] = v[j];
+    }
+  }
+};
+
+// Block-level scan of the warp totals by warp 0: returns (to warp 0's lanes) the exclusive prefix of
+// warp `lane` and, through *aggregate, the tile's total.
+template <class Acc, class Op, int kWarps>
+__device__ __forceinline__ Acc scan_warp_totals(const Acc* warp_totals, int lane, Acc* aggregate) {
+  const ScanOperator<Op> op;
+  const Acc identity = ScanOperator<Op>::template identity<Acc>();
+  const Acc inclusive = warp_inclusive_scan(lane < kWarps ? warp_totals[lane] : identity, op, lane);
+  *aggregate = shfl_idx(inclusive, kWarps - 1);
+  const Acc exclusive = shfl_up(inclusive, 1);
+  return lane == 0 ? identity : exclusive;
+}
+
+}  // namespace scan_detail
+}  // namespace gpuprims

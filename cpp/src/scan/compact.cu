@@ -1,0 +1,144 @@
+// compact() / nonzero(): validation, the CPU reference and the single-pass GPU compaction.
+#include <cstdint>
+#include <string>
+
+#include "gpuprims/core/stream.hpp"
+#include "gpuprims/scan.hpp"
+#include "gpuprims/scan/compact_kernel.cuh"
+#include "runners.cuh"
+
+namespace gpuprims {
+namespace {
+
+using scan_detail::Strided1D;
+
+Status check_1d(const TensorView& v, const char* arg) {
+  if (v.ndim != 1) {
+    return value_error(std::string("compact: argument '") + arg + "': expected a 1-D array, got shape " +
+                       shape_string(v));
+  }
+  return Status::ok();
+}
+
+template <class Bits>
+void compact_host(const CompactArgs& a, const Strided1D& s) {
+  const auto* mask = static_cast<const uint8_t*>(a.mask->data);
+  int64_t count = 0;
+  for (int64_t i = 0; i < s.n; ++i) {
+    if (!mask[i * s.mask_step]) continue;
+    if (count < s.out_len) {
+      if constexpr (std::is_void<Bits>::value) {
+        static_cast<int64_t*>(a.out->data)[count * s.out_step] = i;
+      } else {
+        static_cast<Bits*>(a.out->data)[count * s.out_step] = static_cast<const Bits*>(a.values->data)[i * s.value_step];
+      }
+    }
+    ++count;
+  }
+  *static_cast<int64_t*>(a.count->data) = count;
+}
+
+template <class Bits>
+Status compact_device(const CompactArgs& a, const Strided1D& s, int device, cudaStream_t stream) {
+  using namespace scan_detail;
+  if (s.n == 0) {
+    GPUPRIMS_CUDA_CHECK("compact", cudaMemsetAsync(a.count->data, 0, sizeof(int64_t), stream));
+    return Status::ok();
+  }
+  const int64_t tiles = ceil_div(s.n, kCompactTile);
+  const std::size_t counter_bytes = 256, bytes = counter_bytes + align_up(CountStatus::bytes(tiles));
+  StreamScratch scratch;
+  GPUPRIMS_TRY(scratch.allocate(bytes, device, stream, "compact"));
+  GPUPRIMS_CUDA_CHECK("compact", cudaMemsetAsync(scratch.data(), 0, bytes, stream));
+  auto* counter = static_cast<unsigned long long*>(scratch.data());
+  const CountStatus status = CountStatus::at(static_cast<char*>(scratch.data()) + counter_bytes, tiles);
+  const bool mask_vector_ok = s.mask_step == 1 && reinterpret_cast<uintptr_t>(a.mask->data) % 16 == 0;
+  const Bits* values = a.values ? static_cast<const Bits*>(a.values->data) : nullptr;
+  return for_each_grid(tiles, "compact", stream, [&](int64_t, unsigned blocks) {
+    compact_kernel<Bits><<<blocks, kCompactThreads, 0, stream>>>(
+        values, static_cast<const uint8_t*>(a.mask->data), a.out->data, static_cast<int64_t*>(a.count->data), s, tiles,
+        counter, status, mask_vector_ok);
+  });
+}
+
+template <class Bits>
+Status run_compact(const CompactArgs& a, const Strided1D& s, cudaStream_t stream) {
+  if (a.mask->device.kind == DeviceKind::kCPU) {
+    compact_host<Bits>(a, s);
+    return Status::ok();
+  }
+  GPUPRIMS_TRY(check_context_alive("compact"));
+  DeviceGuard guard;
+  GPUPRIMS_TRY(guard.enter(a.mask->device.id, "compact"));
+  return compact_device<Bits>(a, s, a.mask->device.id, stream);
+}
+
+}  // namespace
+
+Status compact(const CompactArgs& a, cudaStream_t stream) {
+  const TensorView& mask = *a.mask;
+  GPUPRIMS_TRY(check_1d(mask, "mask"));
+  GPUPRIMS_TRY(check_1d(*a.out, "out"));
+  if (mask.dtype != DType::kBool) {
+    return type_error(std::string("compact: argument 'mask': expected dtype bool, got ") + dtype_name(mask.dtype));
+  }
+  for (const TensorView* v : {a.values, a.out, a.count}) {
+    if (v && v->device != mask.device) {
+      return value_error("compact: all arrays must be on the mask's device " + device_name(mask.device) + ", got one on " +
+                         device_name(v->device));
+    }
+  }
+  if (a.out->readonly || a.count->readonly) return type_error("compact: argument 'out': expected a writable array");
+  if (a.count->dtype != DType::kInt64 || a.count->numel() != 1) {
+    return type_error("compact: the count must be one int64 element");
+  }
+  Strided1D s{mask.shape[0], mask.strides[0], 0, a.out->strides[0], a.out->shape[0]};
+  if (a.values) {
+    GPUPRIMS_TRY(check_1d(*a.values, "x"));
+    if (a.values->shape[0] != s.n) {
+      return value_error("compact: arguments 'x' and 'mask' must have the same length, got " +
+                         std::to_string(a.values->shape[0]) + " and " + std::to_string(s.n));
+    }
+    if (a.out->dtype != a.values->dtype) {
+      return type_error(std::string("compact: argument 'out': expected dtype ") + dtype_name(a.values->dtype) +
+                        ", got " + dtype_name(a.out->dtype));
+    }
+    s.value_step = a.values->strides[0];
+    switch (dtype_size(a.values->dtype)) {
+      case 1: return run_compact<uint8_t>(a, s, stream);
+      case 2: return run_compact<uint16_t>(a, s, stream);
+      case 4: return run_compact<uint32_t>(a, s, stream);
+      default: return run_compact<uint64_t>(a, s, stream);
+    }
+  }
+  if (a.out->dtype != DType::kInt64) {
+    return type_error(std::string("nonzero: argument 'out': expected dtype int64, got ") + dtype_name(a.out->dtype));
+  }
+  return run_compact<void>(a, s, stream);
+}
+
+Status count_true(const TensorView& mask, int64_t* count, cudaStream_t stream) {
+  if (mask.dtype != DType::kBool) {
+    return type_error(std::string("compact: argument 'mask': expected dtype bool, got ") + dtype_name(mask.dtype));
+  }
+  TensorView total;
+  total.dtype = DType::kInt64;
+  total.device = mask.device;
+  total.ndim = 0;
+  ReduceOptions options;  // sum over everything
+  if (mask.device.kind == DeviceKind::kCPU) {
+    total.data = count;
+    return reduce(mask, total, options, stream);
+  }
+  DeviceGuard guard;
+  GPUPRIMS_TRY(guard.enter(mask.device.id, "compact"));
+  StreamScratch scratch;
+  GPUPRIMS_TRY(scratch.allocate(sizeof(int64_t), mask.device.id, stream, "compact"));
+  total.data = scratch.data();
+  GPUPRIMS_TRY(reduce(mask, total, options, stream));
+  GPUPRIMS_CUDA_CHECK("compact", cudaMemcpyAsync(count, total.data, sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
+  GPUPRIMS_CUDA_CHECK("compact", cudaStreamSynchronize(stream));
+  return Status::ok();
+}
+
+}  // namespace gpuprims

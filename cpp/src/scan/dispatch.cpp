@@ -1,0 +1,165 @@
+// scan(): validation, layout, variant choice and the hand-off to a variant or the CPU reference.
+#include <cstdint>
+#include <string>
+
+#include "gpuprims/core/stream.hpp"
+#include "gpuprims/scan.hpp"
+#include "launch.hpp"
+#include "layout.hpp"
+
+namespace gpuprims {
+
+using scan_detail::ScanLaunch;
+
+const std::vector<ScanVariantInfo>& scan_variants() {
+  static const std::vector<ScanVariantInfo> variants = {
+      {ScanAlgorithm::kHillisSteele, "hillis_steele",
+       "Hillis-Steele tile scan, one item per thread, log2(512) barrier steps; scan-then-propagate across tiles", true},
+      {ScanAlgorithm::kBlelloch, "blelloch",
+       "Blelloch work-efficient up-/down-sweep, bank-conflict-free padding; scan-then-propagate across tiles", true},
+      {ScanAlgorithm::kWarpShuffle, "warp_shuffle",
+       "16 items per thread, 16-byte loads, warp-shuffle scans; scan-then-propagate across tiles", true},
+      {ScanAlgorithm::kReduceThenScan, "reduce_then_scan",
+       "three passes (tile totals, their scan, rescan with prefixes); bitwise deterministic, reads the input twice",
+       true},
+      {ScanAlgorithm::kDecoupledLookback, "decoupled_lookback",
+       "single pass: tile ids from an atomic counter, prefixes by warp-parallel decoupled look-back; float sums "
+       "and products may differ in the last bits between runs",
+       false},
+      {ScanAlgorithm::kWarpPerRow, "warp_per_row", "one warp per row, 4 items per lane per step: many short rows",
+       true},
+      {ScanAlgorithm::kColumns, "columns",
+       "one thread per row walking the axis: strided axes with many rows (coalesced across rows)", true},
+  };
+  return variants;
+}
+
+Status parse_scan_algorithm(const std::string& name, ScanAlgorithm* out) {
+  if (name == "auto") {
+    *out = ScanAlgorithm::kAuto;
+    return Status::ok();
+  }
+  std::string names = "'auto'";
+  for (const auto& v : scan_variants()) {
+    if (name == v.name) {
+      *out = v.algorithm;
+      return Status::ok();
+    }
+    names += std::string(", '") + v.name + "'";
+  }
+  return value_error("scan: argument 'algorithm': expected one of " + names + ", got '" + name + "'");
+}
+
+namespace scan_detail {
+
+bool scan_pair_supported(DType in, DType out) {
+  if (in == out) return in != DType::kBool && (dtype_size(in) >= 4 || is_floating(in));
+  return (out == DType::kInt64 && (in == DType::kBool || in == DType::kInt32)) ||
+         (out == DType::kUInt64 && in == DType::kUInt32);
+}
+
+}  // namespace scan_detail
+
+namespace {
+
+bool float_sum_or_prod(const ScanLaunch& l) {
+  return is_floating(l.out_dtype) && (l.op == ReduceOp::kSum || l.op == ReduceOp::kProd);
+}
+
+// "auto": the single-pass look-back for long rows (reduce-then-scan when float results must be
+// reproducible); a warp per row for many short rows; a thread per row when the axis is strided and
+// neighbouring rows are adjacent in memory.
+ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
+  const scan_detail::ScanLayout& t = l.layout;
+  const int64_t many_rows = int64_t(l.sm_count) * 64;
+  const bool rows_adjacent = t.row_ndim > 0 && t.row_in_strides[t.row_ndim - 1] == 1;
+  if (t.in_step != 1 && rows_adjacent && t.rows >= many_rows) return ScanAlgorithm::kColumns;
+  if (t.len <= 1024 && t.rows >= many_rows / 8) return ScanAlgorithm::kWarpPerRow;
+  if (deterministic && float_sum_or_prod(l)) return ScanAlgorithm::kReduceThenScan;
+  return ScanAlgorithm::kDecoupledLookback;
+}
+
+Status run_variant(ScanAlgorithm algorithm, const ScanLaunch& l) {
+  using namespace scan_detail;
+  switch (algorithm) {
+    case ScanAlgorithm::kHillisSteele: return scan_hillis_steele(l);
+    case ScanAlgorithm::kBlelloch: return scan_blelloch(l);
+    case ScanAlgorithm::kWarpShuffle: return scan_warp_shuffle(l);
+    case ScanAlgorithm::kReduceThenScan: return scan_reduce_then_scan(l);
+    case ScanAlgorithm::kWarpPerRow: return scan_warp_per_row(l);
+    case ScanAlgorithm::kColumns: return scan_columns(l);
+    case ScanAlgorithm::kDecoupledLookback:
+    case ScanAlgorithm::kAuto: break;
+  }
+  return scan_decoupled_lookback(l);
+}
+
+Status check_aligned(const TensorView& v, const char* arg) {
+  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
+    return value_error(std::string("scan: argument '") + arg + "': expected an address aligned to its " +
+                       std::to_string(dtype_size(v.dtype)) + "-byte " + dtype_name(v.dtype) +
+                       " elements, got a misaligned one");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status scan(const TensorView& in, const TensorView& out, const ScanOptions& options, cudaStream_t stream) {
+  if (in.device != out.device) {
+    return value_error("scan: arguments 'x' and 'out' must be on the same device, got x on " +
+                       device_name(in.device) + " and out on " + device_name(out.device));
+  }
+  if (out.readonly) return type_error("scan: argument 'out': expected a writable array, got a read-only one");
+  if (in.ndim != out.ndim || in.ndim == 0) {
+    return value_error("scan: argument 'out': expected shape " + shape_string(in) + ", got " + shape_string(out));
+  }
+  for (int d = 0; d < in.ndim; ++d) {
+    if (in.shape[d] != out.shape[d]) {
+      return value_error("scan: argument 'out': expected shape " + shape_string(in) + ", got " + shape_string(out));
+    }
+  }
+  if (options.axis < 0 || options.axis >= in.ndim) {
+    return value_error("scan: argument 'axis': expected an int in [0, " + std::to_string(in.ndim) + "), got " +
+                       std::to_string(options.axis));
+  }
+  if (!scan_detail::scan_pair_supported(in.dtype, out.dtype)) {
+    return type_error(std::string("scan: arguments 'x' and 'dtype': no scan from ") + dtype_name(in.dtype) + " to " +
+                      dtype_name(out.dtype) +
+                      "; supported: int32, int64, uint32, uint64, float16, bfloat16, float32, float64 to themselves, "
+                      "bool and int32 to int64, uint32 to uint64");
+  }
+  ScanLaunch l{};
+  GPUPRIMS_TRY(scan_detail::make_scan_layout(in, out, options.axis, &l.layout));
+  l.in = in.data;
+  l.in_dtype = in.dtype;
+  l.out = out.data;
+  l.out_dtype = out.dtype;
+  l.op = options.op;
+  l.exclusive = options.exclusive;
+  l.stream = stream;
+  const bool nondeterministic_choice =
+      options.algorithm == ScanAlgorithm::kDecoupledLookback && options.deterministic && float_sum_or_prod(l);
+  if (nondeterministic_choice) {
+    return value_error("scan: argument 'algorithm': 'decoupled_lookback' float sums and products are not bitwise "
+                       "reproducible; use deterministic=False or algorithm='reduce_then_scan'");
+  }
+  if (l.layout.len == 0 || l.layout.rows == 0) return Status::ok();
+  if (in.device.kind == DeviceKind::kCPU) {
+    l.device = -1;
+    return scan_detail::scan_host(l);
+  }
+
+  GPUPRIMS_TRY(check_context_alive("scan"));
+  GPUPRIMS_TRY(check_aligned(in, "x"));
+  GPUPRIMS_TRY(check_aligned(out, "out"));
+  DeviceGuard guard;
+  GPUPRIMS_TRY(guard.enter(in.device.id, "scan"));
+  l.device = in.device.id;
+  GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
+  const ScanAlgorithm algorithm =
+      options.algorithm == ScanAlgorithm::kAuto ? choose_algorithm(l, options.deterministic) : options.algorithm;
+  return run_variant(algorithm, l);
+}
+
+}  // namespace gpuprims

@@ -1,0 +1,88 @@
+"""Stream compaction (compact, nonzero) and segmented reductions, built on the scan family."""
+from __future__ import annotations
+
+from . import _C, _interop
+from ._dtypes import reduce_result_dtype
+from .scan import _flattened
+
+
+def _same_shape(x, mask, op):
+    xs, ms = tuple(getattr(x, "shape", ())), tuple(getattr(mask, "shape", ()))
+    if xs != ms:
+        raise ValueError(f"{op}: arguments 'x' and 'mask' must have the same shape, got {xs} and {ms}")
+
+
+def _run(x, mask, out, stream, op):
+    mask = _flattened(mask, op, "mask")
+    min_ = _interop.prepare_input(mask, stream, op, "mask")
+    if min_[5] != "bool":
+        raise TypeError(f"{op}: argument 'mask': expected dtype bool, got {min_[5]}")
+    if x is None:
+        xin, dtype = min_, "int64"
+    else:
+        xin = _interop.prepare_input(_flattened(x, op), min_[2], op)
+        if xin[1] != min_[1]:
+            raise ValueError(f"{op}: arguments 'x' and 'mask' must be on the same device")
+        dtype = xin[5]
+    count_obj, count_arg = _interop.new_output(min_, (), "int64", op)
+    values = None if x is None else xin[3]
+    if out is None:
+        n = _C.count_true(min_[3], min_[2])  # the one device-to-host read: sizes the result exactly
+        obj, out_arg = _interop.new_output(xin, (n,), dtype, op)
+        _C.compact(values, min_[3], out_arg, count_arg, min_[2])
+        return _interop.result(xin, obj)
+    _C.compact(values, min_[3], _interop.import_output(out, dtype, xin, op), count_arg, min_[2])
+    return out, _interop.result(min_, count_obj)
+
+
+def compact(x, mask, *, out=None, stream=None):
+    """The elements of ``x`` where ``mask`` is true, in order (numpy's ``x[mask]``).
+
+    ``x`` and ``mask`` (bool) have the same shape; n-d arrays are taken in C order. Values are
+    copied bit for bit, any dtype.
+
+    Without ``out=`` the result has exactly the selected length: gpuprims first counts the mask
+    (one small device-to-host read that synchronizes the launch stream), then compacts.
+    With ``out=`` (1-D, x's dtype) nothing synchronizes: returns ``(out, count)`` where ``count`` is a
+    0-d int64 device array holding the number selected. ``out`` of the input's length always
+    suffices; elements beyond a shorter ``out`` are not written (``count`` still tells the full
+    number), so the call can run inside a CUDA graph.
+    """
+    _same_shape(x, mask, "compact")
+    return _run(x, mask, out, stream, "compact")
+
+
+def nonzero(mask, *, out=None, stream=None):
+    """int64 indices of the true elements of a bool ``mask`` in C order (numpy's ``flatnonzero``).
+
+    Sizing and ``out=`` as :func:`compact`: without ``out=`` one device-to-host read of the count;
+    with ``out=`` returns ``(out, count)`` and never synchronizes.
+    """
+    return _run(None, mask, out, stream, "nonzero")
+
+
+def segmented_reduce(x, offsets, op="sum", *, out=None, stream=None):
+    """``out[s] = op(x[offsets[s]:offsets[s+1]])`` for each of ``len(offsets) - 1`` segments.
+
+    ``x`` is 1-D (bool, int32, int64, uint32, uint64, float16, bfloat16, float32, float64, any
+    stride); ``offsets`` are int32 or int64 CSR offsets, nondecreasing, within [0, len(x)]. The
+    result dtype follows :func:`gpuprims.reduce` (integer sums int64/uint64). An empty segment gives
+    the identity (0, 1, the dtype's max for min, its lowest for max; +-inf for floats).
+    Deterministic. Offsets are validated on the CPU; on the GPU they are clamped into [0, len(x)]
+    and an inverted segment is empty (checking them would need a synchronization).
+    """
+    if op not in ("sum", "prod", "min", "max"):
+        raise ValueError(f"segmented_reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
+    xin = _interop.prepare_input(x, stream, "segmented_reduce")
+    oin = _interop.prepare_input(offsets, xin[2], "segmented_reduce", "offsets")
+    if len(oin[4]) != 1 or oin[4][0] < 1:
+        raise ValueError(f"segmented_reduce: argument 'offsets': expected a 1-D array of segments + 1 offsets, "
+                         f"got shape {tuple(oin[4])}")
+    dtype = reduce_result_dtype(op, xin[5], None, "segmented_reduce")
+    shape = (oin[4][0] - 1,)
+    if out is None:
+        obj, out_arg = _interop.new_output(xin, shape, dtype, "segmented_reduce")
+        _C.segmented_reduce(xin[3], oin[3], out_arg, op, xin[2])
+        return _interop.result(xin, obj)
+    _C.segmented_reduce(xin[3], oin[3], _interop.import_output(out, dtype, xin, "segmented_reduce"), op, xin[2])
+    return out

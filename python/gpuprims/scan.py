@@ -1,0 +1,110 @@
+"""The scan family: inclusive and exclusive prefix scans along an axis (sum, prod, min, max)."""
+from __future__ import annotations
+
+import operator
+
+from . import _C, _interop
+from ._dtypes import reduce_result_dtype
+
+_OPS = ("sum", "prod", "min", "max")
+
+
+def _flattened(x, op="scan", arg="x"):
+    # C order: a 1-D view where the framework can make one, its copy otherwise.
+    ndim = getattr(x, "ndim", None)
+    if ndim == 1:
+        return x
+    if ndim is None or not hasattr(x, "reshape"):
+        raise TypeError(f"{op}: argument '{arg}': an n-d array needs reshape() (numpy, torch, CuPy, JAX) to be "
+                        "taken in C order; pass a 1-D array")
+    return x.reshape(-1)
+
+
+def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=False, algorithm="auto", out=None,
+         stream=None):
+    """Prefix scan of ``x`` with ``op`` along ``axis``.
+
+    Parameters
+    ----------
+    x : array
+        numpy, torch, cupy, jax, cuda.core or any DLPack array of bool, int32, int64, uint32, uint64,
+        float16, bfloat16, float32 or float64; any strides (negative and zero included).
+    op : {"sum", "prod", "min", "max"}
+    axis : int or None
+        The scanned axis; None scans the array flattened in C order (a view where the framework can
+        make one, else the framework's copy) and returns a 1-D result, like numpy.
+    exclusive : bool
+        Element i combines elements 0 .. i-1 (the first is the identity: 0, 1, +inf, -inf or the
+        integer limits) instead of 0 .. i.
+    dtype : dtype, optional
+        Result dtype. By default numpy's rule: sums and products of bool and signed integers are
+        int64, of unsigned integers uint64; min/max and floats keep the input dtype. Supported
+        pairs: every listed dtype to itself, bool and int32 to int64, uint32 to uint64 (TypeError
+        otherwise).
+    deterministic : bool
+        Float sums and products bitwise identical from run to run: "auto" then avoids the
+        single-pass look-back (whose combination order depends on timing) for reduce_then_scan.
+    algorithm : str
+        "auto" or a name from ``gpuprims.variants("scan")``.
+    out : array, optional
+        Written and returned; the input's shape and the result dtype, same device. May be ``x``
+        itself (an in-place scan) but must not partially overlap it.
+    stream : int, stream object or None
+        Launch stream; None means the input framework's current stream. Never synchronizes.
+
+    Notes
+    -----
+    Accuracy: integer results are exact and wrap like numpy's (int32 results wrap at 32 bits).
+    float16 and bfloat16 accumulate in float32; float32 and float64 in themselves, combined as a
+    tree of tiles, so the error grows with log n rather than n; the variants hillis_steele,
+    blelloch and warp_shuffle round float16/bfloat16 results twice (after the tile scan and after
+    the tile prefix is added). min/max propagate NaN from its position on.
+
+    CPU arrays run the CPU reference (sequential accumulation, same dtypes and semantics).
+    """
+    if op not in _OPS:
+        raise ValueError(f"scan: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
+    if algorithm.__class__ is not str:
+        raise TypeError(f"scan: argument 'algorithm': expected a str, got {algorithm!r}")
+    for name, flag in (("exclusive", exclusive), ("deterministic", deterministic)):
+        if flag.__class__ is not bool:
+            raise TypeError(f"scan: argument '{name}': expected a bool, got {flag!r}")
+    if axis is None:
+        x = _flattened(x)
+        ax = 0
+    else:
+        try:
+            ax = operator.index(axis)
+        except TypeError:
+            raise TypeError(f"scan: argument 'axis': expected None or an int, got {axis!r}") from None
+    xin = _interop.prepare_input(x, stream, "scan")
+    shape = tuple(xin[4])
+    ndim = len(shape)
+    if ndim == 0:
+        raise ValueError("scan: argument 'x': expected at least one dimension for an int axis, got a 0-d array")
+    if not -ndim <= ax < ndim:
+        raise ValueError(f"scan: argument 'axis': expected an int in [{-ndim}, {ndim}) for an array of {ndim} "
+                         f"dimensions, got {axis}")
+    ax = ax + ndim if ax < 0 else ax
+    result_dtype = reduce_result_dtype(op, xin[5], dtype, "scan")
+    if out is None:
+        obj, out_arg = _interop.new_output(xin, shape, result_dtype, "scan")
+        _C.scan(xin[3], out_arg, op, ax, exclusive, deterministic, algorithm, xin[2])
+        return _interop.result(xin, obj)
+    _C.scan(xin[3], _interop.import_output(out, result_dtype, xin, "scan"), op, ax, exclusive, deterministic,
+            algorithm, xin[2])
+    return out
+
+
+def cumsum(x, axis=None, *, dtype=None, exclusive=False, deterministic=False, algorithm="auto", out=None,
+           stream=None):
+    """``scan(x, "sum", axis, ...)``, numpy's ``cumsum``; see :func:`scan`."""
+    return scan(x, "sum", axis, exclusive=exclusive, dtype=dtype, deterministic=deterministic, algorithm=algorithm,
+                out=out, stream=stream)
+
+
+def cumprod(x, axis=None, *, dtype=None, exclusive=False, deterministic=False, algorithm="auto", out=None,
+            stream=None):
+    """``scan(x, "prod", axis, ...)``, numpy's ``cumprod``; see :func:`scan`."""
+    return scan(x, "prod", axis, exclusive=exclusive, dtype=dtype, deterministic=deterministic, algorithm=algorithm,
+                out=out, stream=stream)

@@ -1,0 +1,120 @@
+"""float64 / exact references for the scan family, shared by the CPU and GPU tests."""
+from __future__ import annotations
+
+import numpy as np
+from conftest import FLOAT_DTYPES, bf16_round, to_numpy
+
+import gpuprims
+from gpuprims._dtypes import reduce_result_dtype
+
+OPS = ("sum", "prod", "min", "max")
+SCAN_DTYPES = ("int32", "int64", "uint32", "uint64", "float16", "bfloat16", "float32", "float64")
+ACC_EPS = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -24, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
+OUT_EPS = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
+# Half the smallest subnormal: what rounding a tiny (underflowing) value to the output may lose.
+OUT_TINY = {"float16": 2.0 ** -25, "bfloat16": 2.0 ** -134, "float32": 2.0 ** -150, "float64": 0.0}
+# Variants that round float16/bfloat16 results twice (tile scan, then the propagated prefix).
+TWICE_ROUNDED = ("hillis_steele", "blelloch", "warp_shuffle")
+
+
+def scan_values(rng, n, dtype, op):
+    """Fresh random data that keeps every op meaningful (products near 1, integers small)."""
+    if dtype == "bool":
+        return rng.random(n) < 0.5
+    if dtype in FLOAT_DTYPES:
+        a = rng.uniform(0.99, 1.01, n) if op == "prod" else rng.standard_normal(n)
+        a = a.astype(np.float32)
+        return bf16_round(a) if dtype == "bfloat16" else a.astype(dtype)
+    info = np.iinfo(dtype)
+    lo, hi = (max(int(info.min), -3), 3) if op == "prod" else (max(int(info.min), -1000), 1000)
+    return rng.integers(lo, hi, size=n, endpoint=True).astype(dtype)
+
+
+def _identity(op, dtype):
+    if op == "sum":
+        return 0
+    if op == "prod":
+        return 1
+    if dtype in FLOAT_DTYPES:
+        return np.inf if op == "min" else -np.inf
+    info = np.iinfo(dtype)
+    return info.max if op == "min" else info.min
+
+
+def _exclusive(ref, op, dtype, axis):
+    first = np.full_like(np.take(ref, [0], axis=axis), _identity(op, dtype))
+    return np.concatenate([first, np.take(ref, np.arange(ref.shape[axis] - 1), axis=axis)], axis=axis)
+
+
+def reference(a, op, axis, out_dtype, *, exclusive=False, sequential=False, twice_rounded=False):
+    """(expected, tolerance or None for exact) of scan(a) along `axis` (a is at least 1-D)."""
+    if out_dtype not in FLOAT_DTYPES:
+        x = a.astype(out_dtype)
+        with np.errstate(over="ignore"):
+            ref = {"sum": lambda: np.cumsum(x, axis, dtype=out_dtype), "prod": lambda: np.cumprod(x, axis, dtype=out_dtype),
+                   "min": lambda: np.minimum.accumulate(x, axis), "max": lambda: np.maximum.accumulate(x, axis)}[op]()
+        return (_exclusive(ref, op, out_dtype, axis) if exclusive else ref), None
+    x64 = a.astype(np.float64)
+    n = a.shape[axis]
+    # Rounding steps on the longest path to an item: sequential on the CPU; on the GPU a thread's
+    # serial run, the warp and block trees, and the chain of tile prefixes (one per 2048+ items).
+    depth = n if sequential else 2 * int(np.ceil(np.log2(max(n, 2)))) + 64 + n // 2048
+    acc_eps = ACC_EPS["float64" if out_dtype == "float64" else "float32"]
+    if a.dtype.kind in "biu":
+        acc_eps = 0.0
+    out_eps = OUT_EPS[out_dtype]
+    if op in ("min", "max"):
+        ref = (np.minimum if op == "min" else np.maximum).accumulate(x64, axis)
+        tol = None
+    elif op == "sum":
+        ref = np.cumsum(x64, axis)
+        magnitude = np.cumsum(np.abs(x64), axis)
+        # twice rounded: the tile-local partial (at most `magnitude`) is rounded to the output first
+        tol = (acc_eps * depth + (out_eps if twice_rounded else 0.0)) * magnitude + out_eps * np.abs(ref)
+    else:
+        # A product of k factors takes k roundings whatever the tree; they are independent, so the
+        # relative error stays within a few sqrt(k) eps (8 sqrt(k) is ~28 standard deviations).
+        ref = np.cumprod(x64, axis)
+        k = np.cumsum(np.ones_like(x64), axis)
+        tol = (acc_eps * (8 * np.sqrt(k) + depth) + out_eps * (3 if twice_rounded else 1)) * np.abs(ref)
+    if tol is not None:
+        tol = tol + OUT_TINY[out_dtype] * (2 if twice_rounded else 1)
+    if exclusive:
+        ref = _exclusive(ref, op, out_dtype, axis)
+        if tol is not None:
+            tol = _exclusive(tol, "sum", out_dtype, axis)
+    return ref, tol
+
+
+def compare(got, ref, tol, out_dtype):
+    g = to_numpy(got)
+    assert g.shape == ref.shape, (g.shape, ref.shape)
+    if tol is None and out_dtype in FLOAT_DTYPES:
+        # min/max: exact values of the output dtype (the reference rounded to it)
+        r = ref.astype(np.float32) if out_dtype == "bfloat16" else ref.astype(out_dtype)
+        np.testing.assert_array_equal(g.astype(np.float64), r.astype(np.float64))
+    elif tol is None:
+        np.testing.assert_array_equal(g, ref)
+    else:
+        g64 = g.astype(np.float64)
+        nan = np.isnan(ref)
+        assert np.array_equal(np.isnan(g64), nan), "NaN where the reference has none, or the reverse"
+        err = np.abs(np.where(nan, 0, g64 - np.where(nan, 0, ref)))
+        bad = err > np.where(nan, 0, tol)
+        where = np.flatnonzero(bad)[:4]
+        assert not bad.any(), (f"{bad.sum()} items off, max error {err.max()}; first (index, got, expected, "
+                               f"tolerance): {[(int(i), g64.flat[i], ref.flat[i], tol.flat[i]) for i in where]}")
+
+
+def check(fw, a, dtype, op, axis=None, *, exclusive=False, algorithm="auto", result_dtype=None, sequential=False,
+          x=None):
+    """Runs gpuprims.scan on fw's copy of `a` and compares with the reference."""
+    x = fw.make(a, dtype) if x is None else x
+    got = gpuprims.scan(x, op, axis, exclusive=exclusive, algorithm=algorithm, dtype=result_dtype)
+    assert fw.is_native(got), type(got)
+    out_dtype = reduce_result_dtype(op, dtype, result_dtype)
+    a_ref = a.reshape(-1) if axis is None else a
+    ref, tol = reference(a_ref, op, 0 if axis is None else axis, out_dtype, exclusive=exclusive,
+                         sequential=sequential, twice_rounded=algorithm in TWICE_ROUNDED)
+    compare(got, ref, tol, out_dtype)
+    return got

@@ -1,0 +1,93 @@
+"""compact / nonzero / segmented_reduce on the CPU reference (CI): semantics and argument checks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuprims
+
+
+def masks(rng, n):
+    yield np.zeros(n, bool)
+    yield np.ones(n, bool)
+    yield rng.random(n) < 0.5
+    yield np.arange(n) % 2 == 0
+
+
+@pytest.mark.parametrize("dtype", ("uint8", "int16", "float32", "float64", "int64"))
+def test_compact_and_nonzero(rng, dtype):
+    for n in (0, 1, 17, 5000):
+        x = (rng.standard_normal(n) * 100).astype(dtype)
+        for m in masks(rng, n):
+            np.testing.assert_array_equal(gpuprims.compact(x, m), x[m])
+            np.testing.assert_array_equal(gpuprims.nonzero(m), np.flatnonzero(m))
+            out = np.full(n, 7, dtype)
+            got, count = gpuprims.compact(x, m, out=out)
+            assert got is out and int(count) == m.sum()
+            np.testing.assert_array_equal(out[:m.sum()], x[m])
+
+
+def test_compact_nd_strided_and_short_out(rng):
+    x = rng.standard_normal((6, 7))
+    m = rng.random((6, 7)) < 0.3
+    np.testing.assert_array_equal(gpuprims.compact(x, m), x[m])
+    np.testing.assert_array_equal(gpuprims.compact(x.T, m.T), x.T[m.T])
+    y = rng.standard_normal(100)[::-3]
+    k = np.ones(len(y), bool)
+    np.testing.assert_array_equal(gpuprims.compact(y, k), y)
+    out = np.zeros(3)
+    _, count = gpuprims.compact(y, k, out=out)
+    assert int(count) == len(y)
+    np.testing.assert_array_equal(out, y[:3])
+
+
+def test_compact_errors():
+    x = np.arange(4.0)
+    with pytest.raises(TypeError, match="argument 'mask'"):
+        gpuprims.compact(x, np.ones(4, np.int32))
+    with pytest.raises(ValueError, match="same shape"):
+        gpuprims.compact(x, np.ones(5, bool))
+    with pytest.raises(TypeError, match="argument 'out'"):
+        gpuprims.compact(x, np.ones(4, bool), out=np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="argument 'out'"):
+        gpuprims.nonzero(np.ones(4, bool), out=np.zeros(4, np.int32))
+
+
+@pytest.mark.parametrize("op", ("sum", "prod", "min", "max"))
+@pytest.mark.parametrize("dtype", ("int32", "int64", "uint32", "float32", "float64"))
+def test_segmented_reduce(rng, op, dtype):
+    lengths = [0, 1, 5, 0, 300, 2, 0]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    n = int(offsets[-1])
+    if op == "prod":
+        x = (rng.uniform(0.9, 1.1, n) if dtype.startswith("float") else rng.integers(1, 4, n)).astype(dtype)
+    else:
+        x = (rng.standard_normal(n) * 50).astype(dtype)
+    for off in (offsets.astype(np.int64), offsets.astype(np.int32)):
+        got = gpuprims.segmented_reduce(x, off, op)
+        ufunc = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[op]
+        acc = x.astype(got.dtype)
+        for s, (b, e) in enumerate(zip(off[:-1], off[1:])):
+            if b == e:
+                identity = {"sum": 0, "prod": 1}.get(op)
+                if identity is None:
+                    big = np.inf if got.dtype.kind == "f" else (np.iinfo(got.dtype).max if op == "min" else np.iinfo(got.dtype).min)
+                    identity = big if op == "min" else (-big if got.dtype.kind == "f" else big)
+                assert got[s] == identity, (s, got[s])
+            elif dtype.startswith("float") and op in ("sum", "prod"):
+                np.testing.assert_allclose(got[s], ufunc.reduce(acc[b:e].astype(np.float64)), rtol=1e-5)
+            else:
+                assert got[s] == ufunc.reduce(acc[b:e]), s
+
+
+def test_segmented_reduce_errors():
+    x = np.arange(10.0)
+    with pytest.raises(ValueError, match="argument 'offsets'"):
+        gpuprims.segmented_reduce(x, np.array([0, 5, 3]))
+    with pytest.raises(ValueError, match="argument 'offsets'"):
+        gpuprims.segmented_reduce(x, np.array([0, 11]))
+    with pytest.raises(TypeError, match="argument 'offsets'"):
+        gpuprims.segmented_reduce(x, np.array([0.0, 5.0]))
+    with pytest.raises(ValueError, match="argument 'op'"):
+        gpuprims.segmented_reduce(x, np.array([0, 5]), "mean")
+    assert gpuprims.segmented_reduce(x, np.array([0])).shape == (0,)

@@ -1,0 +1,133 @@
+"""compact / nonzero / segmented_reduce on the GPU: masks of every density, sizes across tiles and
+beyond 2^32 bits of output, out= without synchronization, irregular segments."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import Framework, framework_params, to_numpy, torch
+
+import gpuprims
+
+pytestmark = pytest.mark.gpu
+TORCH_CUDA = Framework("torch", "cuda")
+SIZES = (1, 15, 16, 17, 4095, 4096, 4097, 3 * 4096 + 5, 2**20 + 3)
+
+
+def need(fw):
+    if not fw.available():
+        pytest.skip(f"{fw.name} is not installed with GPU support")
+
+
+def masks(rng, n):
+    return {"none": np.zeros(n, bool), "all": np.ones(n, bool), "random": rng.random(n) < 0.5,
+            "alternating": np.arange(n) % 2 == 0, "sparse": rng.random(n) < 0.001}
+
+
+@pytest.mark.parametrize("dtype", ("uint8", "float16", "float32", "int64"))
+def test_compact_masks(rng, dtype):
+    need(TORCH_CUDA)
+    for n in SIZES:
+        x = (rng.standard_normal(n) * 100).astype(np.float32).astype(dtype)
+        xt = torch.from_numpy(x).cuda()
+        for name, m in masks(rng, n).items():
+            mt = torch.from_numpy(m).cuda()
+            np.testing.assert_array_equal(to_numpy(gpuprims.compact(xt, mt)), x[m], err_msg=f"{name} n={n}")
+            np.testing.assert_array_equal(to_numpy(gpuprims.nonzero(mt)), np.flatnonzero(m), err_msg=f"{name} n={n}")
+
+
+def test_compact_out_no_sync_and_strides(rng):
+    need(TORCH_CUDA)
+    n = 300001
+    base = torch.randn(2 * n, device="cuda")
+    x = base[::2]
+    m = torch.rand(2 * n, device="cuda")[1::2] < 0.3
+    out = torch.full((n,), float("nan"), device="cuda")
+    got, count = gpuprims.compact(x, m, out=out)
+    assert got is out and count.is_cuda and count.dtype == torch.int64
+    k = int(count)
+    ref = x[m]
+    assert k == ref.numel()
+    assert torch.equal(out[:k], ref)
+    short = torch.zeros(10, device="cuda")
+    _, count = gpuprims.compact(x, m, out=short)
+    assert int(count) == k and torch.equal(short, ref[:10])
+
+
+@pytest.mark.parametrize("fw", framework_params("cuda"))
+def test_compact_frameworks(fw, rng):
+    need(fw)
+    x = rng.standard_normal(10000).astype(np.float32)
+    m = rng.random(10000) < 0.4
+    got = gpuprims.compact(fw.make(x), fw.make(m))
+    assert fw.is_native(got)
+    np.testing.assert_array_equal(to_numpy(got), x[m])
+
+
+@pytest.mark.parametrize("op", ("sum", "prod", "min", "max"))
+@pytest.mark.parametrize("dtype", ("int32", "int64", "float16", "bfloat16", "float32", "float64"))
+def test_segmented_reduce(rng, op, dtype):
+    need(TORCH_CUDA)
+    lengths = np.concatenate([[0, 1, 0, 5000, 3], rng.integers(0, 40, 2000), [70000, 0, 1]])
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    n = int(offsets[-1])
+    if op == "prod":
+        x = rng.uniform(0.999, 1.001, n) if dtype.startswith(("float", "bfloat")) else rng.choice([1, -1], n)
+    else:
+        x = rng.standard_normal(n) * 100
+    tdt = getattr(torch, dtype)
+    xt = torch.from_numpy(x).to(tdt).cuda()
+    x64 = xt.double().cpu().numpy()
+    got = gpuprims.segmented_reduce(xt, torch.from_numpy(offsets).cuda(), op)
+    g = got.double().cpu().numpy()
+    ufunc = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[op]
+    for s, (b, e) in enumerate(zip(offsets[:-1], offsets[1:])):
+        if b == e:
+            continue
+        ref = ufunc.reduce(x64[b:e])
+        if dtype.startswith(("float", "bfloat")) and op in ("sum", "prod"):
+            scale = np.abs(x64[b:e]).sum() if op == "sum" else abs(ref)
+            eps = {"float16": 2**-11, "bfloat16": 2**-8, "float32": 2**-24, "float64": 2**-53}[dtype]
+            assert abs(g[s] - ref) <= 2 * eps * abs(ref) + 64 * 2**-24 * scale + 1e-30, (s, g[s], ref)
+        else:
+            assert g[s] == ref, (s, g[s], ref)
+    empties = np.flatnonzero(lengths == 0)
+    identity = {"sum": 0.0, "prod": 1.0}.get(op)
+    if identity is not None:
+        assert np.all(g[empties] == identity)
+
+
+def test_segmented_reduce_int32_offsets_and_strides(rng):
+    need(TORCH_CUDA)
+    x = torch.randn(200000, device="cuda")[::2]
+    offsets = torch.tensor([0, 10, 10, 50000, 100000], dtype=torch.int32, device="cuda")
+    got = gpuprims.segmented_reduce(x, offsets, "max")
+    ref = torch.stack([x[0:10].max(), torch.tensor(-float("inf"), device="cuda"), x[10:50000].max(), x[50000:].max()])
+    assert torch.equal(got, ref)
+
+
+def test_sanitize_compact(rng):
+    need(TORCH_CUDA)
+    for n in (1, 4097, 3 * 4096 + 5):
+        x = torch.randn(n, device="cuda")
+        m = torch.rand(n, device="cuda") < 0.5
+        assert torch.equal(gpuprims.compact(x, m), x[m])
+        assert torch.equal(gpuprims.nonzero(m), torch.nonzero(m).flatten())
+    offsets = torch.tensor([0, 3, 3, 3000, 5000], device="cuda")
+    x = torch.randn(5000, device="cuda")
+    got = gpuprims.segmented_reduce(x, offsets)
+    torch.testing.assert_close(got, torch.stack([x[:3].sum(), x[3:3].sum(), x[3:3000].sum(), x[3000:].sum()]))
+
+
+@pytest.mark.big
+def test_compact_beyond_2_32():
+    need(TORCH_CUDA)
+    n = 2**32 + 17
+    free, _ = torch.cuda.mem_get_info()
+    if free < n * 3:
+        pytest.skip("needs 3 bytes per item of free GPU memory")
+    m = torch.zeros(n, dtype=torch.bool, device="cuda")
+    m[::2**20] = True
+    m[-1] = True
+    idx = gpuprims.nonzero(m)
+    expected = torch.arange(0, n, 2**20, device="cuda")
+    assert torch.equal(idx[:-1], expected) and int(idx[-1]) == n - 1

@@ -1,0 +1,149 @@
+"""scan on the CPU reference (runs in CI without a GPU): semantics, dtype rules and argument checks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import Framework, torch
+from scan_reference import OPS, SCAN_DTYPES, check, scan_values
+
+import gpuprims
+
+NUMPY = Framework("numpy", "cpu")
+TORCH_CPU = Framework("torch", "cpu")
+VARIANTS = tuple(v.name for v in gpuprims.variants("scan"))
+
+
+def cpu_fw(dtype):
+    if dtype == "bfloat16":
+        if torch is None:
+            pytest.skip("bfloat16 on the CPU needs torch")
+        return TORCH_CPU
+    return NUMPY
+
+
+def test_variants_listed():
+    assert VARIANTS == ("hillis_steele", "blelloch", "warp_shuffle", "reduce_then_scan", "decoupled_lookback",
+                        "warp_per_row", "columns")
+    det = {v.name: v.deterministic for v in gpuprims.variants("scan")}
+    assert not det["decoupled_lookback"] and det["reduce_then_scan"]
+
+
+@pytest.mark.parametrize("dtype", SCAN_DTYPES)
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("exclusive", (False, True))
+def test_cpu_reference(rng, dtype, op, exclusive):
+    for n in (1, 2, 33, 1000):
+        check(cpu_fw(dtype), scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, sequential=True)
+
+
+@pytest.mark.parametrize("axis", (0, 1, 2, -1))
+def test_cpu_axes_and_layouts(rng, axis):
+    a = scan_values(rng, 4 * 5 * 6, "float32", "sum").reshape(4, 5, 6)
+    check(NUMPY, a, "float32", "sum", axis, sequential=True)
+    t = np.ascontiguousarray(a.transpose(2, 0, 1))
+    view = t.transpose(0, 2, 1)[:, :, ::-1]  # non-contiguous, a negative stride
+    check(NUMPY, np.ascontiguousarray(view), "float32", "max", axis, sequential=True, x=view)
+
+
+def test_cpu_strided_views(rng):
+    a = scan_values(rng, 200, "int64", "sum")
+    for view in (a[::-1], a[::3], a[5:150:7]):
+        check(NUMPY, np.ascontiguousarray(view), "int64", "sum", x=view)
+    m = scan_values(rng, 30 * 40, "int32", "sum").reshape(30, 40)
+    check(NUMPY, np.ascontiguousarray(m.T), "int32", "sum", 1, x=m.T)
+    check(NUMPY, m.reshape(-1), "int32", "sum", None, x=m.T.copy().T)  # axis=None flattens in C order
+
+
+def test_axis_none_flattens():
+    a = np.arange(12, dtype=np.int64).reshape(3, 4)
+    np.testing.assert_array_equal(gpuprims.cumsum(a), np.cumsum(a))
+    np.testing.assert_array_equal(gpuprims.cumsum(a.T), np.cumsum(a.T))
+    np.testing.assert_array_equal(gpuprims.cumsum(np.float32(2.5)), np.cumsum(np.float32(2.5)))
+
+
+def test_dtype_rules():
+    assert gpuprims.cumsum(np.ones(3, np.int32)).dtype == np.int64
+    assert gpuprims.cumsum(np.ones(3, np.uint32)).dtype == np.uint64
+    assert gpuprims.cumsum(np.ones(3, np.bool_)).dtype == np.int64
+    assert gpuprims.scan(np.ones(3, np.int32), "max").dtype == np.int32
+    assert gpuprims.cumsum(np.ones(3, np.int32), dtype="int32").dtype == np.int32
+    assert gpuprims.cumsum(np.ones(3, np.float16)).dtype == np.float16
+
+
+def test_integer_wraparound_is_exact():
+    big = np.array([2**31 - 1, 1, 2**31 - 1, 5], np.int32)
+    np.testing.assert_array_equal(gpuprims.cumsum(big, dtype="int32"), np.cumsum(big, dtype=np.int32))
+    np.testing.assert_array_equal(gpuprims.cumsum(big), np.cumsum(big, dtype=np.int64))
+    u = np.array([2**32 - 1, 7, 2**32 - 5], np.uint32)
+    np.testing.assert_array_equal(gpuprims.cumsum(u, dtype="uint32"), np.cumsum(u, dtype=np.uint32))
+    p = np.full(70, 3, np.int64)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(gpuprims.cumprod(p), np.cumprod(p))
+
+
+def test_special_values():
+    z = gpuprims.cumsum(np.array([-0.0, -0.0], np.float64))
+    assert np.all(np.signbit(z))
+    x = np.array([1.0, np.nan, 2.0, -np.inf], np.float32)
+    np.testing.assert_array_equal(gpuprims.cumsum(x), np.cumsum(x))
+    np.testing.assert_array_equal(gpuprims.scan(x, "max"), np.maximum.accumulate(x))
+    np.testing.assert_array_equal(gpuprims.scan(x, "min"), np.minimum.accumulate(x))
+    inf = np.array([np.inf, -np.inf, 1.0], np.float32)
+    np.testing.assert_array_equal(gpuprims.cumsum(inf), np.cumsum(inf))
+
+
+def test_exclusive_identities():
+    x = np.array([3, 1, 2], np.int32)
+    np.testing.assert_array_equal(gpuprims.cumsum(x, exclusive=True), [0, 3, 4])
+    np.testing.assert_array_equal(gpuprims.cumprod(x, exclusive=True), [1, 3, 3])
+    np.testing.assert_array_equal(gpuprims.scan(x, "min", exclusive=True), [2**31 - 1, 3, 1])
+    f = gpuprims.scan(np.array([2.0, 1.0]), "max", exclusive=True)
+    assert f[0] == -np.inf and f[1] == 2.0
+    z = gpuprims.cumsum(np.array([-1.0, 1.0]), exclusive=True)
+    assert z[0] == 0.0 and not np.signbit(z[0])
+
+
+def test_empty_and_out():
+    assert gpuprims.cumsum(np.zeros((0,), np.float32)).shape == (0,)
+    assert gpuprims.cumsum(np.zeros((3, 0), np.float32), axis=0).shape == (3, 0)
+    x = np.arange(1, 6, dtype=np.float64)
+    out = np.full(5, np.nan)
+    assert gpuprims.cumsum(x, out=out) is out
+    np.testing.assert_array_equal(out, np.cumsum(x))
+    gpuprims.cumsum(x, out=x)  # in place
+    np.testing.assert_array_equal(x, np.cumsum(np.arange(1, 6, dtype=np.float64)))
+
+
+def test_argument_errors():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with pytest.raises(ValueError, match="argument 'op'"):
+        gpuprims.scan(x, "mean")
+    with pytest.raises(ValueError, match="argument 'axis'"):
+        gpuprims.scan(x, axis=2)
+    with pytest.raises(TypeError, match="argument 'axis'"):
+        gpuprims.scan(x, axis=1.5)
+    with pytest.raises(ValueError, match="argument 'algorithm'"):
+        gpuprims.scan(x, algorithm="nope")
+    with pytest.raises(TypeError, match="argument 'exclusive'"):
+        gpuprims.scan(x, exclusive=1)
+    with pytest.raises(TypeError, match="'dtype'"):
+        gpuprims.cumsum(np.ones(3, np.int32), dtype="float32")
+    with pytest.raises(TypeError, match="argument 'dtype'"):
+        gpuprims.cumsum(x, dtype="complex64")
+    with pytest.raises(TypeError, match="no scan from int8"):
+        gpuprims.scan(np.ones(3, np.int8), "max")
+    with pytest.raises(ValueError, match="argument 'out'"):
+        gpuprims.cumsum(x, axis=0, out=np.empty((3, 2), np.float32))
+    with pytest.raises(TypeError, match="argument 'out'"):
+        gpuprims.cumsum(x, axis=0, out=np.empty((2, 3), np.float64))
+    with pytest.raises(ValueError, match="decoupled_lookback"):
+        gpuprims.cumsum(x, algorithm="decoupled_lookback", deterministic=True)
+    with pytest.raises(ValueError, match="0-d"):
+        gpuprims.scan(np.float32(1), axis=0)
+
+
+@pytest.mark.parametrize("algorithm", VARIANTS)
+def test_named_variants_accepted_on_cpu(algorithm):
+    # The CPU reference serves every variant name (the variants are GPU kernels).
+    x = np.arange(10, dtype=np.int64)
+    np.testing.assert_array_equal(gpuprims.cumsum(x, algorithm=algorithm), np.cumsum(x))

@@ -1,0 +1,177 @@
+"""scan on the GPU: every variant, dtype pair and op; tile boundaries; layouts; frameworks; streams;
+determinism; look-back stress; sizes beyond 2^31. Skipped (with the reason) without a GPU."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import Framework, cupy, framework_params, to_numpy, torch
+from scan_reference import OPS, SCAN_DTYPES, check, compare, reference, scan_values
+
+import gpuprims
+
+pytestmark = pytest.mark.gpu
+TORCH_CUDA = Framework("torch", "cuda")
+VARIANTS = tuple(v.name for v in gpuprims.variants("scan"))
+TILE = 4096  # items per striped tile (256 threads x 16); the look-back's 4-byte tiles hold 8192
+SIZES = (1, 31, 33, 511, 513, 1025, TILE - 1, TILE, TILE + 1, 2 * TILE + 1, 3 * TILE + 17, 2**20 + 7)
+PAIRS = [(d, None) for d in SCAN_DTYPES] + [("bool", None), ("int32", "int32"), ("uint32", "uint32")]
+
+
+def need(fw):
+    if not fw.available():
+        pytest.skip(f"{fw.name} is not installed with GPU support")
+
+
+def sizes_for(algorithm):
+    # one thread per row walks the whole array: correct, but slow on a long 1-D scan
+    return [n for n in SIZES if algorithm != "columns" or n < 5000]
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+@pytest.mark.parametrize("dtype,result", PAIRS)
+@pytest.mark.parametrize("op", OPS)
+def test_variant_dtype_op(rng, algorithm, dtype, result, op):
+    need(TORCH_CUDA)
+    if dtype == "bool" and op in ("min", "max"):
+        pytest.skip("bool scans are sums and products (to int64)")
+    for n in sizes_for(algorithm):
+        exclusive = n % 2 == 1
+        check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, algorithm=algorithm,
+              result_dtype=result)
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+@pytest.mark.parametrize("shape,axis", [((7, 5000), 1), ((5000, 7), 0), ((3, 4, 9000), 2), ((2, 9000, 3), 1),
+                                        ((3000, 5), 1), ((5, 3000), 0), ((4096, 33), 1)])
+def test_axes(rng, algorithm, shape, axis):
+    need(TORCH_CUDA)
+    a = scan_values(rng, int(np.prod(shape)), "float32", "sum").reshape(shape)
+    check(TORCH_CUDA, a, "float32", "sum", axis, algorithm=algorithm)
+    check(TORCH_CUDA, a.astype(np.int64), "int64", "max", axis, exclusive=True, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+def test_strided_and_misaligned_views(rng, algorithm):
+    need(TORCH_CUDA)
+    base = torch.from_numpy(scan_values(rng, 3 * 20000 + 1, "float32", "sum")).cuda()
+    for view in (base[1:], base.flip(0), base[::3], base[1:].view(3, 20000).t(), base[5:9005].view(9, 1000)[:, 1:]):
+        a = view.cpu().numpy()
+        axis = None if view.dim() == 1 else 0
+        got = gpuprims.cumsum(view, axis=axis, algorithm=algorithm)
+        ref, tol = reference(a.reshape(-1) if axis is None else a, "sum", 0, "float32")
+        compare(got, ref, tol, "float32")
+
+
+@pytest.mark.parametrize("fw", framework_params("cuda"))
+@pytest.mark.parametrize("dtype", ("int32", "float32", "float16", "bfloat16", "float64"))
+def test_frameworks(fw, rng, dtype):
+    need(fw)
+    if fw.name in ("cupy", "cuda.core") and dtype == "bfloat16":
+        pytest.skip(f"{fw.name} holds no bfloat16")
+    check(fw, scan_values(rng, 50000, dtype, "sum"), dtype, "sum")
+
+
+def test_out_in_place_and_poisoned_output(rng):
+    need(TORCH_CUDA)
+    a = scan_values(rng, 100003, "float32", "sum")
+    x = torch.from_numpy(a).cuda()
+    out = torch.full_like(x, float("nan"))
+    assert gpuprims.cumsum(x, out=out) is out
+    ref, tol = reference(a, "sum", 0, "float32")
+    compare(out, ref, tol, "float32")
+    for algorithm in VARIANTS:
+        y = torch.from_numpy(a).cuda()
+        gpuprims.cumsum(y, axis=0, out=y, algorithm=algorithm)
+        compare(y, ref, tol, "float32")
+
+
+def test_stream_is_respected(rng):
+    need(TORCH_CUDA)
+    s = torch.cuda.Stream()
+    a = scan_values(rng, 2**22 + 3, "int32", "sum")
+    with torch.cuda.stream(s):
+        x = torch.from_numpy(a).cuda(non_blocking=False)
+        y = gpuprims.cumsum(x)
+    s.synchronize()
+    np.testing.assert_array_equal(to_numpy(y), np.cumsum(a, dtype=np.int64))
+    out = torch.empty(len(a), dtype=torch.int64, device="cuda")
+    gpuprims.cumsum(x, out=out, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(to_numpy(out), np.cumsum(a, dtype=np.int64))
+
+
+def test_deterministic_float_scans_bitwise(rng):
+    need(TORCH_CUDA)
+    x = torch.from_numpy(scan_values(rng, 2**21 + 5, "float32", "sum")).cuda()
+    first = gpuprims.cumsum(x, deterministic=True)
+    for _ in range(100):
+        assert torch.equal(gpuprims.cumsum(x, deterministic=True), first)
+
+
+def test_lookback_stress_against_reduce_then_scan(rng):
+    """Random sizes, integer data (exact): the look-back must equal the three-pass scan bitwise, with
+    another kernel running concurrently on a second stream."""
+    need(TORCH_CUDA)
+    other = torch.cuda.Stream()
+    busy = torch.randn(4096, 4096, device="cuda")
+    for i in range(1000):
+        n = int(rng.integers(1, 3 * 10**5)) if i % 10 else int(rng.integers(10**6, 4 * 10**6))
+        x = torch.randint(-1000, 1000, (n,), dtype=torch.int32, device="cuda")
+        if i % 50 == 0:
+            with torch.cuda.stream(other):
+                busy = busy @ busy.T * 1e-4
+        a = gpuprims.cumsum(x, algorithm="decoupled_lookback")
+        b = gpuprims.cumsum(x, algorithm="reduce_then_scan")
+        assert torch.equal(a, b), f"launch {i}, n={n}"
+    torch.cuda.synchronize()
+
+
+def test_cupy_and_graph_capture(rng):
+    need(TORCH_CUDA)
+    a = scan_values(rng, 70001, "int64", "sum")
+    x = torch.from_numpy(a).cuda()
+    out = torch.empty_like(x)
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        gpuprims.cumsum(x, out=out)  # warm-up outside capture
+        s.synchronize()
+        with torch.cuda.graph(g, stream=s):
+            gpuprims.cumsum(x, out=out)
+    out.fill_(-1)
+    g.replay()
+    g.replay()
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(a))
+
+
+def test_sanitize_scan_variants(rng):
+    """Small inputs of every variant, for compute-sanitizer (memcheck, racecheck)."""
+    need(TORCH_CUDA)
+    for algorithm in VARIANTS:
+        for n in (1, 33, TILE + 1, 3 * TILE + 17):
+            check(TORCH_CUDA, scan_values(rng, n, "float32", "sum"), "float32", "sum", algorithm=algorithm,
+                  exclusive=n % 2 == 1)
+            check(TORCH_CUDA, scan_values(rng, n, "int64", "max"), "int64", "max", algorithm=algorithm)
+        a = scan_values(rng, 3 * 1500, "float16", "sum").reshape(3, 1500)
+        check(TORCH_CUDA, a, "float16", "sum", 1, algorithm=algorithm)
+        check(TORCH_CUDA, a, "float16", "sum", 0, algorithm=algorithm)
+
+
+@pytest.mark.big
+@pytest.mark.parametrize("n", (2**31 + 17, 2**32 + 17))
+def test_beyond_2_31(n):
+    need(TORCH_CUDA)
+    free, _ = torch.cuda.mem_get_info()
+    if free < n * 13:
+        pytest.skip("needs 13 bytes per item of free GPU memory")
+    x = torch.ones(n, dtype=torch.int8, device="cuda").to(torch.int32)
+    x[n // 2] = 5
+    y = gpuprims.cumsum(x)
+    assert y.dtype == torch.int64
+    assert int(y[-1]) == n + 4 and int(y[n // 2]) == n // 2 + 5 and int(y[n // 2 - 1]) == n // 2
+    del y
+    z = gpuprims.cumsum(x, dtype="int32")  # wraps at 32 bits exactly like numpy's int32 cumsum
+    for i in (n // 2 - 1, n // 2, 2**31 - 2, 2**31 - 1, 2**31, n - 1):
+        expected = i + 1 + (4 if i >= n // 2 else 0)
+        assert int(z[i]) == int(np.int64(expected).astype(np.int32)), i
