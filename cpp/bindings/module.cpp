@@ -13,6 +13,7 @@ namespace nb = nanobind;
 
 namespace gpuprims {
 void bind_reduce(nb::module_& m);
+void bind_norms(nb::module_& m);
 void bind_scan(nb::module_& m);
 void bind_histogram(nb::module_& m);
 }
@@ -24,6 +25,7 @@ NB_MODULE(_C, m) {
   bind_imported_array(m);
   bind_device_array(m);
   bind_reduce(m);
+  bind_norms(m);
   bind_scan(m);
   bind_histogram(m);
 

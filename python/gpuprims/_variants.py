@@ -1,6 +1,7 @@
 """gpuprims.variants(family): the optimization ladder of each family, and whether it runs here."""
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from . import _C
@@ -19,6 +20,8 @@ class Variant(NamedTuple):
 # bincount shares the histogram variants (the same counting kernels).
 _FAMILIES = {"reduce": _C.reduce_variants, "scan": _C.scan_variants, "histogram": _C.histogram_variants,
              "bincount": _C.histogram_variants}
+_FAMILIES.update({op: functools.partial(_C.norm_variants, op) for op in ("softmax", "log_softmax", "layer_norm",
+                                                                          "rms_norm")})
 
 
 def gpu_status():

@@ -12,7 +12,7 @@ import sys
 
 from ._timing import gpu_info, torch_cuda
 
-FAMILIES = ("reduce", "scan", "histogram")
+FAMILIES = ("reduce", "scan", "histogram", "norms")
 
 
 def main(argv=None) -> int:

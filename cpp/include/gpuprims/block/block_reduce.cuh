@@ -28,6 +28,22 @@ struct BlockReduce {
     }
     return v;
   }
+
+  // Like reduce(), but every thread gets the result, and `temp` may be reused right away. Each
+  // warp folds the partials itself, in the same order, so all threads hold identical bits.
+  template <class Op>
+  __device__ __forceinline__ static T allreduce(T v, Op op, TempStorage& temp) {
+    const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+    v = warp_reduce(v, op);
+    if (lane == 0) temp.warp_partials[warp] = v;
+    __syncthreads();
+    v = temp.warp_partials[lane < kWarps ? lane : 0];
+#pragma unroll
+    for (int mask = kWarps / 2; mask > 0; mask >>= 1) v = op(v, shfl_xor(v, mask));
+    v = shfl_idx(v, 0);                  // lane 0 combined exactly the kWarps partials (see above)
+    __syncthreads();                     // every warp has read temp before anyone rewrites it
+    return v;
+  }
 };
 
 }  // namespace gpuprims

@@ -1,5 +1,5 @@
 #pragma once
-// 16-byte vector loads. A Vec16<T> is 16/sizeof(T) elements read with one LDG.128; callers must
+// 16-byte vector loads and stores. A Vec16<T> is 16/sizeof(T) elements read with one LDG.128; callers must
 // prove 16-byte alignment first (see reduce_vectorized.cuh for the head/body/tail split).
 #include <cstdint>
 #include <cstring>
@@ -25,6 +25,14 @@ __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
   Vec16<T> v;
   memcpy(&v, &bits, sizeof(v));
   return v;
+}
+
+// One STG.128; the caller proves 16-byte alignment, as for loads.
+template <class T>
+__device__ __forceinline__ void store_vec16(T* aligned_ptr, const Vec16<T>& v) {
+  uint4 bits;
+  memcpy(&bits, &v, sizeof(bits));
+  *reinterpret_cast<uint4*>(aligned_ptr) = bits;
 }
 
 }  // namespace gpuprims

@@ -1,0 +1,77 @@
+#pragma once
+// What every norms kernel (and the CPU reference) receives: the rows of x and y, the optional
+// affine vectors and statistics outputs, and the op. Plain C++, shared by host and device code.
+#include <cstdint>
+
+#include "gpuprims/core/config.hpp"
+#include "gpuprims/core/dtype.hpp"
+#include "gpuprims/core/fast_divmod.hpp"
+#include "gpuprims/norms.hpp"
+
+namespace gpuprims {
+namespace norms {
+
+// `num_rows` rows of `row_len` elements. Row r of x starts at x + x_row_offset(r) and its element
+// i is at + i * x_elem_stride (likewise y). Rows are numbered in C order over the dimensions other
+// than the row axis, which is also the order of the compact statistics outputs.
+struct RowLayout {
+  int64_t num_rows = 0;
+  int64_t row_len = 0;
+  int64_t x_elem_stride = 1;
+  int64_t y_elem_stride = 1;
+  int outer_ndim = 0;  // the other dimensions after merging, outermost first
+  int64_t outer_sizes[kMaxDims] = {};
+  int64_t x_outer_strides[kMaxDims] = {};
+  int64_t y_outer_strides[kMaxDims] = {};
+  FastDivmod64 outer_divmod[kMaxDims];  // by outer_sizes[d], for d >= 1
+
+  GPUPRIMS_HD int64_t x_row_offset(int64_t row) const { return offset_of(row, x_outer_strides); }
+  GPUPRIMS_HD int64_t y_row_offset(int64_t row) const { return offset_of(row, y_outer_strides); }
+
+ private:
+  // The outermost dimension needs no division: the index is in range.
+  GPUPRIMS_HD int64_t offset_of(int64_t index, const int64_t* strides) const {
+    int64_t off = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+    for (int d = outer_ndim - 1; d > 0; --d) {
+      const int64_t q = outer_divmod[d].div(index);
+      off += (index - q * outer_sizes[d]) * strides[d];
+      index = q;
+    }
+    return outer_ndim > 0 ? off + index * strides[0] : 0;
+  }
+};
+
+// The two families of row computation: softmax-like (max, then sum of exp) and norm-like (mean,
+// then centered second moment). log_softmax and rms_norm are runtime flags of these, so each
+// kernel is instantiated per (dtype, kind) rather than per op.
+enum class RowKind { kSoftmax, kNorm };
+
+constexpr RowKind row_kind(NormOp op) {
+  return (op == NormOp::kSoftmax || op == NormOp::kLogSoftmax) ? RowKind::kSoftmax : RowKind::kNorm;
+}
+
+struct NormParams {
+  const void* x = nullptr;
+  void* y = nullptr;
+  const void* weight = nullptr;  // row_len elements of x's dtype, or null
+  const void* bias = nullptr;
+  int64_t weight_stride = 1;
+  int64_t bias_stride = 1;
+  // Statistics outputs, or null: compact, one value per row in the statistics type (float, or
+  // double for float64 inputs), row r at index r.
+  void* mean = nullptr;
+  void* rstd = nullptr;
+  RowLayout layout;
+  double eps = 0.0;
+  bool log = false;     // softmax kind: log_softmax
+  bool center = true;   // norm kind: layer_norm (false: rms_norm, the mean is taken as 0)
+  // Every row of x and y starts 16-byte aligned with unit element stride, and the affine vectors
+  // are contiguous and aligned: the kernels may use 16-byte vector accesses.
+  bool vec_ok = false;
+};
+
+}  // namespace norms
+}  // namespace gpuprims

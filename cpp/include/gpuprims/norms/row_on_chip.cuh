@@ -1,0 +1,168 @@
+#pragma once
+// The one-pass kernel: each row is read once into registers, reduced there, and written once.
+// kThreadsPerRow threads own a row (a warp for short rows, with kRowsPerBlock rows per block; the
+// whole block for long rows); rows longer than the tile's capacity go to the split-row kernels.
+#include <cstdint>
+#include <limits>
+
+#include "gpuprims/norms/norm_params.hpp"
+#include "gpuprims/norms/row_stats.cuh"
+#include "gpuprims/norms/row_tile.cuh"
+#include "gpuprims/util/math.cuh"
+
+namespace gpuprims {
+namespace norms {
+
+// Vector kernels: at least 512 resident threads per SM (<= 128 registers a thread), so enough
+// loads are in flight per SM. The element-wise fallback gets no such bound: its per-element
+// 64-bit addresses would spill under it.
+constexpr int min_blocks_for(int threads, bool vector) { return vector && threads <= 512 ? 512 / threads : 1; }
+
+// kVector: p.vec_ok, as a template argument so that each instantiation holds one access path
+// (with both, the scalar path's addresses inflate the register count of the vector one).
+template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector>
+__global__ void __launch_bounds__(kThreadsPerRow * kRowsPerBlock, min_blocks_for(kThreadsPerRow * kRowsPerBlock, kVector))
+row_on_chip_kernel(NormParams p) {
+  using Tile = RowTile<T, kThreadsPerRow, kVecs>;
+  using Acc = typename Tile::Acc;
+  using Group = RowGroup<Acc, kThreadsPerRow>;
+  static_assert(Group::kIsWarp || kRowsPerBlock == 1, "a block-wide group owns the whole block");
+  __shared__ typename Group::TempStorage temp;
+
+  const RowLayout& layout = p.layout;
+  const int len = static_cast<int>(layout.row_len);  // <= Tile::kCapacity, checked by the host
+  const int rank = threadIdx.x % kThreadsPerRow;
+  const T* x = static_cast<const T*>(p.x);
+  T* y = static_cast<T*>(p.y);
+  // The loop bound is uniform over the group that owns a row, so the group's reductions (and a
+  // block's __syncthreads) are reached by all of its threads.
+  for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreadsPerRow; row < layout.num_rows;
+       row += int64_t(gridDim.x) * kRowsPerBlock) {
+    const T* xr = x + layout.x_row_offset(row);
+    Tile tile;
+    tile.load(xr, layout.x_elem_stride, 0, len, rank, kVector, tile_fill<kKind, Acc>());
+    const RowFrame<Acc> frame = row_frame(xr, len, p.center);
+    RowStats<Acc> stats = chunk_partial<kKind, Tile, Group>(tile, len, rank, frame, p.center, temp);
+    if constexpr (kKind == RowKind::kNorm) {
+      stats = norm_row_stats(stats, frame, len, p.eps);
+      if (rank == 0) write_row_stats(p, row, stats, frame.shift);
+    }
+    tile.store(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector,
+               static_cast<const T*>(p.weight), p.weight_stride, static_cast<const T*>(p.bias), p.bias_stride,
+               RowOutput<kKind, Acc>(stats, frame.shift, p.log));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Split rows: chunk statistics -> per-row combine -> normalize. Chunk c of a row covers elements
+// [c * kCapacity, ...) of it; grid = (chunks, rows), the rows in a grid-stride loop over y.
+// kVector as for row_on_chip_kernel.
+
+// Pass 1: partial[row * chunks + c] = chunk_partial of chunk c.
+template <class T, RowKind kKind, int kThreads, int kVecs, bool kVector>
+__global__ void __launch_bounds__(kThreads)
+chunk_stats_kernel(NormParams p, RowStats<acc_t<T>>* partial) {
+  using Tile = RowTile<T, kThreads, kVecs>;
+  using Acc = typename Tile::Acc;
+  using Group = RowGroup<Acc, kThreads>;
+  __shared__ typename Group::TempStorage temp;
+  const RowLayout& layout = p.layout;
+  const int64_t chunks = gridDim.x, begin = int64_t(blockIdx.x) * Tile::kCapacity;
+  const int len = static_cast<int>(min_of<int64_t>(Tile::kCapacity, layout.row_len - begin));
+  for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
+    const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
+    Tile tile;
+    tile.load(xr, layout.x_elem_stride, begin, len, threadIdx.x, kVector, tile_fill<kKind, Acc>());
+    const RowFrame<Acc> frame = row_frame(xr, layout.row_len, p.center);
+    const RowStats<Acc> s = chunk_partial<kKind, Tile, Group>(tile, len, threadIdx.x, frame, p.center, temp);
+    if (threadIdx.x == 0) partial[row * chunks + blockIdx.x] = s;
+  }
+}
+
+// Pass 2: one block per row folds the row's `chunks` partials (thread t takes chunks t, t + kThreads,
+// ... in order, then a fixed-shape block reduction: deterministic) into row_stats[row] (softmax:
+// (max, sum); norm: (mean - shift, rstd) and row_shift[row]), and writes the statistics outputs.
+//   softmax: M = max m_c, S = sum s_c * exp(m_c - M)   (chunks of -inf carry s_c = 0)
+//   norm:    mean = sum n_c mean_c / n, M2 = sum (M2_c + n_c (mean_c - mean)^2)   (Chan et al.),
+//            in the u values of the row's frame
+template <class T, RowKind kKind, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+row_combine_kernel(NormParams p, const RowStats<acc_t<T>>* partial, int64_t chunks, int64_t chunk_len,
+                   RowStats<acc_t<T>>* row_stats, acc_t<T>* row_shift) {
+  using Acc = acc_t<T>;
+  using Group = RowGroup<Acc, kThreads>;
+  __shared__ typename Group::TempStorage temp;
+  const int64_t n = p.layout.row_len;
+  for (int64_t row = blockIdx.x; row < p.layout.num_rows; row += gridDim.x) {
+    const RowStats<Acc>* part = partial + row * chunks;
+    RowStats<Acc> out;
+    if constexpr (kKind == RowKind::kSoftmax) {
+      Acc m = -std::numeric_limits<Acc>::infinity();
+      for (int64_t c = threadIdx.x; c < chunks; c += kThreads) m = nan_max(m, part[c].a);
+      m = Group::all(m, NanMaxOp{}, temp);
+      Acc s = Acc(0);
+      for (int64_t c = threadIdx.x; c < chunks; c += kThreads) {
+        if (part[c].b != Acc(0)) s += part[c].b * exp_of(part[c].a - m);
+      }
+      s = Group::all(s, SumOp{}, temp);
+      out = {m, s};
+    } else {
+      const auto count = [=](int64_t c) { return Acc(min_of<int64_t>(chunk_len, n - c * chunk_len)); };
+      Acc total = Acc(0);
+      for (int64_t c = threadIdx.x; c < chunks; c += kThreads) total += count(c) * part[c].a;
+      const Acc mean = mean_of(Group::all(total, SumOp{}, temp), n);
+      Acc m2 = Acc(0);
+      for (int64_t c = threadIdx.x; c < chunks; c += kThreads) {
+        const Acc d = part[c].a - mean;
+        m2 += part[c].b + count(c) * d * d;
+      }
+      m2 = Group::all(m2, SumOp{}, temp);
+      const T* xr = static_cast<const T*>(p.x) + p.layout.x_row_offset(row);
+      const RowFrame<Acc> frame = row_frame(xr, n, p.center);
+      out = norm_row_stats(RowStats<Acc>{mean, m2}, frame, n, p.eps);
+      if (threadIdx.x == 0) {
+        write_row_stats(p, row, out, frame.shift);
+        row_shift[row] = frame.shift;
+      }
+    }
+    if (threadIdx.x == 0) row_stats[row] = out;
+  }
+}
+
+// Pass 3: reload the chunk and write it with the row's statistics. Nothing is reduced here, so the
+// element-wise path streams element by element instead of filling a tile (which, with no reduction
+// to separate loads from stores, the compiler would schedule into hundreds of live registers).
+// The shift comes from pass 2, not from x: with out= x, chunk 0 of the row may already be written.
+template <class T, RowKind kKind, int kThreads, int kVecs, bool kVector>
+__global__ void __launch_bounds__(kThreads)
+chunk_apply_kernel(NormParams p, const RowStats<acc_t<T>>* row_stats, const acc_t<T>* row_shift) {
+  using Tile = RowTile<T, kThreads, kVecs>;
+  using Acc = typename Tile::Acc;
+  const RowLayout& layout = p.layout;
+  const int64_t begin = int64_t(blockIdx.x) * Tile::kCapacity;
+  const int len = static_cast<int>(min_of<int64_t>(Tile::kCapacity, layout.row_len - begin));
+  const T* weight = static_cast<const T*>(p.weight);
+  const T* bias = static_cast<const T*>(p.bias);
+  for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
+    const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
+    T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
+    const Acc shift = kKind == RowKind::kNorm ? row_shift[row] : Acc(0);
+    const RowOutput<kKind, Acc> out(row_stats[row], shift, p.log);
+    if constexpr (kVector) {
+      Tile tile;
+      tile.load(xr, 1, begin, len, threadIdx.x, true, tile_fill<kKind, Acc>());
+      tile.store(yr, 1, begin, len, threadIdx.x, true, weight, 1, bias, 1, out);
+    } else {
+#pragma unroll 1
+      for (int i = threadIdx.x; i < len; i += kThreads) {
+        const int64_t e = begin + i;
+        const Acc w = weight != nullptr ? cast_value<Acc>(weight[e * p.weight_stride]) : Acc(1);
+        const Acc b = bias != nullptr ? cast_value<Acc>(bias[e * p.bias_stride]) : Acc(0);
+        yr[e * layout.y_elem_stride] = cast_value<T>(out(cast_value<Acc>(xr[e * layout.x_elem_stride]), w, b));
+      }
+    }
+  }
+}
+
+}  // namespace norms
+}  // namespace gpuprims

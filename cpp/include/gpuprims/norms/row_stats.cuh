@@ -1,0 +1,101 @@
+#pragma once
+// Statistics of a chunk held in a RowTile, and the output functor made from row statistics.
+// Shared by the one-pass kernel (one chunk = the whole row) and the split-row kernels.
+#include <limits>
+
+#include "gpuprims/norms/norm_params.hpp"
+#include "gpuprims/norms/row_math.hpp"
+#include "gpuprims/norms/row_tile.cuh"
+
+namespace gpuprims {
+namespace norms {
+
+// What a RowTile of `kind` holds past the end of the row: -inf leaves a max unchanged; the norm
+// statistics skip invalid slots explicitly.
+template <RowKind kKind, class Acc>
+__device__ __forceinline__ Acc tile_fill() {
+  return kKind == RowKind::kSoftmax ? -std::numeric_limits<Acc>::infinity() : Acc(0);
+}
+
+// The row's RowFrame (row_math.hpp), from its first element.
+template <class T>
+__device__ __forceinline__ RowFrame<acc_t<T>> row_frame(const T* row, int64_t row_len, bool center) {
+  return make_row_frame(row_len > 0 ? cast_value<acc_t<T>>(row[0]) : acc_t<T>(0), center);
+}
+
+// Partial statistics of a chunk of `len` elements (the same on every thread of the group):
+//   softmax: (max, sum of exp(x - max)); the sum is 0 when the max is -inf, so a chunk of -inf
+//            contributes nothing to a row that has finite values elsewhere.
+//   norm:    (mean of u, sum of squared deviations of u from that mean), u = (x - shift) *
+//            inv_scale; rms_norm (center false, shift 0): (0, sum of u^2). Two passes over
+//            registers: no E[x^2] - E[x]^2 cancellation.
+template <RowKind kKind, class Tile, class Group>
+__device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile& tile, int len, int rank,
+                                                                      RowFrame<typename Tile::Acc> frame, bool center,
+                                                                      typename Group::TempStorage& temp) {
+  using Acc = typename Tile::Acc;
+  if constexpr (kKind == RowKind::kSoftmax) {
+    Acc m = -std::numeric_limits<Acc>::infinity();
+#pragma unroll
+    for (int s = 0; s < Tile::kSlots; ++s) {
+#pragma unroll
+      for (int l = 0; l < Tile::kLanes; ++l) m = nan_max(m, tile.v[s][l]);  // fill is -inf
+    }
+    m = Group::all(m, NanMaxOp{}, temp);
+    Acc sum = Group::all(tile.sum_of(len, rank, [m](Acc v) { return exp_of(v - m); }), SumOp{}, temp);
+    if (m == -std::numeric_limits<Acc>::infinity()) sum = Acc(0);
+    return {m, sum};
+  } else {
+    const Acc shift = frame.shift, inv = frame.inv_scale;
+    Acc mean = Acc(0);
+    if (center) {
+      const Acc total = Group::all(tile.sum_of(len, rank, [=](Acc v) { return (v - shift) * inv; }), SumOp{}, temp);
+      mean = mean_of(total, len);
+    }
+    const Acc m2 = Group::all(tile.sum_of(len, rank, [=](Acc v) {
+      const Acc d = (v - shift) * inv - mean;
+      return d * d;
+    }), SumOp{}, temp);
+    return {mean, m2};
+  }
+}
+
+// Row statistics (mean - shift, rstd) from a norm partial covering the whole row (norm_mean_rstd).
+template <class Acc>
+__device__ __forceinline__ RowStats<Acc> norm_row_stats(RowStats<Acc> partial, RowFrame<Acc> frame, int64_t row_len,
+                                                        double eps) {
+  RowStats<Acc> s;
+  norm_mean_rstd(partial.a, partial.b, row_len, frame, eps, &s.a, &s.b);
+  return s;
+}
+
+// The output of one element: softmax_out (row_math.hpp), or ((x - shift) - mean_rel) * rstd * w + b
+// with stats = (mean_rel, rstd).
+template <RowKind kKind, class Acc>
+struct RowOutput {
+  RowStats<Acc> stats;
+  Acc scale_or_shift;  // softmax: 1 / sum or log(sum); norm: the frame's shift
+  bool log;
+
+  __device__ __forceinline__ RowOutput(RowStats<Acc> s, Acc shift, bool log_) : stats(s), log(log_) {
+    if constexpr (kKind == RowKind::kSoftmax) scale_or_shift = softmax_scale(s, log_);
+    else scale_or_shift = shift;
+  }
+  __device__ __forceinline__ Acc operator()(Acc v, Acc w, Acc b) const {
+    if constexpr (kKind == RowKind::kSoftmax) {
+      return softmax_out(v, stats, scale_or_shift, log);
+    } else {
+      return ((v - scale_or_shift) - stats.a) * stats.b * w + b;
+    }
+  }
+};
+
+// Writes the statistics outputs of one row (norm kind), from one thread: mean = shift + mean_rel.
+template <class Acc>
+__device__ __forceinline__ void write_row_stats(const NormParams& p, int64_t row, RowStats<Acc> s, Acc shift) {
+  if (p.mean != nullptr) static_cast<Acc*>(p.mean)[row] = shift + s.a;
+  if (p.rstd != nullptr) static_cast<Acc*>(p.rstd)[row] = s.b;
+}
+
+}  // namespace norms
+}  // namespace gpuprims

@@ -1,0 +1,149 @@
+#pragma once
+// RowTile: one chunk of a row held in registers by the kThreadsPerRow threads that own the row
+// (a warp or a whole block), plus the group-wide reductions over it.
+//
+// Layout: slot s of thread `rank` holds the 16-byte vector j = s * kThreadsPerRow + rank, i.e.
+// elements [j * kLanes, (j + 1) * kLanes) of the chunk. For every slot the group reads one
+// contiguous span of kThreadsPerRow * 16 bytes, and a chunk start that is a multiple of kLanes
+// keeps 16-byte alignment. When the row may not be read as aligned vectors (odd row stride,
+// strided rows, misaligned base) the same slots are filled element by element with bounds checks.
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "gpuprims/block/block_reduce.cuh"
+#include "gpuprims/core/numeric.hpp"
+#include "gpuprims/norms/row_math.hpp"
+#include "gpuprims/util/vec.cuh"
+#include "gpuprims/warp/warp_reduce.cuh"
+
+namespace gpuprims {
+namespace norms {
+
+struct SumOp {
+  template <class A> __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
+};
+struct NanMaxOp {
+  template <class A> __device__ __forceinline__ A operator()(A a, A b) const { return nan_max(a, b); }
+};
+
+// Reductions across the threads of one row: warp shuffles for a warp, BlockReduce for a block.
+template <class Acc, int kThreadsPerRow>
+struct RowGroup {
+  static constexpr bool kIsWarp = kThreadsPerRow == kWarpSize;
+  struct Empty {};
+  using TempStorage = std::conditional_t<kIsWarp, Empty, typename BlockReduce<Acc, kThreadsPerRow>::TempStorage>;
+
+  // Every thread of the group gets the same bits. Block groups synchronize the block.
+  template <class Op>
+  __device__ __forceinline__ static Acc all(Acc v, Op op, TempStorage& temp) {
+    if constexpr (kIsWarp) {
+      (void)temp;
+      return warp_reduce(v, op);
+    } else {
+      return BlockReduce<Acc, kThreadsPerRow>::allreduce(v, op, temp);
+    }
+  }
+};
+
+template <class T, int kThreadsPerRow, int kVecs>
+struct RowTile {
+  using Acc = acc_t<T>;
+  static constexpr int kLanes = Vec16<T>::kLanes;
+  static constexpr int kSlots = kVecs;
+  static constexpr int kCapacity = kThreadsPerRow * kVecs * kLanes;  // elements per chunk
+
+  Acc v[kVecs][kLanes];
+
+  // Offset of slot s's first element within the chunk, for thread `rank`.
+  __device__ __forceinline__ static int slot_begin(int s, int rank) { return (s * kThreadsPerRow + rank) * kLanes; }
+
+  // Loads elements [begin, begin + len) of the row at `row` (element i at row[i * stride]); slots
+  // past len hold `fill`. vec_ok: stride is 1, row + begin is 16-byte aligned and len is a
+  // multiple of kLanes, so every slot is a whole vector or empty. The two paths are separate
+  // loops (not a choice per slot) so the compiler keeps one set of addresses live at a time.
+  __device__ __forceinline__ void load(const T* row, int64_t stride, int64_t begin, int len, int rank, bool vec_ok,
+                                       Acc fill) {
+    if (vec_ok) {
+#pragma unroll
+      for (int s = 0; s < kVecs; ++s) {
+        const int e0 = slot_begin(s, rank);
+        if (e0 < len) {
+          const Vec16<T> q = load_vec16<T, LoadPolicy::kStreaming>(row + begin + e0);
+#pragma unroll
+          for (int l = 0; l < kLanes; ++l) v[s][l] = cast_value<Acc>(q.lane[l]);
+        } else {
+#pragma unroll
+          for (int l = 0; l < kLanes; ++l) v[s][l] = fill;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int s = 0; s < kVecs; ++s) {
+        const int e0 = slot_begin(s, rank);
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) {
+          v[s][l] = e0 + l < len ? cast_value<Acc>(row[(begin + e0 + l) * stride]) : fill;
+        }
+      }
+    }
+  }
+
+  // Sum over the valid elements of f(value).
+  template <class F>
+  __device__ __forceinline__ Acc sum_of(int len, int rank, F f) const {
+    Acc acc = Acc(0);
+#pragma unroll
+    for (int s = 0; s < kVecs; ++s) {
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) {
+        if (slot_begin(s, rank) + l < len) acc += f(v[s][l]);
+      }
+    }
+    return acc;
+  }
+
+  // Writes out(value, weight, bias) to elements [begin, begin + len) of y's row. Affine vectors
+  // are indexed by the element's position in the row; null ones read as weight 1, bias 0.
+  // vec_ok as for load(), and the affine vectors are contiguous and 16-byte aligned.
+  template <class F>
+  __device__ __forceinline__ void store(T* row, int64_t stride, int64_t begin, int len, int rank, bool vec_ok,
+                                        const T* weight, int64_t weight_stride, const T* bias, int64_t bias_stride,
+                                        F out) const {
+    if (vec_ok) {
+#pragma unroll
+      for (int s = 0; s < kVecs; ++s) {
+        const int e0 = slot_begin(s, rank);
+        if (e0 >= len) continue;
+        // Affine vectors stay packed until used: fewer live registers than converting up front.
+        const int64_t at = begin + e0;
+        Vec16<T> w, b, q;
+        if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
+        if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) {
+          const Acc wl = weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1);
+          const Acc bl = bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0);
+          q.lane[l] = cast_value<T>(out(v[s][l], wl, bl));
+        }
+        store_vec16(row + at, q);
+      }
+    } else {
+#pragma unroll
+      for (int s = 0; s < kVecs; ++s) {
+        const int e0 = slot_begin(s, rank);
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) {
+          if (e0 + l >= len) continue;
+          const int64_t e = begin + e0 + l;
+          const Acc wl = weight != nullptr ? cast_value<Acc>(weight[e * weight_stride]) : Acc(1);
+          const Acc bl = bias != nullptr ? cast_value<Acc>(bias[e * bias_stride]) : Acc(0);
+          row[e * stride] = cast_value<T>(out(v[s][l], wl, bl));
+        }
+      }
+    }
+  }
+};
+
+}  // namespace norms
+}  // namespace gpuprims

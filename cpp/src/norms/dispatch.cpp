@@ -1,0 +1,271 @@
+// norm_forward(): validation, layout, variant choice and the hand-off to a variant or the CPU
+// reference. Never synchronizes.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "gpuprims/core/stream.hpp"
+#include "gpuprims/norms.hpp"
+#include "launch.hpp"
+#include "layout.hpp"
+
+namespace gpuprims {
+
+const char* norm_op_name(NormOp op) {
+  switch (op) {
+    case NormOp::kSoftmax: return "softmax";
+    case NormOp::kLogSoftmax: return "log_softmax";
+    case NormOp::kLayerNorm: return "layer_norm";
+    case NormOp::kRmsNorm: return "rms_norm";
+  }
+  return "?";
+}
+
+Status parse_norm_op(const std::string& name, NormOp* out) {
+  for (NormOp op : {NormOp::kSoftmax, NormOp::kLogSoftmax, NormOp::kLayerNorm, NormOp::kRmsNorm}) {
+    if (name == norm_op_name(op)) {
+      *out = op;
+      return Status::ok();
+    }
+  }
+  return value_error("norms: argument 'op': expected one of 'softmax', 'log_softmax', 'layer_norm', 'rms_norm', got '" +
+                     name + "'");
+}
+
+namespace {
+
+const NormVariantInfo kRowOnChip{
+    NormAlgorithm::kRowOnChip, "row_on_chip",
+    "one read + one write: the row held in registers (a warp per row up to 512 elements, a block "
+    "of 256 or 1024 threads up to 16384), 16-byte accesses when rows are aligned; longer rows run "
+    "split_row",
+    true};
+const NormVariantInfo kSplitRow{
+    NormAlgorithm::kSplitRow, "split_row",
+    "rows cut into chunks of 8192 elements: chunk statistics on chip, a deterministic per-row "
+    "combine, then each chunk re-read and written (2 reads + 1 write)",
+    true};
+
+}  // namespace
+
+const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
+  static const std::vector<NormVariantInfo> softmax = {
+      {NormAlgorithm::kThreePass, "three_pass",
+       "block per row: max, sum of exp(x - max), normalize, each pass reading the row from global memory "
+       "(3 reads + 1 write)", true},
+      {NormAlgorithm::kOnline, "online",
+       "block per row: running (max, sum) in one read (Milakov & Gimelshein), then normalize (2 reads + 1 write)",
+       true},
+      kRowOnChip, kSplitRow};
+  static const std::vector<NormVariantInfo> layer_norm = {
+      {NormAlgorithm::kTwoPass, "two_pass",
+       "block per row: mean, then the centered second moment, then normalize, each pass reading the row "
+       "(3 reads + 1 write)", true},
+      {NormAlgorithm::kWelford, "welford",
+       "block per row: Welford (mean, M2) per thread in one read, merged in closed form, then normalize "
+       "(2 reads + 1 write)", true},
+      kRowOnChip, kSplitRow};
+  static const std::vector<NormVariantInfo> rms_norm = {
+      {NormAlgorithm::kTwoPass, "two_pass",
+       "block per row: sum of squares, then normalize, each pass reading the row (2 reads + 1 write)", true},
+      kRowOnChip, kSplitRow};
+  switch (op) {
+    case NormOp::kSoftmax:
+    case NormOp::kLogSoftmax: return softmax;
+    case NormOp::kLayerNorm: return layer_norm;
+    case NormOp::kRmsNorm: break;
+  }
+  return rms_norm;
+}
+
+Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* out) {
+  if (name == "auto") {
+    *out = NormAlgorithm::kAuto;
+    return Status::ok();
+  }
+  std::string names = "'auto'";
+  for (const auto& v : norm_variants(op)) {
+    if (name == v.name) {
+      *out = v.algorithm;
+      return Status::ok();
+    }
+    names += std::string(", '") + v.name + "'";
+  }
+  return value_error(std::string(norm_op_name(op)) + ": argument 'algorithm': expected one of " + names + ", got '" +
+                     name + "'");
+}
+
+namespace {
+
+using norms::NormLaunch;
+
+std::string arg_error_prefix(NormOp op, const char* arg) {
+  return std::string(norm_op_name(op)) + ": argument '" + arg + "': ";
+}
+
+Status check_aligned(NormOp op, const TensorView& v, const char* arg) {
+  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
+    return value_error(arg_error_prefix(op, arg) + "expected an address aligned to its " +
+                       std::to_string(dtype_size(v.dtype)) + "-byte " + dtype_name(v.dtype) +
+                       " elements, got a misaligned one");
+  }
+  return Status::ok();
+}
+
+Status check_same_device(NormOp op, const TensorView& x, const TensorView& v, const char* arg) {
+  if (v.device != x.device) {
+    return value_error(std::string(norm_op_name(op)) + ": arguments 'x' and '" + arg +
+                       "' must be on the same device, got x on " + device_name(x.device) + " and " + arg + " on " +
+                       device_name(v.device));
+  }
+  return Status::ok();
+}
+
+// weight / bias: 1-D, the row length, x's dtype and device.
+Status check_affine(NormOp op, const TensorView& x, const TensorView& v, int64_t row_len, const char* arg) {
+  GPUPRIMS_TRY(check_same_device(op, x, v, arg));
+  if (v.dtype != x.dtype) {
+    return type_error(arg_error_prefix(op, arg) + "expected dtype " + dtype_name(x.dtype) + " (x's), got " +
+                      dtype_name(v.dtype));
+  }
+  if (v.ndim != 1 || v.shape[0] != row_len) {
+    return value_error(arg_error_prefix(op, arg) + "expected shape (" + std::to_string(row_len) +
+                       ",) (the row length), got " + shape_string(v));
+  }
+  return check_aligned(op, v, arg);
+}
+
+// mean / rstd: compact, one statistics-type value per row.
+Status check_stats(NormOp op, const TensorView& x, const TensorView& v, int64_t rows, DType stats_dtype,
+                   const char* arg) {
+  GPUPRIMS_TRY(check_same_device(op, x, v, arg));
+  if (v.dtype != stats_dtype) {
+    return type_error(arg_error_prefix(op, arg) + "expected dtype " + dtype_name(stats_dtype) + ", got " +
+                      dtype_name(v.dtype));
+  }
+  if (v.readonly) return type_error(arg_error_prefix(op, arg) + "expected a writable array, got a read-only one");
+  int64_t expect = 1;
+  for (int d = v.ndim - 1; d >= 0; --d) {
+    if (v.shape[d] != 1 && v.strides[d] != expect) {
+      return value_error(arg_error_prefix(op, arg) + "expected a C-contiguous array, got strides that are not");
+    }
+    expect *= v.shape[d];
+  }
+  if (v.numel() != rows) {
+    return value_error(arg_error_prefix(op, arg) + "expected " + std::to_string(rows) + " elements (one per row), got " +
+                       std::to_string(v.numel()));
+  }
+  return check_aligned(op, v, arg);
+}
+
+// "auto": the one-pass kernel (which hands rows beyond one block's registers to split_row).
+Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
+  switch (algorithm) {
+    case NormAlgorithm::kThreePass: return norms::norms_three_pass(l);
+    case NormAlgorithm::kOnline: return norms::norms_online(l);
+    case NormAlgorithm::kTwoPass: return norms::norms_two_pass(l);
+    case NormAlgorithm::kWelford: return norms::norms_welford(l);
+    case NormAlgorithm::kSplitRow: return norms::norms_split_row(l);
+    case NormAlgorithm::kRowOnChip:
+    case NormAlgorithm::kAuto: break;
+  }
+  return norms::norms_row_on_chip(l);
+}
+
+bool algorithm_applies(NormOp op, NormAlgorithm algorithm) {
+  if (algorithm == NormAlgorithm::kAuto) return true;
+  for (const auto& v : norm_variants(op)) {
+    if (v.algorithm == algorithm) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream_t stream) {
+  const NormOp op = options.op;
+  const char* name = norm_op_name(op);
+  const TensorView& x = t.x;
+  const TensorView& y = t.y;
+  if (!is_floating(x.dtype)) {
+    return type_error(arg_error_prefix(op, "x") + "expected float16, bfloat16, float32 or float64, got " +
+                      dtype_name(x.dtype));
+  }
+  if (x.ndim < 1) return value_error(arg_error_prefix(op, "x") + "expected at least 1 dimension, got a 0-d array");
+  if (options.axis < -x.ndim || options.axis >= x.ndim) {
+    return value_error(arg_error_prefix(op, "axis") + "expected an int in [" + std::to_string(-x.ndim) + ", " +
+                       std::to_string(x.ndim) + ") for an array of " + std::to_string(x.ndim) + " dimensions, got " +
+                       std::to_string(options.axis));
+  }
+  const int axis = options.axis < 0 ? options.axis + x.ndim : options.axis;
+  GPUPRIMS_TRY(check_same_device(op, x, y, "out"));
+  if (y.dtype != x.dtype) {
+    return type_error(arg_error_prefix(op, "out") + "expected dtype " + dtype_name(x.dtype) + ", got " +
+                      dtype_name(y.dtype));
+  }
+  if (y.readonly) return type_error(arg_error_prefix(op, "out") + "expected a writable array, got a read-only one");
+  bool same_shape = y.ndim == x.ndim;
+  for (int d = 0; same_shape && d < x.ndim; ++d) same_shape = y.shape[d] == x.shape[d];
+  if (!same_shape) {
+    return value_error(arg_error_prefix(op, "out") + "expected shape " + shape_string(x) + " (x's), got " +
+                       shape_string(y));
+  }
+  const bool is_norm = norms::row_kind(op) == norms::RowKind::kNorm;
+  if (!is_norm && (t.weight || t.bias || t.mean || t.rstd)) {
+    return value_error(std::string(name) + ": takes no weight, bias or statistics outputs");
+  }
+  if (op == NormOp::kRmsNorm && (t.bias || t.mean)) {
+    return value_error(std::string(name) + ": takes no bias and has no mean output");
+  }
+  if (is_norm && !(std::isfinite(options.eps) && options.eps >= 0)) {
+    return value_error(arg_error_prefix(op, "eps") + "expected a finite number >= 0, got " +
+                       std::to_string(options.eps));
+  }
+  if (!algorithm_applies(op, options.algorithm)) {
+    return value_error(arg_error_prefix(op, "algorithm") + "names a variant of another op");
+  }
+
+  NormLaunch l{};
+  norms::NormParams& p = l.params;
+  GPUPRIMS_TRY(norms::make_row_layout(x, y, axis, name, &p.layout));
+  const DType stats_dtype = x.dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  if (t.weight) GPUPRIMS_TRY(check_affine(op, x, *t.weight, p.layout.row_len, "weight"));
+  if (t.bias) GPUPRIMS_TRY(check_affine(op, x, *t.bias, p.layout.row_len, "bias"));
+  if (t.mean) GPUPRIMS_TRY(check_stats(op, x, *t.mean, p.layout.num_rows, stats_dtype, "mean"));
+  if (t.rstd) GPUPRIMS_TRY(check_stats(op, x, *t.rstd, p.layout.num_rows, stats_dtype, "rstd"));
+  p.x = x.data;
+  p.y = y.data;
+  p.weight = t.weight ? t.weight->data : nullptr;
+  p.bias = t.bias ? t.bias->data : nullptr;
+  p.weight_stride = t.weight ? t.weight->strides[0] : 1;
+  p.bias_stride = t.bias ? t.bias->strides[0] : 1;
+  p.mean = t.mean ? t.mean->data : nullptr;
+  p.rstd = t.rstd ? t.rstd->data : nullptr;
+  p.eps = options.eps;
+  p.log = op == NormOp::kLogSoftmax;
+  p.center = op != NormOp::kRmsNorm;
+  l.dtype = x.dtype;
+  l.op = op;
+  l.stream = stream;
+  if (x.device.kind == DeviceKind::kCPU) {
+    l.device = -1;
+    return norms::norms_host(l);
+  }
+  if (p.layout.num_rows == 0) return Status::ok();
+
+  GPUPRIMS_TRY(check_context_alive(name));
+  GPUPRIMS_TRY(check_aligned(op, x, "x"));
+  GPUPRIMS_TRY(check_aligned(op, y, "out"));
+  const auto affine_vector_ok = [&](const TensorView* v) {
+    return v == nullptr || ((v->strides[0] == 1 || v->shape[0] <= 1) && reinterpret_cast<uintptr_t>(v->data) % 16 == 0);
+  };
+  p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype) && affine_vector_ok(t.weight) &&
+             affine_vector_ok(t.bias);
+  DeviceGuard guard;
+  GPUPRIMS_TRY(guard.enter(x.device.id, name));
+  l.device = x.device.id;
+  GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
+  return run_variant(options.algorithm, l);
+}
+
+}  // namespace gpuprims

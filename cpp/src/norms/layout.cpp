@@ -1,0 +1,63 @@
+#include "layout.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace gpuprims {
+namespace norms {
+
+Status make_row_layout(const TensorView& x, const TensorView& y, int axis, const char* op, RowLayout* out) {
+  RowLayout& l = *out;
+  l = RowLayout{};
+  l.row_len = x.shape[axis];
+  l.x_elem_stride = x.strides[axis];
+  l.y_elem_stride = y.strides[axis];
+  l.num_rows = 1;
+  // Outer dimensions in order; size-1 dimensions dropped; a dimension folds into the previous one
+  // when stepping the previous once equals stepping it `size` times, in x and in y alike.
+  int n = 0;
+  int64_t sizes[kMaxArrayDims], xs[kMaxArrayDims], ys[kMaxArrayDims];
+  for (int d = 0; d < x.ndim; ++d) {
+    if (d == axis) continue;
+    l.num_rows *= x.shape[d];
+    if (x.shape[d] == 1) continue;
+    if (n > 0 && xs[n - 1] == x.shape[d] * x.strides[d] && ys[n - 1] == x.shape[d] * y.strides[d]) {
+      sizes[n - 1] *= x.shape[d];
+      xs[n - 1] = x.strides[d];
+      ys[n - 1] = y.strides[d];
+      continue;
+    }
+    sizes[n] = x.shape[d];
+    xs[n] = x.strides[d];
+    ys[n] = y.strides[d];
+    ++n;
+  }
+  if (n > kMaxDims) {
+    return value_error(std::string(op) + ": arguments 'x' and 'out': expected at most " + std::to_string(kMaxDims) +
+                       " dimensions besides the row axis after merging contiguous ones, got " + std::to_string(n) +
+                       " (make the array contiguous first)");
+  }
+  l.outer_ndim = n;
+  for (int i = 0; i < n; ++i) {
+    l.outer_sizes[i] = sizes[i];
+    l.x_outer_strides[i] = xs[i];
+    l.y_outer_strides[i] = ys[i];
+    l.outer_divmod[i] = FastDivmod64(sizes[i] > 0 ? sizes[i] : 1);  // no rows at all when a size is 0
+  }
+  return Status::ok();
+}
+
+bool rows_vector_aligned(const RowLayout& l, const void* x, const void* y, DType dtype) {
+  const int64_t elem = static_cast<int64_t>(dtype_size(dtype));
+  if (l.row_len % (16 / elem) != 0) return false;  // every 16-byte slot of a row full or empty
+  if (l.x_elem_stride != 1 && l.row_len > 1) return false;
+  if (l.y_elem_stride != 1 && l.row_len > 1) return false;
+  if (reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(y) % 16 != 0) return false;
+  for (int d = 0; d < l.outer_ndim; ++d) {
+    if ((l.x_outer_strides[d] * elem) % 16 != 0 || (l.y_outer_strides[d] * elem) % 16 != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace norms
+}  // namespace gpuprims

@@ -1,0 +1,175 @@
+"""The norms family: row-wise softmax, log_softmax, layer_norm and rms_norm.
+
+A "row" is the run of elements along ``axis`` (the last axis by default); every other index picks a
+row. Any strides are read in place (no copies), any number of rows (including 0), any row length.
+"""
+from __future__ import annotations
+
+import numbers
+import operator
+
+from . import _C, _interop
+from ._dtypes import FLOATS
+
+_FLOAT_NAMES = "float16, bfloat16, float32 or float64"
+
+
+def _check_algorithm(op, algorithm):
+    if algorithm.__class__ is not str:
+        raise TypeError(f"{op}: argument 'algorithm': expected a str, got {algorithm!r}")
+
+
+def _normalize_axis(op, axis, ndim):
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{op}: argument 'axis': expected an int, got {axis!r}") from None
+    if ndim == 0:
+        raise ValueError(f"{op}: argument 'x': expected at least 1 dimension, got a 0-d array")
+    if not -ndim <= a < ndim:
+        raise ValueError(f"{op}: argument 'axis': expected an int in [{-ndim}, {ndim}) for an array of "
+                         f"{ndim} dimensions, got {axis}")
+    return a + ndim if a < 0 else a
+
+
+def _check_eps(op, eps):
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"{op}: argument 'eps': expected a float, got {eps!r}")
+    eps = float(eps)
+    if not (eps >= 0.0 and eps != float("inf")):
+        raise ValueError(f"{op}: argument 'eps': expected a finite number >= 0, got {eps!r}")
+    return eps
+
+
+def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, stream):
+    _check_algorithm(op, algorithm)
+    xin = _interop.prepare_input(x, stream, op)
+    dtype = xin[5]
+    if dtype not in FLOATS:
+        raise TypeError(f"{op}: argument 'x': expected {_FLOAT_NAMES}, got {dtype}")
+    shape = tuple(xin[4])
+    ax = _normalize_axis(op, axis, len(shape))
+    # The affine vectors are imported on x's launch stream, so their producers' work is ordered too.
+    w = None if weight is None else _interop.prepare_input(weight, xin[2], op, "weight")
+    b = None if bias is None else _interop.prepare_input(bias, xin[2], op, "bias")
+    for name, v in (("weight", w), ("bias", b)):
+        if v is not None and v[1] != xin[1]:
+            raise ValueError(f"{op}: arguments 'x' and '{name}' must be on the same device, got x on "
+                             f"{_interop.device_string(xin[1])} and {name} on {_interop.device_string(v[1])}")
+    if out is None:
+        obj, out_arg = _interop.new_output(xin, shape, dtype, op)
+    else:
+        obj, out_arg = out, _interop.import_output(out, dtype, xin, op)
+    mean = rstd = None
+    if return_stats:
+        stats_shape = shape[:ax] + (1,) + shape[ax + 1:]
+        stats_dtype = "float64" if dtype == "float64" else "float32"
+        if op == "layer_norm":
+            mean = _interop.new_output(xin, stats_shape, stats_dtype, op)
+        rstd = _interop.new_output(xin, stats_shape, stats_dtype, op)
+    _C.norm_forward(op, xin[3], out_arg, None if w is None else w[3], None if b is None else b[3],
+                    None if mean is None else mean[1], None if rstd is None else rstd[1], ax, eps, algorithm, xin[2])
+    y = _interop.result(xin, obj) if out is None else out
+    if not return_stats:
+        return y
+    if op == "layer_norm":
+        return y, _interop.result(xin, mean[0]), _interop.result(xin, rstd[0])
+    return y, _interop.result(xin, rstd[0])
+
+
+_COMMON_DOC = """algorithm : str
+        "auto" or a variant name from ``gpuprims.variants("{op}")``. Every variant computes the
+        same function; all are run-to-run deterministic (no atomics).
+    out : array, optional
+        Written in place and returned: x's framework, device, dtype and shape, writable, any
+        strides. It may be x itself (each element is read before it is written); any other overlap
+        with x is undefined.
+    stream : int, stream object or None
+        Launch stream; None means the input framework's current stream (torch, CuPy), else the
+        default stream. The call never synchronizes the host and allocates no device memory except
+        the result (the split-row path takes stream-ordered scratch from gpuprims' pool).
+
+"""
+
+
+def softmax(x, axis=-1, *, algorithm="auto", out=None, stream=None):
+    """exp(x - max) / sum(exp(x - max)) along ``axis``.
+
+    Parameters
+    ----------
+    x : array
+        numpy, torch, cupy, jax, cuda.core or any DLPack array of float16, bfloat16, float32 or
+        float64, at least 1-D, any strides.
+    axis : int
+        The row axis.
+    {common}
+    Returns
+    -------
+    array
+        x's framework, dtype and shape.
+
+    Notes
+    -----
+    Accuracy: max and sum in float32 (float64 for float64 inputs), exp and the reciprocal of the
+    sum within a few ulp; the result is rounded once to x's dtype. Special values as torch: a row of only -inf gives
+    NaN; a +inf or a NaN anywhere in a row makes the whole row NaN. Large finite values (fp16
+    1e4) are exact to softmax since the max is subtracted first.
+    """
+    return _forward("softmax", x, None, None, 0.0, axis, False, algorithm, out, stream)
+
+
+def log_softmax(x, axis=-1, *, algorithm="auto", out=None, stream=None):
+    """(x - max) - log(sum(exp(x - max))) along ``axis``. Parameters, accuracy and special values
+    as :func:`softmax` (an all -inf row, +inf or NaN give NaN rows, as torch)."""
+    return _forward("log_softmax", x, None, None, 0.0, axis, False, algorithm, out, stream)
+
+
+def layer_norm(x, weight=None, bias=None, eps=1e-5, *, axis=-1, return_stats=False, algorithm="auto", out=None,
+               stream=None):
+    """(x - mean) / sqrt(var + eps) * weight + bias along ``axis`` (biased variance, as torch).
+
+    Parameters
+    ----------
+    x : array
+        float16, bfloat16, float32 or float64, at least 1-D, any strides.
+    weight, bias : array or None
+        1-D of the row length, x's dtype and device, any stride. None: 1 and 0.
+    eps : float
+        Added to the variance, in float32 (float64 for float64 inputs). Finite, >= 0.
+    axis : int
+        The row axis (torch normalizes the trailing axis; any axis here).
+    return_stats : bool
+        Also return mean and rstd = 1 / sqrt(var + eps), float32 (float64 for float64 inputs),
+        with x's shape and the row axis of size 1 (like torch.native_layer_norm).
+    {common}
+    Returns
+    -------
+    array, or (array, mean, rstd) with return_stats
+
+    Notes
+    -----
+    Accuracy: statistics in float32 (float64 for float64) with two passes over the row (mean, then
+    squared deviations), relative to the row's first element and scaled by a power of two: no
+    E[x^2] - E[x]^2 cancellation, so rows like 1234 + tiny noise and fp16 values above 7600 keep
+    accurate statistics, and rows near 1e30 keep finite ones. A constant row returns ``bias``
+    exactly. An empty row (length 0) has mean 0 and rstd NaN, as torch. NaN or inf in a row make
+    its output NaN.
+    """
+    return _forward("layer_norm", x, weight, bias, _check_eps("layer_norm", eps), axis, return_stats, algorithm,
+                    out, stream)
+
+
+def rms_norm(x, weight=None, eps=1e-6, *, axis=-1, return_stats=False, algorithm="auto", out=None, stream=None):
+    """x / sqrt(mean(x^2) + eps) * weight along ``axis``.
+
+    Parameters as :func:`layer_norm` (no bias); with return_stats, returns (y, rstd). Accuracy:
+    the mean square in float32 (float64 for float64) on values scaled by a power of two, so rows
+    near 1e30 stay finite; eps in float32 (float64 for float64).
+    """
+    return _forward("rms_norm", x, weight, None, _check_eps("rms_norm", eps), axis, return_stats, algorithm, out,
+                    stream)
+
+
+for _f in (softmax, layer_norm):
+    _f.__doc__ = _f.__doc__.replace("{common}\n", _COMMON_DOC.format(op=_f.__name__))
+del _f

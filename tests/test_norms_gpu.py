@@ -1,0 +1,323 @@
+"""norms on the GPU: every variant, dtype and op against float64; tile boundaries, vector and
+element-wise paths, strided/misaligned/transposed/negative views, empty inputs, special values,
+numerics, frameworks, streams, graphs, determinism and sizes beyond 2^31. Skipped (with the
+reason) without a GPU."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import Framework, cupy, framework_params, random_values, to_numpy, torch
+from norms_reference import (FLOATS, NORM_OPS, OPS, assert_close, check, reference, round_to, run_op, tolerance,
+                             variants)
+
+import gpuprims
+
+pytestmark = pytest.mark.gpu
+TORCH_CUDA = Framework("torch", "cuda")
+# Row lengths around every tile boundary of row_on_chip (warp 512, block 4096 / 8192 / 16384 by
+# dtype) and split_row's chunk (8192), odd lengths, and a multi-chunk row.
+ROW_LENS = (1, 5, 32, 512, 513, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
+
+
+def need(fw):
+    if not fw.available():
+        pytest.skip(f"{fw.name} is not installed with GPU support")
+
+
+def data(rng, shape, dtype, scale=3.0):
+    return round_to(random_values(rng, int(np.prod(shape)), "float32").reshape(shape) * scale, dtype)
+
+
+def poisoned_like(x):
+    return torch.full_like(x, float("nan"))
+
+
+def check_torch(op, a, dtype, rng, *, algorithm="auto", view=None, affine=True):
+    """check() through torch on the GPU, writing into a NaN-poisoned out= as well."""
+    check(TORCH_CUDA, op, a, dtype, rng=rng, algorithm=algorithm, view=view, affine=affine)
+    x = TORCH_CUDA.make(a, dtype)
+    if view is not None:
+        x, a = view(x), view(a)
+    out = poisoned_like(x)
+    assert run_op(op, x, algorithm=algorithm, out=out) is out
+    ref = reference(op, a)[0]
+    assert_close(out, ref, tolerance(op, dtype, a, ref), "out=")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", OPS)
+def test_every_variant_dtype_and_row_length(rng, op, dtype):
+    need(TORCH_CUDA)
+    for algorithm in ("auto",) + variants(op):
+        for n in ROW_LENS:
+            rows = 3 if n > 4096 else 37
+            check_torch(op, data(rng, (rows, n), dtype), dtype, rng, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_many_rows_and_empty(rng, op):
+    """Grid-stride loops (rows beyond 65535 in split_row's grid.y), a warp's 4 rows per block with a
+    remainder, and empty inputs that must launch nothing."""
+    need(TORCH_CUDA)
+    for algorithm in ("auto",) + variants(op):
+        for shape in ((70001, 3), (4099, 33), (5, 0), (0, 7), (0, 0)):
+            check_torch(op, data(rng, shape, "float32"), "float32", rng, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64"))
+@pytest.mark.parametrize("op", OPS)
+def test_views_take_the_element_wise_path(rng, op, dtype):
+    """Misaligned bases, padded and odd row strides, transposes, steps, other axes: every variant
+    (a misaligned view must never reach a 16-byte access)."""
+    need(TORCH_CUDA)
+    views = {
+        "offset1": lambda v: v.reshape(-1)[1:1 + 6 * 4096].reshape(6, 4096),
+        "padded_rows": lambda v: v[:, :4000],
+        "transposed": lambda v: v.T,
+        "step2": lambda v: v[::2, ::2],
+        "column_block": lambda v: v[1:5, 8:8 + 2048],
+    }
+    a = data(rng, (7, 4104), dtype)
+    for algorithm in ("auto",) + variants(op):
+        for name, view in views.items():
+            check_torch(op, a, dtype, rng, algorithm=algorithm, view=view)
+    b = data(rng, (5, 300, 6), dtype)
+    for axis in (0, 1, 2):
+        check(TORCH_CUDA, op, b, dtype, axis=axis, rng=rng)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_in_place(rng, op):
+    """out=x: every element is read before it is written, also across split_row's chunks."""
+    need(TORCH_CUDA)
+    for n in (300, 5120, 40000):
+        a = data(rng, (5, n), "float32") + 7.0  # an offset: the norm shift (x[row, 0]) matters
+        for algorithm in ("auto",) + variants(op):
+            x = torch.from_numpy(a).cuda()
+            assert run_op(op, x, out=x, algorithm=algorithm) is x
+            ref = reference(op, a)[0]
+            assert_close(x, ref, tolerance(op, "float32", a, ref), f"{algorithm} n={n}")
+
+
+@pytest.mark.skipif(cupy is None, reason="cupy is not installed")
+@pytest.mark.parametrize("op", OPS)
+def test_negative_strides(rng, op):
+    a = data(rng, (30, 1000), "float32")
+    c = cupy.asarray(a)
+    for view, ref in ((c[::-1], a[::-1]), (c[:, ::-1], a[:, ::-1]), (c[::-1, ::-3].T, a[::-1, ::-3].T)):
+        got = run_op(op, view)
+        want = reference(op, ref)[0]
+        assert_close(got, want, tolerance(op, "float32", ref, want))
+
+
+@pytest.mark.parametrize("op", NORM_OPS)
+def test_affine_vectors_strided_and_misaligned(rng, op):
+    need(TORCH_CUDA)
+    a = data(rng, (9, 4096), "float32")
+    x = torch.from_numpy(a).cuda()
+    wbuf = torch.from_numpy(round_to(rng.uniform(0.5, 1.5, 2 * 4096 + 1), "float32")).cuda()
+    for w in (wbuf[1:4097], wbuf[::2][:4096], wbuf[:4096]):
+        b = w.flip(0) if op == "layer_norm" else None
+        for algorithm in ("auto",) + variants(op):
+            y = run_op(op, x, w, b, algorithm=algorithm)
+            ref = reference(op, a, -1, w.cpu().numpy(), None if b is None else b.cpu().numpy())[0]
+            assert_close(y, ref, tolerance(op, "float32", a, ref, -1, None, None if b is None else b.cpu().numpy()))
+
+
+# ---------------------------------------------------------------------------------------------
+# special values and numerics
+
+
+SPECIAL = {"all -inf": -np.inf, "+inf": np.inf, "nan": np.nan}
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_special_values_match_torch_every_variant(rng, op):
+    need(TORCH_CUDA)
+    for n in (5, 700, 12289, 40000):
+        a = data(rng, (4, n), "float32")
+        a[0, :] = -np.inf
+        a[1, n // 2] = np.inf
+        a[2, n - 1] = np.nan
+        a[3, : n // 2] = -np.inf  # finite values in the other half (and in other chunks)
+        t = torch.from_numpy(a).cuda()
+        want = {"softmax": lambda: torch.softmax(t, -1), "log_softmax": lambda: torch.log_softmax(t, -1),
+                "layer_norm": lambda: torch.nn.functional.layer_norm(t, (n,)),
+                "rms_norm": lambda: torch.nn.functional.rms_norm(t, (n,), eps=1e-6)}[op]().cpu().numpy()
+        for algorithm in ("auto",) + variants(op):
+            got = to_numpy(run_op(op, t, algorithm=algorithm))
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{algorithm} n={n}")
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6, err_msg=f"{algorithm} n={n}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_layer_norm_constant_rows_return_bias_exactly(rng, dtype):
+    need(TORCH_CUDA)
+    for n in (7, 777, 5120, 40000):
+        a = np.empty((3, n))
+        a[0], a[1], a[2] = 1234.567, -3.3, 7777.0
+        a = round_to(a, dtype)
+        w = round_to(rng.uniform(0.5, 2, n), dtype)
+        b = round_to(rng.standard_normal(n), dtype)
+        x, wt, bt = (TORCH_CUDA.make(v, dtype) for v in (a, w, b))
+        for algorithm in ("auto",) + variants("layer_norm"):
+            y, mean, rstd = gpuprims.layer_norm(x, wt, bt, return_stats=True, algorithm=algorithm)
+            assert torch.equal(y, bt.expand_as(y)), (algorithm, n)
+            np.testing.assert_array_equal(to_numpy(mean)[:, 0], to_numpy(x)[:, 0])
+            assert torch.isfinite(rstd).all()
+
+
+@pytest.mark.parametrize("dtype,offset,noise", [("float32", 1234.0, 1e-3), ("float16", 7600.0, 8.0),
+                                                ("float32", 1e30, 1e27), ("float64", 1e300, 1e297)])
+@pytest.mark.parametrize("op", NORM_OPS)
+def test_norm_statistics_without_cancellation(rng, op, dtype, offset, noise):
+    need(TORCH_CUDA)
+    for n in (1000, 12289, 40000):
+        a = round_to(offset + noise * rng.standard_normal((3, n)), dtype)
+        for algorithm in ("auto",) + variants(op):
+            res = check(TORCH_CUDA, op, a, dtype, rng=rng, algorithm=algorithm)
+            assert all(torch.isfinite(r).all() for r in res), algorithm
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32"))
+def test_error_within_twice_torch(rng, op, dtype):
+    """The issue's bound: error against float64 at most 2x torch's own same-dtype error (+ noise)."""
+    need(TORCH_CUDA)
+    for n in (1000, 4096, 12289):
+        a = data(rng, (64, n), dtype)
+        x = TORCH_CUDA.make(a, dtype)
+        t = {"softmax": lambda: torch.softmax(x, -1), "log_softmax": lambda: torch.log_softmax(x, -1),
+             "layer_norm": lambda: torch.nn.functional.layer_norm(x, (n,)),
+             "rms_norm": lambda: torch.nn.functional.rms_norm(x, (n,), eps=1e-6)}[op]()
+        ref = reference(op, a)[0]
+        torch_err = np.abs(to_numpy(t).astype(np.float64) - ref).max()
+        noise = 4 * {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24}[dtype] * np.abs(ref).max()
+        for algorithm in ("auto",) + variants(op):
+            err = np.abs(to_numpy(run_op(op, x, algorithm=algorithm)).astype(np.float64) - ref).max()
+            assert err <= 2 * torch_err + noise, (algorithm, n, err, torch_err)
+
+
+def test_layer_norm_stats_match_torch(rng):
+    need(TORCH_CUDA)
+    a = data(rng, (33, 3000), "float32")
+    x = torch.from_numpy(a).cuda()
+    _, mean, rstd = torch.native_layer_norm(x, (3000,), None, None, 1e-5)
+    for algorithm in ("auto",) + variants("layer_norm"):
+        _, m, r = gpuprims.layer_norm(x, return_stats=True, algorithm=algorithm)
+        assert m.shape == mean.shape == (33, 1) and r.dtype == torch.float32
+        torch.testing.assert_close(m, mean, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(r, rstd, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# frameworks, streams, graphs, determinism
+
+
+@pytest.mark.parametrize("fw", framework_params("cuda"))
+@pytest.mark.parametrize("op", OPS)
+def test_frameworks(fw, rng, op):
+    need(fw)
+    for dtype in ("float16", "bfloat16", "float32", "float64"):
+        if fw.name in ("cupy", "cuda.core") and dtype == "bfloat16":
+            continue
+        check(fw, op, data(rng, (17, 1500), dtype), dtype, rng=rng)
+    if fw.name == "jax":
+        with pytest.raises(TypeError, match="JAX arrays are immutable"):
+            run_op(op, fw.make(data(rng, (2, 3), "float32")), out=fw.make(np.zeros((2, 3), np.float32)))
+
+
+def test_torch_side_stream_ordering(rng):
+    """Issued on a side stream right behind a long kernel that produces x: right answer, no sync."""
+    need(TORCH_CUDA)
+    x = torch.full((512, 4096), float("nan"), device="cuda")
+    w = torch.full((4096,), float("nan"), device="cuda")
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)
+        x.fill_(2.0)
+        x[:, ::2] = -2.0
+        w.fill_(3.0)
+        y = gpuprims.layer_norm(x, w)
+        s = gpuprims.softmax(x)
+        out = torch.empty_like(x)
+    gpuprims.rms_norm(x, w, out=out, stream=side)
+    torch.cuda.synchronize()
+    expect = 3.0 * x / torch.sqrt(torch.tensor(4.0 + 1e-5))
+    torch.testing.assert_close(y, expect)
+    torch.testing.assert_close(s, torch.softmax(x, -1))
+    torch.testing.assert_close(out, 3.0 * x / torch.sqrt(torch.tensor(4.0 + 1e-6)))
+
+
+def test_cuda_graph_capture(rng):
+    need(TORCH_CUDA)
+    x = torch.from_numpy(data(rng, (64, 40000), "float32")).cuda()  # split_row: scratch inside the graph
+    y = torch.empty_like(x)
+    small = torch.from_numpy(data(rng, (100, 300), "float32")).cuda()
+    y_small = torch.empty_like(small)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        gpuprims.softmax(x, out=y)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        gpuprims.softmax(x, out=y)
+        gpuprims.layer_norm(small, out=y_small)
+    x.copy_(torch.from_numpy(data(rng, (64, 40000), "float32")).cuda())
+    small.copy_(torch.from_numpy(data(rng, (100, 300), "float32")).cuda())
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, torch.softmax(x, -1))
+    torch.testing.assert_close(y_small, torch.nn.functional.layer_norm(small, (300,)), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_bitwise_reproducible(rng, op):
+    need(TORCH_CUDA)
+    for n in (700, 8192, 40000):
+        x = torch.from_numpy(data(rng, (50, n), "float32")).cuda()
+        for algorithm in ("auto",) + variants(op):
+            first = run_op(op, x, algorithm=algorithm)
+            for _ in range(5):
+                assert torch.equal(run_op(op, x, algorithm=algorithm), first), (algorithm, n)
+
+
+@pytest.mark.big
+@pytest.mark.parametrize("op", ("softmax", "layer_norm"))
+def test_beyond_2_31_elements(op):
+    """2^31 + 8192 elements in rows of 8192 (int64 row offsets), and one row of 2^31 + 5 elements
+    (split_row's chunk indices and int64 element offsets)."""
+    need(TORCH_CUDA)
+    rows = (1 << 31) // 8192 + 1
+    x = torch.randn(rows, 8192, device="cuda", dtype=torch.bfloat16)
+    y = run_op(op, x)
+    for r in (0, rows // 2, rows - 1):
+        want = torch.softmax(x[r].float(), -1) if op == "softmax" else torch.nn.functional.layer_norm(
+            x[r].float(), (8192,))
+        torch.testing.assert_close(y[r].float(), want, rtol=1e-2, atol=1e-2)
+    del x, y
+    torch.cuda.empty_cache()
+    n = (1 << 31) + 5
+    x = torch.randn(1, n, device="cuda", dtype=torch.bfloat16)
+    y = run_op(op, x)
+    want = torch.softmax(x.float(), -1) if op == "softmax" else torch.nn.functional.layer_norm(x.float(), (n,))
+    for sl in (slice(0, 1000), slice(n // 2, n // 2 + 1000), slice(n - 1000, n)):
+        torch.testing.assert_close(y[0, sl].float(), want[0, sl], rtol=1e-2, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# the compute-sanitizer selection (scripts/gpu_check.sh runs `-k sanitize` under memcheck and
+# racecheck): every kernel once, on the vector and element-wise paths, small.
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_sanitize_small(rng, op):
+    need(TORCH_CUDA)
+    for algorithm in variants(op):
+        for shape in ((9, 64), (3, 1000), (1, 20000), (2, 0)):
+            check_torch(op, data(rng, shape, "float32"), "float32", rng, algorithm=algorithm)
+        a = data(rng, (3, 1001), "float32")
+        check_torch(op, a, "float32", rng, algorithm=algorithm, view=lambda v: v[:, 1:])  # element-wise path
+        check_torch(op, data(rng, (2, 3000), "bfloat16"), "bfloat16", rng, algorithm=algorithm)

@@ -1,0 +1,92 @@
+"""gpuprims.torch: autograd Functions and drop-in modules. gradcheck in float64 and module parity
+with torch run on CPU tensors (the CPU reference), so in CI; the GPU parity test is marked gpu."""
+from __future__ import annotations
+
+import pytest
+from conftest import GPU_COUNT, torch
+
+if torch is None:
+    pytest.skip("gpuprims.torch needs torch", allow_module_level=True)
+
+import gpuprims.torch as gt  # noqa: E402
+
+
+def _inputs(shape, dtype=torch.float64, device="cpu", seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 0.5).to(device=device, dtype=dtype)
+    return x.requires_grad_()
+
+
+@pytest.mark.parametrize("dim", (-1, 0, 1))
+@pytest.mark.parametrize("fn", ("softmax", "log_softmax"))
+def test_softmax_gradcheck(fn, dim):
+    x = _inputs((4, 7))
+    assert torch.autograd.gradcheck(lambda t: getattr(gt, fn)(t, dim), (x,))
+
+
+def test_layer_norm_gradcheck():
+    x = _inputs((5, 3, 4))
+    w = _inputs((3, 4), seed=1)
+    b = _inputs((3, 4), seed=2)
+    assert torch.autograd.gradcheck(lambda t, u, v: gt.layer_norm(t, (3, 4), u, v, 1e-5), (x, w, b))
+    assert torch.autograd.gradcheck(lambda t: gt.layer_norm(t, 4), (x,))
+
+
+def test_rms_norm_gradcheck():
+    x = _inputs((6, 9))
+    w = _inputs((9,), seed=3)
+    assert torch.autograd.gradcheck(lambda t, u: gt.rms_norm(t, (9,), u, 1e-6), (x, w))
+    assert torch.autograd.gradcheck(lambda t: gt.rms_norm(t, 9), (x,))
+
+
+def test_layer_norm_constant_row_has_finite_gradients():
+    x = torch.full((3, 16), 2.5, dtype=torch.float32, requires_grad=True)
+    w = torch.linspace(0.5, 1.5, 16, requires_grad=True)
+    b = torch.linspace(-1, 1, 16, requires_grad=True)
+    y = gt.layer_norm(x, 16, w, b)
+    assert torch.equal(y, b.detach().expand(3, 16))
+    y.square().sum().backward()
+    assert all(torch.isfinite(t.grad).all() for t in (x, w, b))
+
+
+def _parity(device):
+    torch.manual_seed(0)
+    for ours, theirs, shape in (
+        (gt.LayerNorm(64), torch.nn.LayerNorm(64), (8, 64)),
+        (gt.LayerNorm((4, 16), bias=False), torch.nn.LayerNorm((4, 16), bias=False), (3, 4, 16)),
+        (gt.RMSNorm(64, eps=1e-6), torch.nn.RMSNorm(64, eps=1e-6), (8, 64)),
+        (gt.Softmax(dim=1), torch.nn.Softmax(dim=1), (8, 64)),
+    ):
+        ours, theirs = ours.to(device), theirs.to(device)
+        with torch.no_grad():
+            for p in theirs.parameters():
+                p.uniform_(0.5, 1.5)
+        ours.load_state_dict(theirs.state_dict())
+        x1 = torch.randn(shape, device=device, requires_grad=True)
+        x2 = x1.detach().clone().requires_grad_()
+        dy = torch.randn(shape, device=device)
+        y1, y2 = ours(x1), theirs(x2)
+        torch.testing.assert_close(y1, y2, rtol=1e-5, atol=1e-5)
+        y1.backward(dy)
+        y2.backward(dy)
+        torch.testing.assert_close(x1.grad, x2.grad, rtol=1e-4, atol=1e-5)
+        for p1, p2 in zip(ours.parameters(), theirs.parameters()):
+            torch.testing.assert_close(p1.grad, p2.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_modules_match_torch_on_cpu():
+    _parity("cpu")
+
+
+@pytest.mark.gpu
+def test_modules_match_torch_on_gpu():
+    if not GPU_COUNT or not torch.cuda.is_available():
+        pytest.skip("needs torch with CUDA")
+    _parity("cuda")
+
+
+def test_argument_errors():
+    with pytest.raises(ValueError, match="layer_norm: argument 'normalized_shape'"):
+        gt.layer_norm(torch.ones(3, 4), (5,))
+    with pytest.raises(TypeError, match="Softmax: argument 'dim'"):
+        gt.Softmax(None)
