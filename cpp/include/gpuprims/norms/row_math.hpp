@@ -152,10 +152,7 @@ GPUPRIMS_HD void norm_mean_rstd(Acc mean_u, Acc m2_u, int64_t n, RowFrame<Acc> f
   const Acc var_u = m2_u * reciprocal_of(Acc(n));
   const Acc var = var_u * f.scale * f.scale;
   const bool overflow = var - var != Acc(0) && var_u - var_u == Acc(0);  // var is inf, var_u finite
-  // An inf or NaN in the row makes var_u inf or NaN: the whole row is NaN, as torch (rms_norm would
-  // otherwise give rsqrt(inf) = 0, zeros for the finite elements).
-  *rstd = var_u - var_u != Acc(0) ? var_u - var_u
-                                  : overflow ? f.inv_scale * rsqrt_of(var_u) : rsqrt_of(var + static_cast<Acc>(eps));
+  *rstd = overflow ? f.inv_scale * rsqrt_of(var_u) : rsqrt_of(var + static_cast<Acc>(eps));
 }
 
 // Mean of a sum of n >= 0 terms (0 for n = 0), by a reciprocal (see reciprocal_of).
