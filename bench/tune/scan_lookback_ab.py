@@ -2,6 +2,7 @@
 python bench/tune/scan_lookback_ab.py LABEL  -> one line per case with ms and x CUB."""
 import sys
 
+import torch  # noqa: F401  (before gpuprims._cub_ref: importing _cub_ref first crashed torch's import on the H200 run 9)
 from gpuprims.bench import scan
 from gpuprims.bench._timing import copy_gbps, torch_cuda
 
