@@ -107,17 +107,21 @@ lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
   // atomic's and the barrier's latency hide behind the loads. The id, never the guess, decides
   // which tile this block owns (forward progress above).
   if (threadIdx.x == 0) tile_id = int64_t(atomicAdd(tile_counter, 1ull));
-  int64_t tile = tile_base + blockIdx.x, chunk, in_offset, out_offset;
+  auto where = [&](int64_t t, int64_t* chunk, int64_t* in_offset, int64_t* out_offset) {
+    const int64_t row = t / tiles_per_row;
+    *chunk = t - row * tiles_per_row;
+    layout.row_offsets(row, in_offset, out_offset);
+  };
+  const int64_t guess = tile_base + blockIdx.x;
+  int64_t chunk, in_offset, out_offset;
+  where(guess, &chunk, &in_offset, &out_offset);
   Tile t;
-  for (bool confirmed = false;; confirmed = true) {  // one load site: two would cost registers (spills)
-    const int64_t row = tile / tiles_per_row;
-    chunk = tile - row * tiles_per_row;
-    layout.row_offsets(row, &in_offset, &out_offset);
+  t.load(in + in_offset, layout.in_step, chunk * Tile::kTileItems, layout.len, vector_ok, warp, lane);
+  __syncthreads();
+  const int64_t tile = tile_id;
+  if (tile != guess) {
+    where(tile, &chunk, &in_offset, &out_offset);
     t.load(in + in_offset, layout.in_step, chunk * Tile::kTileItems, layout.len, vector_ok, warp, lane);
-    if (confirmed) break;
-    __syncthreads();  // the id is visible; uniform: every thread of the block sees the same id
-    if (tile_id == tile) break;
-    tile = tile_id;
   }
   const int64_t begin = chunk * Tile::kTileItems;
   const Acc warp_total = t.scan_warp(lane);
