@@ -45,7 +45,7 @@ Status compact_device(const CompactArgs& a, const Strided1D& s, int device, cuda
     GPUPRIMS_CUDA_CHECK("compact", cudaMemsetAsync(a.count->data, 0, sizeof(int64_t), stream));
     return Status::ok();
   }
-  const int64_t tiles = ceil_div(s.n, compact_tile<Bits>());
+  const int64_t tiles = ceil_div(s.n, kCompactTile);
   const std::size_t counter_bytes = 256, bytes = counter_bytes + align_up(CountStatus::bytes(tiles));
   StreamScratch scratch;
   GPUPRIMS_TRY(scratch.allocate(bytes, device, stream, "compact"));
@@ -55,10 +55,10 @@ Status compact_device(const CompactArgs& a, const Strided1D& s, int device, cuda
   const bool mask_vector_ok = s.mask_step == 1 && reinterpret_cast<uintptr_t>(a.mask->data) % 16 == 0;
   const Bits* values = a.values ? static_cast<const Bits*>(a.values->data) : nullptr;
   const bool values_vector_ok = values && s.value_step == 1 && reinterpret_cast<uintptr_t>(values) % 16 == 0;
-  return for_each_grid(tiles, "compact", stream, [&](int64_t base, unsigned blocks) {
+  return for_each_grid(tiles, "compact", stream, [&](int64_t, unsigned blocks) {
     compact_kernel<Bits><<<blocks, kCompactThreads, 0, stream>>>(
         values, static_cast<const uint8_t*>(a.mask->data), a.out->data, static_cast<int64_t*>(a.count->data), s, tiles,
-        base, counter, status, mask_vector_ok, values_vector_ok);
+        counter, status, mask_vector_ok, values_vector_ok);
   });
 }
 

@@ -22,10 +22,10 @@ struct LookbackRunner {
     auto* counter = static_cast<unsigned long long*>(scratch.data());
     const TileStatus<Acc> status = TileStatus<Acc>::at(static_cast<char*>(scratch.data()) + counter_bytes, tiles);
     const bool vector_ok = vector_path_ok<In, Out>(l);
-    return for_each_grid(tiles, "scan", l.stream, [&](int64_t base, unsigned blocks) {
+    return for_each_grid(tiles, "scan", l.stream, [&](int64_t, unsigned blocks) {
       lookback_scan_kernel<In, Out, Op><<<blocks, kLookbackThreads, 0, l.stream>>>(
-          static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, tiles_per_row, base, counter,
-          status, l.exclusive, vector_ok);
+          static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, tiles_per_row, counter, status,
+          l.exclusive, vector_ok);
     });
   }
 };

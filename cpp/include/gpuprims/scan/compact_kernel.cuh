@@ -20,15 +20,8 @@ namespace gpuprims {
 namespace scan_detail {
 
 constexpr int kCompactThreads = 256;
-
-// Items per thread: 32 for items of at most 4 bytes (an 8192-item tile: fewer tiles in flight, a
-// shorter look-back), 16 for 8-byte items (whose staging buffer would pass 48 KB).
-template <class Bits>
-constexpr int compact_items() {
-  return std::is_void<Bits>::value || sizeof(std::conditional_t<std::is_void<Bits>::value, char, Bits>) > 4 ? 16 : 32;
-}
-template <class Bits>
-constexpr int compact_tile() { return kCompactThreads * compact_items<Bits>(); }
+constexpr int kCompactItems = 16;
+constexpr int kCompactTile = kCompactThreads * kCompactItems;
 
 struct Strided1D {
   int64_t n, mask_step, value_step, out_step, out_len;
@@ -38,67 +31,57 @@ struct Strided1D {
 template <class Bits>
 __global__ void __launch_bounds__(kCompactThreads)
 compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask, void* __restrict__ out,
-               int64_t* __restrict__ count, Strided1D shape, int64_t tiles, int64_t tile_base,
-               unsigned long long* tile_counter, CountStatus status, bool mask_vector_ok, bool values_vector_ok) {
+               int64_t* __restrict__ count, Strided1D shape, int64_t tiles, unsigned long long* tile_counter,
+               CountStatus status, bool mask_vector_ok, bool values_vector_ok) {
   constexpr int kWarps = kCompactThreads / kWarpSize;
-  constexpr int kCompactItems = compact_items<Bits>();
-  constexpr int kCompactTile = compact_tile<Bits>();
   using Item = std::conditional_t<std::is_void<Bits>::value, int64_t, Bits>;
-  static_assert(kCompactItems % 16 == 0, "16 flags per 16-byte load");
   const Sum sum;
   __shared__ int64_t warp_counts[kWarps];
   __shared__ int64_t warp_offsets[kWarps];  // within the tile
   __shared__ int64_t tile_id, tile_prefix, tile_count;
   __shared__ Item staged[kCompactTile];
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  // As in lookback_scan_kernel: load the blockIdx-order guess while the counter's atomic is in
-  // flight; the id decides, and a wrong guess reloads.
   if (threadIdx.x == 0) tile_id = int64_t(atomicAdd(tile_counter, 1ull));
-  bool flag[kCompactItems];
-  Item item[kCompactItems];
-  auto load = [&](int64_t first) {
-    if (mask_vector_ok && first + kCompactItems <= shape.n) {
-#pragma unroll
-      for (int v = 0; v < kCompactItems / 16; ++v) {
-        const uint4 bits = __ldg(reinterpret_cast<const uint4*>(mask + first) + v);
-        uint8_t bytes[16];
-        memcpy(bytes, &bits, sizeof(bytes));
-#pragma unroll
-        for (int j = 0; j < 16; ++j) flag[v * 16 + j] = bytes[j] != 0;
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < kCompactItems; ++j) flag[j] = first + j < shape.n && mask[(first + j) * shape.mask_step] != 0;
-    }
-    if constexpr (std::is_void<Bits>::value) {
-#pragma unroll
-      for (int j = 0; j < kCompactItems; ++j) item[j] = first + j;
-    } else if (values_vector_ok && first + kCompactItems <= shape.n) {
-      constexpr int kPerVector = 16 / sizeof(Bits);
-#pragma unroll
-      for (int v = 0; v < kCompactItems / kPerVector; ++v) {
-        bool any = false;
-#pragma unroll
-        for (int j = 0; j < kPerVector; ++j) any |= flag[v * kPerVector + j];
-        if (any) {
-          const uint4 bits = __ldg(reinterpret_cast<const uint4*>(values + first) + v);
-          memcpy(&item[v * kPerVector], &bits, 16);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < kCompactItems; ++j)
-        if (flag[j]) item[j] = values[(first + j) * shape.value_step];
-    }
-  };
-  const int64_t guess = tile_base + blockIdx.x;
-  load(guess * kCompactTile + int64_t(threadIdx.x) * kCompactItems);
   __syncthreads();
   const int64_t tile = tile_id;
-  if (tile != guess) load(tile * kCompactTile + int64_t(threadIdx.x) * kCompactItems);
+  const int64_t first = tile * kCompactTile + int64_t(threadIdx.x) * kCompactItems;
+
+  bool flag[kCompactItems];
+  if (mask_vector_ok && first + kCompactItems <= shape.n) {
+    const uint4 bits = __ldg(reinterpret_cast<const uint4*>(mask + first));
+    uint8_t bytes[kCompactItems];
+    memcpy(bytes, &bits, sizeof(bytes));
+#pragma unroll
+    for (int j = 0; j < kCompactItems; ++j) flag[j] = bytes[j] != 0;
+  } else {
+#pragma unroll
+    for (int j = 0; j < kCompactItems; ++j) flag[j] = first + j < shape.n && mask[(first + j) * shape.mask_step] != 0;
+  }
   int selected = 0;
 #pragma unroll
   for (int j = 0; j < kCompactItems; ++j) selected += flag[j];
+
+  Item item[kCompactItems];
+  if constexpr (std::is_void<Bits>::value) {
+#pragma unroll
+    for (int j = 0; j < kCompactItems; ++j) item[j] = first + j;
+  } else if (values_vector_ok && first + kCompactItems <= shape.n) {
+    constexpr int kPerVector = 16 / sizeof(Bits);
+#pragma unroll
+    for (int v = 0; v < kCompactItems / kPerVector; ++v) {
+      bool any = false;
+#pragma unroll
+      for (int j = 0; j < kPerVector; ++j) any |= flag[v * kPerVector + j];
+      if (any) {
+        const uint4 bits = __ldg(reinterpret_cast<const uint4*>(values + first) + v);
+        memcpy(&item[v * kPerVector], &bits, 16);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kCompactItems; ++j)
+      if (flag[j]) item[j] = values[(first + j) * shape.value_step];
+  }
 
   const int64_t inclusive = warp_inclusive_scan(int64_t(selected), sum, lane);
   if (lane == kWarpSize - 1) warp_counts[warp] = inclusive;

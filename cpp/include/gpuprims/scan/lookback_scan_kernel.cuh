@@ -92,8 +92,8 @@ constexpr int lookback_min_blocks() {
 template <class In, class Out, class Op>
 __global__ void __launch_bounds__(kLookbackThreads, (lookback_min_blocks<In, Out>()))
 lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
-                     int64_t tiles_per_row, int64_t tile_base, unsigned long long* tile_counter,
-                     TileStatus<scan_acc_t<Out>> status, bool exclusive, bool vector_ok) {
+                     int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
+                     bool exclusive, bool vector_ok) {
   using Tile = LookbackTile<In, Out, Op>;
   using Acc = typename Tile::Acc;
   const ScanOperator<Op> op;
@@ -102,28 +102,17 @@ lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
   __shared__ int64_t tile_id;
 
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  // Blocks mostly start, and take ids, in blockIdx order: load the tile of that guess while the
-  // counter's atomic is in flight, and reload only when the id differs (uniform per block), so the
-  // atomic's and the barrier's latency hide behind the loads. The id, never the guess, decides
-  // which tile this block owns (forward progress above).
   if (threadIdx.x == 0) tile_id = int64_t(atomicAdd(tile_counter, 1ull));
-  auto where = [&](int64_t t, int64_t* chunk, int64_t* in_offset, int64_t* out_offset) {
-    const int64_t row = t / tiles_per_row;
-    *chunk = t - row * tiles_per_row;
-    layout.row_offsets(row, in_offset, out_offset);
-  };
-  const int64_t guess = tile_base + blockIdx.x;
-  int64_t chunk, in_offset, out_offset;
-  where(guess, &chunk, &in_offset, &out_offset);
-  Tile t;
-  t.load(in + in_offset, layout.in_step, chunk * Tile::kTileItems, layout.len, vector_ok, warp, lane);
   __syncthreads();
   const int64_t tile = tile_id;
-  if (tile != guess) {
-    where(tile, &chunk, &in_offset, &out_offset);
-    t.load(in + in_offset, layout.in_step, chunk * Tile::kTileItems, layout.len, vector_ok, warp, lane);
-  }
+  const int64_t row = tile / tiles_per_row;
+  const int64_t chunk = tile - row * tiles_per_row;
+  int64_t in_offset, out_offset;
+  layout.row_offsets(row, &in_offset, &out_offset);
   const int64_t begin = chunk * Tile::kTileItems;
+
+  Tile t;
+  t.load(in + in_offset, layout.in_step, begin, layout.len, vector_ok, warp, lane);
   const Acc warp_total = t.scan_warp(lane);
   if (lane == 0) warp_totals[warp] = warp_total;
   __syncthreads();
