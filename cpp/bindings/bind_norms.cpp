@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "gpuprims/norms.hpp"
+#include "gpuprims/norms/philox.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
 
@@ -82,6 +83,33 @@ void bind_norms(nb::module_& m) {
     for (const auto& v : norm_backward_variants(op)) rows.emplace_back(v.name, v.description, v.deterministic);
     return rows;
   }, nb::arg("op"), "(name, description, deterministic) of every backward variant of a norms op.");
+
+  m.def(
+      "bias_dropout_add",
+      [](nb::handle x, nb::handle bias, nb::handle residual, nb::handle out, double p, uint64_t seed, uint64_t offset,
+         bool training, uintptr_t stream) {
+        const char* op = "bias_dropout_add";
+        DropoutTensors t{view_of(x, op, "x"), nullptr, view_of(residual, op, "residual"), view_of(out, op, "out")};
+        std::optional<TensorView> b;
+        if (!bias.is_none()) t.bias = &b.emplace(view_of(bias, op, "bias"));
+        DropoutOptions options{p, seed, offset, training};
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = bias_dropout_add(t, options, reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+      },
+      nb::arg("x"), nb::arg("bias").none(), nb::arg("residual"), nb::arg("out"), nb::arg("p"), nb::arg("seed"),
+      nb::arg("offset"), nb::arg("training"), nb::arg("stream"),
+      "out = residual + dropout(x + bias) with Philox4x32-10 draws from (element index, seed, offset).");
+
+  m.def("philox4x32_10", [](std::tuple<uint32_t, uint32_t, uint32_t, uint32_t> counter, uint32_t key0, uint32_t key1) {
+    const norms::Philox4x32 r = norms::philox4x32_10(
+        {{std::get<0>(counter), std::get<1>(counter), std::get<2>(counter), std::get<3>(counter)}}, key0, key1);
+    return std::make_tuple(r.v[0], r.v[1], r.v[2], r.v[3]);
+  }, nb::arg("counter"), nb::arg("key0"), nb::arg("key1"),
+  "The four 32-bit outputs of Philox4x32-10 (the generator bias_dropout_add draws from), on the host.");
 
   m.def("norm_variants", [](const char* op_name) {
     NormOp op;

@@ -1,6 +1,7 @@
 #pragma once
 // Public C++ entry points of the norms family: row-wise softmax, log_softmax, layer_norm, rms_norm
 // and their backward passes.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -92,5 +93,26 @@ struct NormBackwardTensors {
 };
 
 Status norm_backward(const NormBackwardTensors& t, const NormOptions& options, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------------------------
+// out = residual + dropout(x + bias): bias 1-D along x's last axis (or null); residual and out x's
+// shape and dtype; any strides. Element i (C order) is kept with probability 1 - p, scaled by
+// 1 / (1 - p), by Philox4x32-10 bits drawn from (i, seed, offset) (norms/philox.hpp documents the
+// mapping): reproducible, independent of the launch. training = false: out = residual + x + bias.
+struct DropoutTensors {
+  TensorView x;
+  const TensorView* bias = nullptr;
+  TensorView residual;
+  TensorView out;
+};
+
+struct DropoutOptions {
+  double p = 0.0;  // in [0, 1]
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  bool training = true;
+};
+
+Status bias_dropout_add(const DropoutTensors& t, const DropoutOptions& options, cudaStream_t stream);
 
 }  // namespace gpuprims
