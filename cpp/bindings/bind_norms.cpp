@@ -19,7 +19,8 @@ void bind_norms(nb::module_& m) {
   m.def(
       "norm_forward",
       [](const char* op_name, nb::handle x, nb::handle out, nb::handle weight, nb::handle bias, nb::handle mean,
-         nb::handle rstd, int axis, double eps, const char* algorithm, uintptr_t stream) {
+         nb::handle rstd, nb::handle residual, nb::handle sum, int axis, double eps, const char* algorithm,
+         uintptr_t stream) {
         NormOptions options;
         throw_if_error(parse_norm_op(op_name, &options.op));
         const char* op = norm_op_name(options.op);
@@ -28,7 +29,9 @@ void bind_norms(nb::module_& m) {
         options.eps = eps;
         NormTensors t{view_of(x, op, "x"), view_of(out, op, "out")};
         // Optional arrays: None, or an array argument like x.
-        std::optional<TensorView> w, b, mu, rs;
+        std::optional<TensorView> w, b, mu, rs, res, sm;
+        if (!residual.is_none()) t.residual = &res.emplace(view_of(residual, op, "residual"));
+        if (!sum.is_none()) t.sum = &sm.emplace(view_of(sum, op, "sum"));
         if (!weight.is_none()) t.weight = &w.emplace(view_of(weight, op, "weight"));
         if (!bias.is_none()) t.bias = &b.emplace(view_of(bias, op, "bias"));
         if (!mean.is_none()) t.mean = &mu.emplace(view_of(mean, op, "mean"));
@@ -41,10 +44,11 @@ void bind_norms(nb::module_& m) {
         throw_if_error(status);
       },
       nb::arg("op"), nb::arg("x"), nb::arg("out"), nb::arg("weight").none(), nb::arg("bias").none(),
-      nb::arg("mean").none(), nb::arg("rstd").none(), nb::arg("axis"), nb::arg("eps"), nb::arg("algorithm"),
-      nb::arg("stream"),
+      nb::arg("mean").none(), nb::arg("rstd").none(), nb::arg("residual").none(), nb::arg("sum").none(),
+      nb::arg("axis"), nb::arg("eps"), nb::arg("algorithm"), nb::arg("stream"),
       "out = op(x) along axis for op 'softmax' | 'log_softmax' | 'layer_norm' | 'rms_norm', ordered on stream; "
-      "mean / rstd (or None) receive the row statistics.");
+      "mean / rstd (or None) receive the row statistics; with residual and sum, the norm of sum = x + residual "
+      "(also written).");
 
   m.def(
       "norm_backward",

@@ -41,8 +41,9 @@ def _check_eps(op, eps):
     return eps
 
 
-def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, stream):
-    _check_algorithm(op, algorithm)
+def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, stream, residual=None, name=None):
+    """The forward call; with `residual`, the add-norm op `name` (returns y, sum[, stats])."""
+    _check_algorithm(name or op, algorithm)
     xin = _interop.prepare_input(x, stream, op)
     dtype = xin[5]
     if dtype not in FLOATS:
@@ -56,6 +57,13 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
         if v is not None and v[1] != xin[1]:
             raise ValueError(f"{op}: arguments 'x' and '{name}' must be on the same device, got x on "
                              f"{_interop.device_string(xin[1])} and {name} on {_interop.device_string(v[1])}")
+    r = None
+    if residual is not None:
+        r = _interop.prepare_input(residual, xin[2], name, "residual")
+        if r[1] != xin[1]:
+            raise ValueError(f"{name}: arguments 'x' and 'residual' must be on the same device, got x on "
+                             f"{_interop.device_string(xin[1])} and residual on {_interop.device_string(r[1])}")
+        total = _interop.new_output(xin, shape, dtype, name)
     if out is None:
         obj, out_arg = _interop.new_output(xin, shape, dtype, op)
     else:
@@ -68,13 +76,18 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
             mean = _interop.new_output(xin, stats_shape, stats_dtype, op)
         rstd = _interop.new_output(xin, stats_shape, stats_dtype, op)
     _C.norm_forward(op, xin[3], out_arg, None if w is None else w[3], None if b is None else b[3],
-                    None if mean is None else mean[1], None if rstd is None else rstd[1], ax, eps, algorithm, xin[2])
+                    None if mean is None else mean[1], None if rstd is None else rstd[1], None if r is None else r[3],
+                    None if r is None else total[1], ax, eps, algorithm, xin[2])
     y = _interop.result(xin, obj) if out is None else out
+    if r is not None:
+        y = (y, _interop.result(xin, total[0]))
+    else:
+        y = (y,)
     if not return_stats:
-        return y
+        return y if r is not None else y[0]
     if op == "layer_norm":
-        return y, _interop.result(xin, mean[0]), _interop.result(xin, rstd[0])
-    return y, _interop.result(xin, rstd[0])
+        return (*y, _interop.result(xin, mean[0]), _interop.result(xin, rstd[0]))
+    return (*y, _interop.result(xin, rstd[0]))
 
 
 _COMMON_DOC = """algorithm : str
@@ -168,6 +181,32 @@ def rms_norm(x, weight=None, eps=1e-6, *, axis=-1, return_stats=False, algorithm
     """
     return _forward("rms_norm", x, weight, None, _check_eps("rms_norm", eps), axis, return_stats, algorithm, out,
                     stream)
+
+
+def add_layer_norm(x, residual, weight=None, bias=None, eps=1e-5, *, axis=-1, return_stats=False,
+                   algorithm="auto", out=None, stream=None):
+    """The pre-norm block: s = x + residual, then layer_norm(s); returns (layer_norm(s), s).
+
+    s is rounded to x's dtype (as the unfused ``x + residual``) and normalized from that rounded
+    value, so the results equal ``layer_norm(x + residual)`` of the unfused sequence computed with
+    :func:`layer_norm`. Rows up to 16384 elements (float64: 8192) with algorithm "auto" or
+    "row_on_chip" run in one pass (x and residual read once, s and the output written once);
+    longer rows and the other variants write s first, then normalize it (one extra read of s).
+
+    Parameters, accuracy and special values as :func:`layer_norm`; residual has x's shape, dtype
+    and device, any strides; ``out`` receives the normalized output, which (like s, a new array)
+    must not overlap x or residual. With return_stats: (y, s, mean, rstd).
+    """
+    return _forward("layer_norm", x, weight, bias, _check_eps("add_layer_norm", eps), axis, return_stats, algorithm,
+                    out, stream, residual=residual, name="add_layer_norm")
+
+
+def add_rms_norm(x, residual, weight=None, eps=1e-6, *, axis=-1, return_stats=False, algorithm="auto", out=None,
+                 stream=None):
+    """s = x + residual, then rms_norm(s); returns (rms_norm(s), s) (with return_stats: (y, s, rstd)).
+    Fusion, rounding and parameters as :func:`add_layer_norm`; accuracy as :func:`rms_norm`."""
+    return _forward("rms_norm", x, weight, None, _check_eps("add_rms_norm", eps), axis, return_stats, algorithm, out,
+                    stream, residual=residual, name="add_rms_norm")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -58,6 +58,12 @@ struct NormTensors {
   const TensorView* bias = nullptr;
   const TensorView* mean = nullptr;  // layer_norm only
   const TensorView* rstd = nullptr;  // layer_norm and rms_norm
+  // add_layer_norm / add_rms_norm: both or neither, x's shape and dtype. The op then normalizes
+  // sum = x + residual (rounded to x's dtype) and writes sum too, which must not overlap x,
+  // residual or y. Fused in one pass (row_on_chip) for rows up to 16384 elements (float64: 8192)
+  // under "auto" / "row_on_chip"; otherwise sum is written first and normalized by the variant.
+  const TensorView* residual = nullptr;
+  const TensorView* sum = nullptr;
 };
 
 // Row-wise forward op along options.axis. CPU views run the CPU reference; CUDA views run on

@@ -60,27 +60,6 @@ namespace {
 
 using norms::arg_error_prefix;
 
-// dy-like arguments: the shape and dtype of the first argument (`ref`, named ref_name).
-Status check_like(const char* name, const TensorView& ref, const char* ref_name, const TensorView& v,
-                  const char* arg) {
-  if (v.device != ref.device) {
-    return value_error(std::string(name) + ": arguments '" + ref_name + "' and '" + arg +
-                       "' must be on the same device, got " + ref_name + " on " + device_name(ref.device) + " and " +
-                       arg + " on " + device_name(v.device));
-  }
-  if (v.dtype != ref.dtype) {
-    return type_error(arg_error_prefix(name, arg) + "expected dtype " + dtype_name(ref.dtype) + " (" + ref_name +
-                      "'s), got " + dtype_name(v.dtype));
-  }
-  bool same = v.ndim == ref.ndim;
-  for (int d = 0; same && d < v.ndim; ++d) same = v.shape[d] == ref.shape[d];
-  if (!same) {
-    return value_error(arg_error_prefix(name, arg) + "expected shape " + shape_string(ref) + " (" + ref_name +
-                       "'s), got " + shape_string(v));
-  }
-  return Status::ok();
-}
-
 Status check_writable(const char* name, const TensorView& v, const char* arg) {
   if (v.readonly) return type_error(arg_error_prefix(name, arg) + "expected a writable array, got a read-only one");
   return Status::ok();
@@ -105,8 +84,8 @@ Status norm_backward(const NormBackwardTensors& t, const NormOptions& options, c
                        " dimensions, got " + std::to_string(options.axis));
   }
   const int axis = options.axis < 0 ? options.axis + dy.ndim : options.axis;
-  GPUPRIMS_TRY(check_like(name, dy, "dy", t.saved, saved_name));
-  GPUPRIMS_TRY(check_like(name, dy, "dy", t.dx, "out"));
+  GPUPRIMS_TRY(norms::check_like(name, dy, "dy", t.saved, saved_name));
+  GPUPRIMS_TRY(norms::check_like(name, dy, "dy", t.dx, "out"));
   GPUPRIMS_TRY(check_writable(name, t.dx, "out"));
   if (!is_norm && (t.weight || t.mean || t.rstd || t.dweight || t.dbias)) {
     return value_error(std::string(name) + ": takes no weight, statistics or parameter gradients");

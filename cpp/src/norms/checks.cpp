@@ -68,5 +68,25 @@ Status check_stats(const char* op, const TensorView& x, const TensorView& v, int
   return check_aligned(op, v, arg);
 }
 
+Status check_like(const char* name, const TensorView& ref, const char* ref_name, const TensorView& v,
+                  const char* arg) {
+  if (v.device != ref.device) {
+    return value_error(std::string(name) + ": arguments '" + ref_name + "' and '" + arg +
+                       "' must be on the same device, got " + ref_name + " on " + device_name(ref.device) + " and " +
+                       arg + " on " + device_name(v.device));
+  }
+  if (v.dtype != ref.dtype) {
+    return type_error(arg_error_prefix(name, arg) + "expected dtype " + dtype_name(ref.dtype) + " (" + ref_name +
+                      "'s), got " + dtype_name(v.dtype));
+  }
+  bool same = v.ndim == ref.ndim;
+  for (int d = 0; same && d < v.ndim; ++d) same = v.shape[d] == ref.shape[d];
+  if (!same) {
+    return value_error(arg_error_prefix(name, arg) + "expected shape " + shape_string(ref) + " (" + ref_name +
+                       "'s), got " + shape_string(v));
+  }
+  return Status::ok();
+}
+
 }  // namespace norms
 }  // namespace gpuprims

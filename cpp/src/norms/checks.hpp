@@ -19,5 +19,8 @@ Status check_affine(const char* op, const TensorView& x, const TensorView& v, in
 Status check_stats(const char* op, const TensorView& x, const TensorView& v, int64_t rows, DType stats_dtype,
                    const char* arg, bool output);
 
+// v with ref's device, dtype and shape (ref named ref_name in the message), element-aligned.
+Status check_like(const char* op, const TensorView& ref, const char* ref_name, const TensorView& v, const char* arg);
+
 }  // namespace norms
 }  // namespace gpuprims

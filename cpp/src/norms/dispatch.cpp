@@ -168,6 +168,24 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
     return value_error(arg_error_prefix(name, "eps") + "expected a finite number >= 0, got " +
                        std::to_string(options.eps));
   }
+  if ((t.residual != nullptr) != (t.sum != nullptr) || (!is_norm && t.residual)) {
+    return value_error(std::string(name) + ": a residual and its sum output go together, with layer_norm or rms_norm");
+  }
+  if (t.residual) {
+    GPUPRIMS_TRY(norms::check_like(name, x, "x", *t.residual, "residual"));
+    GPUPRIMS_TRY(norms::check_like(name, x, "x", *t.sum, "sum"));
+    if (t.sum->readonly) return type_error(arg_error_prefix(name, "sum") + "expected a writable array, got a read-only one");
+    const bool fused = x.device.kind == DeviceKind::kCUDA && x.shape[axis] <= norms::row_on_chip_capacity(x.dtype) &&
+                       (options.algorithm == NormAlgorithm::kAuto || options.algorithm == NormAlgorithm::kRowOnChip);
+    if (!fused) {  // sum first (element-wise, one rounding like the fused kernel), then the plain op
+      GPUPRIMS_TRY(bias_dropout_add(DropoutTensors{x, nullptr, *t.residual, *t.sum}, DropoutOptions{0.0, 0, 0, false},
+                                    stream));
+      NormTensors rest = t;
+      rest.x = *t.sum;
+      rest.residual = rest.sum = nullptr;
+      return norm_forward(rest, options, stream);
+    }
+  }
   if (!algorithm_applies(op, options.algorithm)) {
     return value_error(arg_error_prefix(name, "algorithm") + "names a variant of another op");
   }
@@ -208,10 +226,19 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   };
   p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype) && affine_vector_ok(t.weight) &&
              affine_vector_ok(t.bias);
+  if (t.residual) {
+    GPUPRIMS_TRY(check_aligned(name, *t.residual, "residual"));
+    GPUPRIMS_TRY(check_aligned(name, *t.sum, "sum"));
+    GPUPRIMS_TRY(norms::make_row_layout(*t.residual, *t.sum, axis, name, &p.residual_layout));
+    p.residual = t.residual->data;
+    p.sum = t.sum->data;
+    p.vec_ok = p.vec_ok && norms::rows_vector_aligned(p.residual_layout, p.residual, p.sum, x.dtype);
+  }
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(x.device.id, name));
   l.device = x.device.id;
   GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
+  if (t.residual) return norms::norms_add_norm(l);
   return run_variant(options.algorithm, l);
 }
 

@@ -15,21 +15,6 @@ namespace {
 
 constexpr const char* kOp = "bias_dropout_add";
 
-Status check_like_x(const TensorView& x, const TensorView& v, const char* arg) {
-  GPUPRIMS_TRY(norms::check_same_device(kOp, x, v, arg));
-  if (v.dtype != x.dtype) {
-    return type_error(norms::arg_error_prefix(kOp, arg) + "expected dtype " + dtype_name(x.dtype) + " (x's), got " +
-                      dtype_name(v.dtype));
-  }
-  bool same = v.ndim == x.ndim;
-  for (int d = 0; same && d < x.ndim; ++d) same = v.shape[d] == x.shape[d];
-  if (!same) {
-    return value_error(norms::arg_error_prefix(kOp, arg) + "expected shape " + shape_string(x) + " (x's), got " +
-                       shape_string(v));
-  }
-  return norms::check_aligned(kOp, v, arg);
-}
-
 bool c_contiguous_aligned(const TensorView& v) {
   int64_t expect = 1;
   for (int d = v.ndim - 1; d >= 0; --d) {
@@ -48,9 +33,8 @@ Status bias_dropout_add(const DropoutTensors& t, const DropoutOptions& options, 
                       dtype_name(x.dtype));
   }
   if (x.ndim < 1) return value_error(norms::arg_error_prefix(kOp, "x") + "expected at least 1 dimension, got a 0-d array");
-  GPUPRIMS_TRY(norms::check_aligned(kOp, x, "x"));
-  GPUPRIMS_TRY(check_like_x(x, t.residual, "residual"));
-  GPUPRIMS_TRY(check_like_x(x, t.out, "out"));
+  GPUPRIMS_TRY(norms::check_like(kOp, x, "x", t.residual, "residual"));
+  GPUPRIMS_TRY(norms::check_like(kOp, x, "x", t.out, "out"));
   if (t.out.readonly) {
     return type_error(norms::arg_error_prefix(kOp, "out") + "expected a writable array, got a read-only one");
   }
@@ -87,6 +71,9 @@ Status bias_dropout_add(const DropoutTensors& t, const DropoutOptions& options, 
   }
   if (p.total == 0) return Status::ok();
   GPUPRIMS_TRY(check_context_alive(kOp));
+  GPUPRIMS_TRY(norms::check_aligned(kOp, x, "x"));
+  GPUPRIMS_TRY(norms::check_aligned(kOp, t.residual, "residual"));
+  GPUPRIMS_TRY(norms::check_aligned(kOp, t.out, "out"));
   const int64_t lanes = 16 / int64_t(dtype_size(x.dtype));
   p.vec_ok = n % lanes == 0 && c_contiguous_aligned(x) && c_contiguous_aligned(t.residual) &&
              c_contiguous_aligned(t.out) &&

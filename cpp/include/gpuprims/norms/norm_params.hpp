@@ -68,8 +68,13 @@ struct NormParams {
   double eps = 0.0;
   bool log = false;     // softmax kind: log_softmax
   bool center = true;   // norm kind: layer_norm (false: rms_norm, the mean is taken as 0)
-  // Every row of x and y starts 16-byte aligned with unit element stride, and the affine vectors
-  // are contiguous and aligned: the kernels may use 16-byte vector accesses.
+  // add_layer_norm / add_rms_norm (row_on_chip kernels only): the row normalized is x + residual,
+  // rounded to x's dtype and written to `sum`; residual_layout lays out (residual, sum).
+  const void* residual = nullptr;
+  void* sum = nullptr;
+  RowLayout residual_layout;
+  // Every row of x and y (and residual, sum) starts 16-byte aligned with unit element stride, and
+  // the affine vectors are contiguous and aligned: the kernels may use 16-byte vector accesses.
   bool vec_ok = false;
 };
 
