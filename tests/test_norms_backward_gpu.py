@@ -35,7 +35,7 @@ def data(rng, shape, dtype, scale=3.0):
 @pytest.mark.parametrize("op", BACKWARD_OPS)
 def test_every_variant_dtype_and_row_length(rng, op, dtype):
     need()
-    for algorithm in variants(op):
+    for algorithm in variants(op)[1:]:  # "auto" is row_on_chip
         for n in ROW_LENS:
             rows = 3 if n > 2048 else 37
             check_backward(TORCH_CUDA, op, data(rng, (rows, n), dtype), dtype, rng, algorithm=algorithm)
