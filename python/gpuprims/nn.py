@@ -53,10 +53,10 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
     # The affine vectors are imported on x's launch stream, so their producers' work is ordered too.
     w = None if weight is None else _interop.prepare_input(weight, xin[2], op, "weight")
     b = None if bias is None else _interop.prepare_input(bias, xin[2], op, "bias")
-    for name, v in (("weight", w), ("bias", b)):
+    for arg, v in (("weight", w), ("bias", b)):
         if v is not None and v[1] != xin[1]:
-            raise ValueError(f"{op}: arguments 'x' and '{name}' must be on the same device, got x on "
-                             f"{_interop.device_string(xin[1])} and {name} on {_interop.device_string(v[1])}")
+            raise ValueError(f"{op}: arguments 'x' and '{arg}' must be on the same device, got x on "
+                             f"{_interop.device_string(xin[1])} and {arg} on {_interop.device_string(v[1])}")
     r = None
     if residual is not None:
         r = _interop.prepare_input(residual, xin[2], name, "residual")
@@ -79,10 +79,7 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
                     None if mean is None else mean[1], None if rstd is None else rstd[1], None if r is None else r[3],
                     None if r is None else total[1], ax, eps, algorithm, xin[2])
     y = _interop.result(xin, obj) if out is None else out
-    if r is not None:
-        y = (y, _interop.result(xin, total[0]))
-    else:
-        y = (y,)
+    y = (y,) if r is None else (y, _interop.result(xin, total[0]))  # (normed[, sum])
     if not return_stats:
         return y if r is not None else y[0]
     if op == "layer_norm":
