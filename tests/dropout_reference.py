@@ -24,13 +24,23 @@ def keep_mask(size, p, seed, offset, first=0):
 
 
 def reference(x, bias, residual, p, seed, offset, training=True):
-    """(out in float64, keep mask) with x's shape."""
+    """(out in float64, keep mask, magnitude) with x's shape; magnitude = |residual| + |(x + bias) *
+    factor|, the size of the terms whose rounding in the statistics type the result carries."""
     x64 = to_numpy(x).astype(np.float64)
     b64 = 0.0 if bias is None else to_numpy(bias).astype(np.float64)
     r64 = to_numpy(residual).astype(np.float64)
     if not training:
-        return r64 + (x64 + b64), np.ones(x64.shape, bool)
-    keep = keep_mask(x64.size, p, seed, offset).reshape(x64.shape)
-    scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
+        keep, factor = np.ones(x64.shape, bool), 1.0
+    else:
+        keep = keep_mask(x64.size, p, seed, offset).reshape(x64.shape)
+        factor = np.where(keep, 0.0 if p >= 1 else 1.0 / (1.0 - p), 0.0)
     with np.errstate(invalid="ignore"):
-        return r64 + (x64 + b64) * np.where(keep, scale, 0.0), keep
+        scaled = (x64 + b64) * factor
+        return r64 + scaled, keep, np.abs(r64) + np.abs(x64 + b64) * (1 + np.abs(factor))
+
+
+def tolerance(dtype, want, mag):
+    """One rounding to dtype (twice, for margin) plus a few roundings in the statistics type."""
+    out_eps = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}[dtype]
+    acc = 2.0 ** -53 if dtype == "float64" else 2.0 ** -24
+    return 2 * out_eps * np.abs(want) + 4 * acc * np.nan_to_num(mag, nan=0.0, posinf=0.0)

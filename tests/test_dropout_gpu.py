@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, framework_params, to_numpy, torch
-from dropout_reference import keep_mask, reference
-from norms_reference import FLOATS, OUT_EPS, round_to
+from dropout_reference import keep_mask, reference, tolerance
+from norms_reference import FLOATS, round_to
 
 import gpuprims
 
@@ -29,11 +29,10 @@ def check(fw, shape, dtype, rng, p=0.3, seed=5, offset=11, view=None, bias=True,
     n = tuple(x.shape)[-1]
     b = fw.make(round_to(rng.standard_normal(n), dtype), dtype) if bias else None
     got = gpuprims.bias_dropout_add(x, b, res, p, seed=seed, offset=offset, training=training)
-    want, keep = reference(x, b, res, p, seed, offset, training)
+    want, keep, mag = reference(x, b, res, p, seed, offset, training)
     g = to_numpy(got).astype(np.float64)
     np.testing.assert_array_equal(g[~keep], to_numpy(res).astype(np.float64)[~keep])  # dropped: exactly residual
-    tol = 2 * OUT_EPS[dtype] * np.abs(want) + 4 * 2.0 ** -24 * (np.abs(want) + 1)
-    assert np.all(np.abs(g - want) <= tol)
+    assert np.all(np.abs(g - want) <= tolerance(dtype, want, mag))
     return got
 
 
