@@ -90,3 +90,26 @@ def test_argument_errors():
         gt.layer_norm(torch.ones(3, 4), (5,))
     with pytest.raises(TypeError, match="Softmax: argument 'dim'"):
         gt.Softmax(None)
+
+
+def test_backward_runs_the_gpuprims_kernels_once_differentiable():
+    # The backward passes are gpuprims' fused kernels, not torch operations: no double backward.
+    x = _inputs((3, 8))
+    (gx,) = torch.autograd.grad(gt.softmax(x, -1)[:, 0].sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError):
+        gx.sum().backward()
+
+
+def test_broadcast_output_gradient():
+    # sum().backward() hands the backward an expanded dy (stride 0 along every axis).
+    x1 = _inputs((4, 10))
+    x2 = x1.detach().clone().requires_grad_()
+    w = torch.linspace(0.5, 1.5, 10, dtype=torch.float64)
+    (gt.layer_norm(x1, 10, w, None) * torch.arange(10.0, dtype=torch.float64)).sum().backward()
+    (torch.nn.functional.layer_norm(x2, (10,), w, None) * torch.arange(10.0, dtype=torch.float64)).sum().backward()
+    torch.testing.assert_close(x1.grad, x2.grad)
+    x3 = _inputs((4, 10))
+    gt.log_softmax(x3, -1).sum().backward()
+    x4 = x3.detach().clone().requires_grad_()
+    torch.log_softmax(x4, -1).sum().backward()
+    torch.testing.assert_close(x3.grad, x4.grad)

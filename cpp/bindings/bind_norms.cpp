@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "gpuprims/norms.hpp"
+#include "gpuprims/norms/philox.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
 
@@ -18,7 +19,8 @@ void bind_norms(nb::module_& m) {
   m.def(
       "norm_forward",
       [](const char* op_name, nb::handle x, nb::handle out, nb::handle weight, nb::handle bias, nb::handle mean,
-         nb::handle rstd, int axis, double eps, const char* algorithm, uintptr_t stream) {
+         nb::handle rstd, nb::handle residual, nb::handle sum, int axis, double eps, const char* algorithm,
+         uintptr_t stream) {
         NormOptions options;
         throw_if_error(parse_norm_op(op_name, &options.op));
         const char* op = norm_op_name(options.op);
@@ -27,7 +29,9 @@ void bind_norms(nb::module_& m) {
         options.eps = eps;
         NormTensors t{view_of(x, op, "x"), view_of(out, op, "out")};
         // Optional arrays: None, or an array argument like x.
-        std::optional<TensorView> w, b, mu, rs;
+        std::optional<TensorView> w, b, mu, rs, res, sm;
+        if (!residual.is_none()) t.residual = &res.emplace(view_of(residual, op, "residual"));
+        if (!sum.is_none()) t.sum = &sm.emplace(view_of(sum, op, "sum"));
         if (!weight.is_none()) t.weight = &w.emplace(view_of(weight, op, "weight"));
         if (!bias.is_none()) t.bias = &b.emplace(view_of(bias, op, "bias"));
         if (!mean.is_none()) t.mean = &mu.emplace(view_of(mean, op, "mean"));
@@ -40,10 +44,76 @@ void bind_norms(nb::module_& m) {
         throw_if_error(status);
       },
       nb::arg("op"), nb::arg("x"), nb::arg("out"), nb::arg("weight").none(), nb::arg("bias").none(),
-      nb::arg("mean").none(), nb::arg("rstd").none(), nb::arg("axis"), nb::arg("eps"), nb::arg("algorithm"),
-      nb::arg("stream"),
+      nb::arg("mean").none(), nb::arg("rstd").none(), nb::arg("residual").none(), nb::arg("sum").none(),
+      nb::arg("axis"), nb::arg("eps"), nb::arg("algorithm"), nb::arg("stream"),
       "out = op(x) along axis for op 'softmax' | 'log_softmax' | 'layer_norm' | 'rms_norm', ordered on stream; "
-      "mean / rstd (or None) receive the row statistics.");
+      "mean / rstd (or None) receive the row statistics; with residual and sum, the norm of sum = x + residual "
+      "(also written).");
+
+  m.def(
+      "norm_backward",
+      [](const char* op_name, nb::handle dy, nb::handle saved, nb::handle out, nb::handle weight, nb::handle mean,
+         nb::handle rstd, nb::handle dweight, nb::handle dbias, int axis, const char* algorithm, uintptr_t stream) {
+        NormOptions options;
+        throw_if_error(parse_norm_op(op_name, &options.op));
+        const char* op = norm_op_name(options.op);
+        throw_if_error(parse_norm_backward_algorithm(options.op, algorithm, &options.algorithm));
+        options.axis = axis;
+        const bool is_norm = options.op == NormOp::kLayerNorm || options.op == NormOp::kRmsNorm;
+        NormBackwardTensors t{view_of(dy, op, "dy"), view_of(saved, op, is_norm ? "x" : "y"), view_of(out, op, "out")};
+        std::optional<TensorView> w, mu, rs, dw, db;
+        if (!weight.is_none()) t.weight = &w.emplace(view_of(weight, op, "weight"));
+        if (!mean.is_none()) t.mean = &mu.emplace(view_of(mean, op, "mean"));
+        if (!rstd.is_none()) t.rstd = &rs.emplace(view_of(rstd, op, "rstd"));
+        if (!dweight.is_none()) t.dweight = &dw.emplace(view_of(dweight, op, "dweight"));
+        if (!dbias.is_none()) t.dbias = &db.emplace(view_of(dbias, op, "dbias"));
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = norm_backward(t, options, reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+      },
+      nb::arg("op"), nb::arg("dy"), nb::arg("saved"), nb::arg("out"), nb::arg("weight").none(),
+      nb::arg("mean").none(), nb::arg("rstd").none(), nb::arg("dweight").none(), nb::arg("dbias").none(),
+      nb::arg("axis"), nb::arg("algorithm"), nb::arg("stream"),
+      "out = the input gradient of op along axis from dy and saved (y for softmax ops, x for norms); "
+      "dweight / dbias (or None) receive the parameter gradients. Ordered on stream.");
+
+  m.def("norm_backward_variants", [](const char* op_name) {
+    NormOp op;
+    throw_if_error(parse_norm_op(op_name, &op));
+    std::vector<std::tuple<std::string, std::string, bool>> rows;
+    for (const auto& v : norm_backward_variants(op)) rows.emplace_back(v.name, v.description, v.deterministic);
+    return rows;
+  }, nb::arg("op"), "(name, description, deterministic) of every backward variant of a norms op.");
+
+  m.def(
+      "bias_dropout_add",
+      [](nb::handle x, nb::handle bias, nb::handle residual, nb::handle out, double p, uint64_t seed, uint64_t offset,
+         bool training, uintptr_t stream) {
+        const char* op = "bias_dropout_add";
+        DropoutTensors t{view_of(x, op, "x"), nullptr, view_of(residual, op, "residual"), view_of(out, op, "out")};
+        std::optional<TensorView> b;
+        if (!bias.is_none()) t.bias = &b.emplace(view_of(bias, op, "bias"));
+        DropoutOptions options{p, seed, offset, training};
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = bias_dropout_add(t, options, reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+      },
+      nb::arg("x"), nb::arg("bias").none(), nb::arg("residual"), nb::arg("out"), nb::arg("p"), nb::arg("seed"),
+      nb::arg("offset"), nb::arg("training"), nb::arg("stream"),
+      "out = residual + dropout(x + bias) with Philox4x32-10 draws from (element index, seed, offset).");
+
+  m.def("philox4x32_10", [](std::tuple<uint32_t, uint32_t, uint32_t, uint32_t> counter, uint32_t key0, uint32_t key1) {
+    const norms::Philox4x32 r = norms::philox4x32_10(
+        {{std::get<0>(counter), std::get<1>(counter), std::get<2>(counter), std::get<3>(counter)}}, key0, key1);
+    return std::make_tuple(r.v[0], r.v[1], r.v[2], r.v[3]);
+  }, nb::arg("counter"), nb::arg("key0"), nb::arg("key1"),
+  "The four 32-bit outputs of Philox4x32-10 (the generator bias_dropout_add draws from), on the host.");
 
   m.def("norm_variants", [](const char* op_name) {
     NormOp op;

@@ -22,6 +22,8 @@ _FAMILIES = {"reduce": _C.reduce_variants, "scan": _C.scan_variants, "histogram"
              "bincount": _C.histogram_variants}
 _FAMILIES.update({op: functools.partial(_C.norm_variants, op) for op in ("softmax", "log_softmax", "layer_norm",
                                                                           "rms_norm")})
+_FAMILIES.update({op + "_backward": functools.partial(_C.norm_backward_variants, op)
+                  for op in ("softmax", "log_softmax", "layer_norm", "rms_norm")})
 
 
 def gpu_status():

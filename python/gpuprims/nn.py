@@ -1,4 +1,4 @@
-"""The norms family: row-wise softmax, log_softmax, layer_norm and rms_norm.
+"""The norms family: row-wise softmax, log_softmax, layer_norm and rms_norm, and their backward passes.
 
 A "row" is the run of elements along ``axis`` (the last axis by default); every other index picks a
 row. Any strides are read in place (no copies), any number of rows (including 0), any row length.
@@ -41,8 +41,9 @@ def _check_eps(op, eps):
     return eps
 
 
-def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, stream):
-    _check_algorithm(op, algorithm)
+def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, stream, residual=None, name=None):
+    """The forward call; with `residual`, the add-norm op `name` (returns y, sum[, stats])."""
+    _check_algorithm(name or op, algorithm)
     xin = _interop.prepare_input(x, stream, op)
     dtype = xin[5]
     if dtype not in FLOATS:
@@ -52,10 +53,17 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
     # The affine vectors are imported on x's launch stream, so their producers' work is ordered too.
     w = None if weight is None else _interop.prepare_input(weight, xin[2], op, "weight")
     b = None if bias is None else _interop.prepare_input(bias, xin[2], op, "bias")
-    for name, v in (("weight", w), ("bias", b)):
+    for arg, v in (("weight", w), ("bias", b)):
         if v is not None and v[1] != xin[1]:
-            raise ValueError(f"{op}: arguments 'x' and '{name}' must be on the same device, got x on "
-                             f"{_interop.device_string(xin[1])} and {name} on {_interop.device_string(v[1])}")
+            raise ValueError(f"{op}: arguments 'x' and '{arg}' must be on the same device, got x on "
+                             f"{_interop.device_string(xin[1])} and {arg} on {_interop.device_string(v[1])}")
+    r = None
+    if residual is not None:
+        r = _interop.prepare_input(residual, xin[2], name, "residual")
+        if r[1] != xin[1]:
+            raise ValueError(f"{name}: arguments 'x' and 'residual' must be on the same device, got x on "
+                             f"{_interop.device_string(xin[1])} and residual on {_interop.device_string(r[1])}")
+        total = _interop.new_output(xin, shape, dtype, name)
     if out is None:
         obj, out_arg = _interop.new_output(xin, shape, dtype, op)
     else:
@@ -68,13 +76,15 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
             mean = _interop.new_output(xin, stats_shape, stats_dtype, op)
         rstd = _interop.new_output(xin, stats_shape, stats_dtype, op)
     _C.norm_forward(op, xin[3], out_arg, None if w is None else w[3], None if b is None else b[3],
-                    None if mean is None else mean[1], None if rstd is None else rstd[1], ax, eps, algorithm, xin[2])
+                    None if mean is None else mean[1], None if rstd is None else rstd[1], None if r is None else r[3],
+                    None if r is None else total[1], ax, eps, algorithm, xin[2])
     y = _interop.result(xin, obj) if out is None else out
+    y = (y,) if r is None else (y, _interop.result(xin, total[0]))  # (normed[, sum])
     if not return_stats:
-        return y
+        return y if r is not None else y[0]
     if op == "layer_norm":
-        return y, _interop.result(xin, mean[0]), _interop.result(xin, rstd[0])
-    return y, _interop.result(xin, rstd[0])
+        return (*y, _interop.result(xin, mean[0]), _interop.result(xin, rstd[0]))
+    return (*y, _interop.result(xin, rstd[0]))
 
 
 _COMMON_DOC = """algorithm : str
@@ -169,6 +179,165 @@ def rms_norm(x, weight=None, eps=1e-6, *, axis=-1, return_stats=False, algorithm
     return _forward("rms_norm", x, weight, None, _check_eps("rms_norm", eps), axis, return_stats, algorithm, out,
                     stream)
 
+
+def add_layer_norm(x, residual, weight=None, bias=None, eps=1e-5, *, axis=-1, return_stats=False,
+                   algorithm="auto", out=None, stream=None):
+    """The pre-norm block: s = x + residual, then layer_norm(s); returns (layer_norm(s), s).
+
+    s is rounded to x's dtype (as the unfused ``x + residual``) and normalized from that rounded
+    value, so the results equal ``layer_norm(x + residual)`` of the unfused sequence computed with
+    :func:`layer_norm`. Rows up to 16384 elements (float64: 8192) with algorithm "auto" or
+    "row_on_chip" run in one pass (x and residual read once, s and the output written once);
+    longer rows and the other variants write s first, then normalize it (one extra read of s).
+
+    Parameters, accuracy and special values as :func:`layer_norm`; residual has x's shape, dtype
+    and device, any strides; ``out`` receives the normalized output, which (like s, a new array)
+    must not overlap x or residual. With return_stats: (y, s, mean, rstd).
+    """
+    return _forward("layer_norm", x, weight, bias, _check_eps("add_layer_norm", eps), axis, return_stats, algorithm,
+                    out, stream, residual=residual, name="add_layer_norm")
+
+
+def add_rms_norm(x, residual, weight=None, eps=1e-6, *, axis=-1, return_stats=False, algorithm="auto", out=None,
+                 stream=None):
+    """s = x + residual, then rms_norm(s); returns (rms_norm(s), s) (with return_stats: (y, s, rstd)).
+    Fusion, rounding and parameters as :func:`add_layer_norm`; accuracy as :func:`rms_norm`."""
+    return _forward("rms_norm", x, weight, None, _check_eps("add_rms_norm", eps), axis, return_stats, algorithm, out,
+                    stream, residual=residual, name="add_rms_norm")
+
+
+# ---------------------------------------------------------------------------------------------
+# backward passes
+
+
+def _import_like(op, a, xin, arg):
+    """Imports `a` on xin's launch stream and checks it is on xin's device."""
+    v = _interop.prepare_input(a, xin[2], op, arg)
+    if v[1] != xin[1]:
+        raise ValueError(f"{op}: arguments 'dy' and '{arg}' must be on the same device, got dy on "
+                         f"{_interop.device_string(xin[1])} and {arg} on {_interop.device_string(v[1])}")
+    return v
+
+
+def _backward(op, dy, saved, weight, mean, rstd, axis, want_dweight, want_dbias, algorithm, out, stream):
+    name = op + "_backward"
+    _check_algorithm(name, algorithm)
+    din = _interop.prepare_input(dy, stream, name, "dy")
+    dtype = din[5]
+    if dtype not in FLOATS:
+        raise TypeError(f"{name}: argument 'dy': expected {_FLOAT_NAMES}, got {dtype}")
+    shape = tuple(din[4])
+    ax = _normalize_axis(name, axis, len(shape))
+    saved_arg = "y" if op in ("softmax", "log_softmax") else "x"
+    s = _import_like(name, saved, din, saved_arg)
+    w = None if weight is None else _import_like(name, weight, din, "weight")
+    mu = None if mean is None else _import_like(name, mean, din, "mean")
+    rs = None if rstd is None else _import_like(name, rstd, din, "rstd")
+    if out is None:
+        obj, out_arg = _interop.new_output(din, shape, dtype, name)
+    else:
+        obj, out_arg = out, _interop.import_output(out, dtype, din, name)
+    n = shape[ax]
+    dw = _interop.new_output(din, (n,), dtype, name) if want_dweight else None
+    db = _interop.new_output(din, (n,), dtype, name) if want_dbias else None
+    _C.norm_backward(op, din[3], s[3], out_arg, None if w is None else w[3], None if mu is None else mu[3],
+                     None if rs is None else rs[3], None if dw is None else dw[1], None if db is None else db[1],
+                     ax, algorithm, din[2])
+    dx = _interop.result(din, obj) if out is None else out
+    return dx, (None if dw is None else _interop.result(din, dw[0])), (None if db is None else _interop.result(din, db[0]))
+
+
+_BACKWARD_DOC = """algorithm : str
+        "auto" or a variant name from ``gpuprims.variants("{op}_backward")``: "row_on_chip" (rows up to
+        8192 elements held in registers: one read of each input, one write; longer rows run
+        "two_pass") or "two_pass" (a block per row, two reads). All are run-to-run deterministic
+        on a given device: parameter gradients are per-group partial sums added in a fixed order by a
+        second kernel, no atomics (the grouping follows the device's SM count).
+    out : array, optional
+        dx, written in place and returned: dy's framework, device, dtype and shape, writable, any
+        strides, not overlapping the inputs.
+    stream : int, stream object or None
+        As for the forward op. Never synchronizes the host; the parameter gradients take
+        stream-ordered scratch from gpuprims' pool.
+
+"""
+
+
+def softmax_backward(y, dy, axis=-1, *, algorithm="auto", out=None, stream=None):
+    """dx = y * (dy - sum(dy * y)) along ``axis``: the gradient of :func:`softmax` from its output.
+
+    Parameters
+    ----------
+    y : array
+        The forward output, float16, bfloat16, float32 or float64, any strides.
+    dy : array
+        The output gradient: y's shape and dtype, any strides.
+    axis : int
+        The row axis.
+    {common}
+    Returns
+    -------
+    array
+        dx: dy's framework, dtype and shape.
+
+    Notes
+    -----
+    The row sum is taken in float32 (float64 for float64) and dx is rounded once to the dtype.
+    NaN rows of y (softmax of a NaN, +inf or all -inf row) give NaN rows of dx, as torch.
+    """
+    return _backward("softmax", dy, y, None, None, None, axis, False, False, algorithm, out, stream)[0]
+
+
+def log_softmax_backward(y, dy, axis=-1, *, algorithm="auto", out=None, stream=None):
+    """dx = dy - exp(y) * sum(dy) along ``axis``: the gradient of :func:`log_softmax` from its output
+    y. Parameters, accuracy and special values as :func:`softmax_backward`."""
+    return _backward("log_softmax", dy, y, None, None, None, axis, False, False, algorithm, out, stream)[0]
+
+
+def layer_norm_backward(dy, x, weight, mean, rstd, *, axis=-1, algorithm="auto", out=None, stream=None):
+    """Gradients of :func:`layer_norm`: (dx, dweight, dbias).
+
+    With xhat = (x - mean) * rstd and g = dy * weight, along ``axis``:
+    dx = rstd * (g - mean(g) - xhat * mean(g * xhat)); dweight = sum over rows of dy * xhat;
+    dbias = sum over rows of dy.
+
+    Parameters
+    ----------
+    dy, x : array
+        The output gradient and the forward input: one shape and dtype (float16, bfloat16, float32
+        or float64), any strides.
+    weight : array or None
+        The forward weight (1-D of the row length, x's dtype, any stride); None: 1.
+    mean, rstd : array
+        The statistics ``layer_norm(..., return_stats=True)`` returned: float32 (float64 for
+        float64), one value per row, C-contiguous.
+    {common}
+    Returns
+    -------
+    (dx, dweight, dbias)
+        dx like dy; dweight and dbias 1-D of the row length in x's dtype (dweight computed even
+        when weight is None: the gradient of a weight of ones). Zero rows give zero gradients.
+
+    Notes
+    -----
+    Accuracy: row sums and the column sums of dweight / dbias in float32 (float64 for float64),
+    the column sums over per-group partials (no long serial chains); results rounded once to the
+    dtype.
+    """
+    return _backward("layer_norm", dy, x, weight, mean, rstd, axis, True, True, algorithm, out, stream)
+
+
+def rms_norm_backward(dy, x, weight, rstd, *, axis=-1, algorithm="auto", out=None, stream=None):
+    """Gradients of :func:`rms_norm`: (dx, dweight), with xhat = x * rstd, g = dy * weight:
+    dx = rstd * (g - xhat * mean(g * xhat)), dweight = sum over rows of dy * xhat. Parameters,
+    accuracy and determinism as :func:`layer_norm_backward` (no mean, no dbias)."""
+    dx, dw, _ = _backward("rms_norm", dy, x, weight, None, rstd, axis, True, False, algorithm, out, stream)
+    return dx, dw
+
+
+for _f in (softmax_backward, layer_norm_backward):
+    _f.__doc__ = _f.__doc__.replace("{common}\n", _BACKWARD_DOC.format(op=_f.__name__[:-len("_backward")]))
+del _f
 
 for _f in (softmax, layer_norm):
     _f.__doc__ = _f.__doc__.replace("{common}\n", _COMMON_DOC.format(op=_f.__name__))

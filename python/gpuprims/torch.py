@@ -2,9 +2,9 @@
 
 torch is imported here only (``import gpuprims`` never imports it). Forward passes run the
 gpuprims kernels (the CPU reference for CPU tensors, so ``torch.autograd.gradcheck`` runs without
-a GPU). Backward passes are, for now, composed of torch operations on the saved output or
-statistics (the fused backward kernels of issue 5 step 2 are not written yet): correct and
-differentiable, not yet fast.
+a GPU), and so do backward passes (gpuprims.softmax_backward, layer_norm_backward, ...: the fused
+kernels, from the saved output or statistics). The backward passes are once differentiable:
+double backward (create_graph=True through them) raises.
 """
 from __future__ import annotations
 
@@ -12,14 +12,11 @@ import math
 import numbers
 
 import torch
+from torch.autograd.function import once_differentiable
 
 from . import nn as _nn
 
 __all__ = ["softmax", "log_softmax", "layer_norm", "rms_norm", "Softmax", "LayerNorm", "RMSNorm"]
-
-
-def _stats_dtype(x):
-    return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
 class _SoftmaxFunction(torch.autograd.Function):
@@ -31,15 +28,11 @@ class _SoftmaxFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
-        acc = _stats_dtype(y)
-        y32, dy32 = y.to(acc), dy.to(acc)
-        if ctx.log:  # d/dx log_softmax: dy - softmax * sum(dy)
-            dx = dy32 - torch.exp(y32) * dy32.sum(ctx.dim, keepdim=True)
-        else:        # d/dx softmax: y * (dy - sum(dy * y))
-            dx = y32 * (dy32 - (dy32 * y32).sum(ctx.dim, keepdim=True))
-        return dx.to(y.dtype), None, None
+        dx = (_nn.log_softmax_backward if ctx.log else _nn.softmax_backward)(y, dy, axis=ctx.dim)
+        return dx, None, None
 
 
 class _NormFunction(torch.autograd.Function):
@@ -57,19 +50,17 @@ class _NormFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, dy):
         x, weight, mean, rstd = ctx.saved_tensors
-        acc = rstd.dtype
-        x32, dy32 = x.to(acc), dy.to(acc)
-        xhat = (x32 - mean) * rstd if mean is not None else x32 * rstd
-        g = dy32 * weight.to(acc) if weight is not None else dy32
-        # dx = rstd * (g - mean(g) - xhat * mean(g * xhat)); rms_norm has no mean term.
-        proj = (g * xhat).mean(-1, keepdim=True)
-        dx = rstd * (g - xhat * proj) if ctx.rms else rstd * (g - g.mean(-1, keepdim=True) - xhat * proj)
-        rows = tuple(range(x.dim() - 1))
-        dweight = (dy32 * xhat).sum(rows).to(weight.dtype) if weight is not None and ctx.needs_input_grad[1] else None
-        dbias = dy32.sum(rows).to(x.dtype) if ctx.has_bias and ctx.needs_input_grad[2] else None
-        return dx.to(x.dtype), dweight, dbias, None, None
+        if ctx.rms:
+            dx, dweight = _nn.rms_norm_backward(dy, x, weight, rstd)
+            dbias = None
+        else:
+            dx, dweight, dbias = _nn.layer_norm_backward(dy, x, weight, mean, rstd)
+        dweight = dweight if weight is not None and ctx.needs_input_grad[1] else None
+        dbias = dbias if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return dx, dweight, dbias, None, None
 
 
 def softmax(x, dim=-1):

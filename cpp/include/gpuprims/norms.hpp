@@ -1,5 +1,7 @@
 #pragma once
-// Public C++ entry points of the norms family: row-wise softmax, log_softmax, layer_norm, rms_norm.
+// Public C++ entry points of the norms family: row-wise softmax, log_softmax, layer_norm, rms_norm
+// and their backward passes.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -56,10 +58,67 @@ struct NormTensors {
   const TensorView* bias = nullptr;
   const TensorView* mean = nullptr;  // layer_norm only
   const TensorView* rstd = nullptr;  // layer_norm and rms_norm
+  // add_layer_norm / add_rms_norm: both or neither, x's shape and dtype. The op then normalizes
+  // sum = x + residual (rounded to x's dtype) and writes sum too, which must not overlap x,
+  // residual or y. Fused in one pass (row_on_chip) for rows up to 16384 elements (float64: 8192)
+  // under "auto" / "row_on_chip"; otherwise sum is written first and normalized by the variant.
+  const TensorView* residual = nullptr;
+  const TensorView* sum = nullptr;
 };
 
 // Row-wise forward op along options.axis. CPU views run the CPU reference; CUDA views run on
 // their own device, ordered on `stream`. Never synchronizes the host.
 Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------------------------
+// Backward passes. Variants: kRowOnChip (dy and the saved row held in registers, one read of each
+// and one write of dx; rows beyond 8192 elements run kTwoPass) and kTwoPass (a block per row, the
+// row sums in a first read, dx in a second). dweight / dbias are per-group partial sums reduced by
+// a second kernel in a fixed order: deterministic, no atomics.
+const std::vector<NormVariantInfo>& norm_backward_variants(NormOp op);
+Status parse_norm_backward_algorithm(NormOp op, const std::string& name, NormAlgorithm* out);
+
+// The tensors of one backward call (options.op names the forward op; options.eps is unused).
+//   softmax, log_softmax: saved = the forward output y;  dx = softmax: y * (dy - sum(dy * y)),
+//                                                        log_softmax: dy - exp(y) * sum(dy)
+//   layer_norm: saved = x, mean and rstd as returned by the forward (required), weight or null;
+//               dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight,
+//               xhat = (x - mean) * rstd; dweight = sum over rows of dy * xhat, dbias = sum of dy
+//   rms_norm:   as layer_norm with mean 0 and no mean(g) term; no mean, no dbias.
+// dy, saved and dx have one shape and dtype; mean / rstd as NormTensors; dweight / dbias, when
+// given, 1-D of the row length in x's dtype (any stride). Any strides everywhere.
+struct NormBackwardTensors {
+  TensorView dy;
+  TensorView saved;
+  TensorView dx;
+  const TensorView* weight = nullptr;
+  const TensorView* mean = nullptr;
+  const TensorView* rstd = nullptr;
+  const TensorView* dweight = nullptr;
+  const TensorView* dbias = nullptr;
+};
+
+Status norm_backward(const NormBackwardTensors& t, const NormOptions& options, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------------------------
+// out = residual + dropout(x + bias): bias 1-D along x's last axis (or null); residual and out x's
+// shape and dtype; any strides. Element i (C order) is kept with probability 1 - p, scaled by
+// 1 / (1 - p), by Philox4x32-10 bits drawn from (i, seed, offset) (norms/philox.hpp documents the
+// mapping): reproducible, independent of the launch. training = false: out = residual + x + bias.
+struct DropoutTensors {
+  TensorView x;
+  const TensorView* bias = nullptr;
+  TensorView residual;
+  TensorView out;
+};
+
+struct DropoutOptions {
+  double p = 0.0;  // in [0, 1]
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  bool training = true;
+};
+
+Status bias_dropout_add(const DropoutTensors& t, const DropoutOptions& options, cudaStream_t stream);
 
 }  // namespace gpuprims

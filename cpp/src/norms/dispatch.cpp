@@ -6,6 +6,7 @@
 
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/norms.hpp"
+#include "checks.hpp"
 #include "launch.hpp"
 #include "layout.hpp"
 
@@ -98,65 +99,11 @@ Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* o
 namespace {
 
 using norms::NormLaunch;
-
-std::string arg_error_prefix(NormOp op, const char* arg) {
-  return std::string(norm_op_name(op)) + ": argument '" + arg + "': ";
-}
-
-Status check_aligned(NormOp op, const TensorView& v, const char* arg) {
-  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
-    return value_error(arg_error_prefix(op, arg) + "expected an address aligned to its " +
-                       std::to_string(dtype_size(v.dtype)) + "-byte " + dtype_name(v.dtype) +
-                       " elements, got a misaligned one");
-  }
-  return Status::ok();
-}
-
-Status check_same_device(NormOp op, const TensorView& x, const TensorView& v, const char* arg) {
-  if (v.device != x.device) {
-    return value_error(std::string(norm_op_name(op)) + ": arguments 'x' and '" + arg +
-                       "' must be on the same device, got x on " + device_name(x.device) + " and " + arg + " on " +
-                       device_name(v.device));
-  }
-  return Status::ok();
-}
-
-// weight / bias: 1-D, the row length, x's dtype and device.
-Status check_affine(NormOp op, const TensorView& x, const TensorView& v, int64_t row_len, const char* arg) {
-  GPUPRIMS_TRY(check_same_device(op, x, v, arg));
-  if (v.dtype != x.dtype) {
-    return type_error(arg_error_prefix(op, arg) + "expected dtype " + dtype_name(x.dtype) + " (x's), got " +
-                      dtype_name(v.dtype));
-  }
-  if (v.ndim != 1 || v.shape[0] != row_len) {
-    return value_error(arg_error_prefix(op, arg) + "expected shape (" + std::to_string(row_len) +
-                       ",) (the row length), got " + shape_string(v));
-  }
-  return check_aligned(op, v, arg);
-}
-
-// mean / rstd: compact, one statistics-type value per row.
-Status check_stats(NormOp op, const TensorView& x, const TensorView& v, int64_t rows, DType stats_dtype,
-                   const char* arg) {
-  GPUPRIMS_TRY(check_same_device(op, x, v, arg));
-  if (v.dtype != stats_dtype) {
-    return type_error(arg_error_prefix(op, arg) + "expected dtype " + dtype_name(stats_dtype) + ", got " +
-                      dtype_name(v.dtype));
-  }
-  if (v.readonly) return type_error(arg_error_prefix(op, arg) + "expected a writable array, got a read-only one");
-  int64_t expect = 1;
-  for (int d = v.ndim - 1; d >= 0; --d) {
-    if (v.shape[d] != 1 && v.strides[d] != expect) {
-      return value_error(arg_error_prefix(op, arg) + "expected a C-contiguous array, got strides that are not");
-    }
-    expect *= v.shape[d];
-  }
-  if (v.numel() != rows) {
-    return value_error(arg_error_prefix(op, arg) + "expected " + std::to_string(rows) + " elements (one per row), got " +
-                       std::to_string(v.numel()));
-  }
-  return check_aligned(op, v, arg);
-}
+using norms::arg_error_prefix;
+using norms::check_affine;
+using norms::check_aligned;
+using norms::check_same_device;
+using norms::check_stats;
 
 // "auto": the one-pass kernel (which hands rows beyond one block's registers to split_row).
 Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
@@ -188,26 +135,26 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   const TensorView& x = t.x;
   const TensorView& y = t.y;
   if (!is_floating(x.dtype)) {
-    return type_error(arg_error_prefix(op, "x") + "expected float16, bfloat16, float32 or float64, got " +
+    return type_error(arg_error_prefix(name, "x") + "expected float16, bfloat16, float32 or float64, got " +
                       dtype_name(x.dtype));
   }
-  if (x.ndim < 1) return value_error(arg_error_prefix(op, "x") + "expected at least 1 dimension, got a 0-d array");
+  if (x.ndim < 1) return value_error(arg_error_prefix(name, "x") + "expected at least 1 dimension, got a 0-d array");
   if (options.axis < -x.ndim || options.axis >= x.ndim) {
-    return value_error(arg_error_prefix(op, "axis") + "expected an int in [" + std::to_string(-x.ndim) + ", " +
+    return value_error(arg_error_prefix(name, "axis") + "expected an int in [" + std::to_string(-x.ndim) + ", " +
                        std::to_string(x.ndim) + ") for an array of " + std::to_string(x.ndim) + " dimensions, got " +
                        std::to_string(options.axis));
   }
   const int axis = options.axis < 0 ? options.axis + x.ndim : options.axis;
-  GPUPRIMS_TRY(check_same_device(op, x, y, "out"));
+  GPUPRIMS_TRY(check_same_device(name, x, y, "out"));
   if (y.dtype != x.dtype) {
-    return type_error(arg_error_prefix(op, "out") + "expected dtype " + dtype_name(x.dtype) + ", got " +
+    return type_error(arg_error_prefix(name, "out") + "expected dtype " + dtype_name(x.dtype) + ", got " +
                       dtype_name(y.dtype));
   }
-  if (y.readonly) return type_error(arg_error_prefix(op, "out") + "expected a writable array, got a read-only one");
+  if (y.readonly) return type_error(arg_error_prefix(name, "out") + "expected a writable array, got a read-only one");
   bool same_shape = y.ndim == x.ndim;
   for (int d = 0; same_shape && d < x.ndim; ++d) same_shape = y.shape[d] == x.shape[d];
   if (!same_shape) {
-    return value_error(arg_error_prefix(op, "out") + "expected shape " + shape_string(x) + " (x's), got " +
+    return value_error(arg_error_prefix(name, "out") + "expected shape " + shape_string(x) + " (x's), got " +
                        shape_string(y));
   }
   const bool is_norm = norms::row_kind(op) == norms::RowKind::kNorm;
@@ -218,21 +165,39 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
     return value_error(std::string(name) + ": takes no bias and has no mean output");
   }
   if (is_norm && !(std::isfinite(options.eps) && options.eps >= 0)) {
-    return value_error(arg_error_prefix(op, "eps") + "expected a finite number >= 0, got " +
+    return value_error(arg_error_prefix(name, "eps") + "expected a finite number >= 0, got " +
                        std::to_string(options.eps));
   }
+  if ((t.residual != nullptr) != (t.sum != nullptr) || (!is_norm && t.residual)) {
+    return value_error(std::string(name) + ": a residual and its sum output go together, with layer_norm or rms_norm");
+  }
+  if (t.residual) {
+    GPUPRIMS_TRY(norms::check_like(name, x, "x", *t.residual, "residual"));
+    GPUPRIMS_TRY(norms::check_like(name, x, "x", *t.sum, "sum"));
+    if (t.sum->readonly) return type_error(arg_error_prefix(name, "sum") + "expected a writable array, got a read-only one");
+    const bool fused = x.device.kind == DeviceKind::kCUDA && x.shape[axis] <= norms::row_on_chip_capacity(x.dtype) &&
+                       (options.algorithm == NormAlgorithm::kAuto || options.algorithm == NormAlgorithm::kRowOnChip);
+    if (!fused) {  // sum first (element-wise, one rounding like the fused kernel), then the plain op
+      GPUPRIMS_TRY(bias_dropout_add(DropoutTensors{x, nullptr, *t.residual, *t.sum}, DropoutOptions{0.0, 0, 0, false},
+                                    stream));
+      NormTensors rest = t;
+      rest.x = *t.sum;
+      rest.residual = rest.sum = nullptr;
+      return norm_forward(rest, options, stream);
+    }
+  }
   if (!algorithm_applies(op, options.algorithm)) {
-    return value_error(arg_error_prefix(op, "algorithm") + "names a variant of another op");
+    return value_error(arg_error_prefix(name, "algorithm") + "names a variant of another op");
   }
 
   NormLaunch l{};
   norms::NormParams& p = l.params;
   GPUPRIMS_TRY(norms::make_row_layout(x, y, axis, name, &p.layout));
   const DType stats_dtype = x.dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
-  if (t.weight) GPUPRIMS_TRY(check_affine(op, x, *t.weight, p.layout.row_len, "weight"));
-  if (t.bias) GPUPRIMS_TRY(check_affine(op, x, *t.bias, p.layout.row_len, "bias"));
-  if (t.mean) GPUPRIMS_TRY(check_stats(op, x, *t.mean, p.layout.num_rows, stats_dtype, "mean"));
-  if (t.rstd) GPUPRIMS_TRY(check_stats(op, x, *t.rstd, p.layout.num_rows, stats_dtype, "rstd"));
+  if (t.weight) GPUPRIMS_TRY(check_affine(name, x, *t.weight, p.layout.row_len, "weight"));
+  if (t.bias) GPUPRIMS_TRY(check_affine(name, x, *t.bias, p.layout.row_len, "bias"));
+  if (t.mean) GPUPRIMS_TRY(check_stats(name, x, *t.mean, p.layout.num_rows, stats_dtype, "mean", true));
+  if (t.rstd) GPUPRIMS_TRY(check_stats(name, x, *t.rstd, p.layout.num_rows, stats_dtype, "rstd", true));
   p.x = x.data;
   p.y = y.data;
   p.weight = t.weight ? t.weight->data : nullptr;
@@ -254,17 +219,26 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   if (p.layout.num_rows == 0) return Status::ok();
 
   GPUPRIMS_TRY(check_context_alive(name));
-  GPUPRIMS_TRY(check_aligned(op, x, "x"));
-  GPUPRIMS_TRY(check_aligned(op, y, "out"));
+  GPUPRIMS_TRY(check_aligned(name, x, "x"));
+  GPUPRIMS_TRY(check_aligned(name, y, "out"));
   const auto affine_vector_ok = [&](const TensorView* v) {
     return v == nullptr || ((v->strides[0] == 1 || v->shape[0] <= 1) && reinterpret_cast<uintptr_t>(v->data) % 16 == 0);
   };
   p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype) && affine_vector_ok(t.weight) &&
              affine_vector_ok(t.bias);
+  if (t.residual) {
+    GPUPRIMS_TRY(check_aligned(name, *t.residual, "residual"));
+    GPUPRIMS_TRY(check_aligned(name, *t.sum, "sum"));
+    GPUPRIMS_TRY(norms::make_row_layout(*t.residual, *t.sum, axis, name, &p.residual_layout));
+    p.residual = t.residual->data;
+    p.sum = t.sum->data;
+    p.vec_ok = p.vec_ok && norms::rows_vector_aligned(p.residual_layout, p.residual, p.sum, x.dtype);
+  }
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(x.device.id, name));
   l.device = x.device.id;
   GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
+  if (t.residual) return norms::norms_add_norm(l);
   return run_variant(options.algorithm, l);
 }
 

@@ -19,6 +19,12 @@ struct NormLaunch {
   cudaStream_t stream;
 };
 
+// The longest row the row_on_chip kernels hold (elements of 2- and 4-byte types; float64 half of
+// it): add_layer_norm / add_rms_norm run fused up to it.
+constexpr int64_t kRowOnChipCapacity = 16384;
+inline int64_t row_on_chip_capacity(DType t) { return t == DType::kFloat64 ? kRowOnChipCapacity / 2 : kRowOnChipCapacity; }
+Status norms_add_norm(const NormLaunch& launch);  // variant_add_norm.cu: row_on_chip with the residual prologue
+
 // One entry per variant, each in its own translation unit (variant_<name>.cu).
 Status norms_row_on_chip(const NormLaunch& launch);
 Status norms_split_row(const NormLaunch& launch);

@@ -68,8 +68,36 @@ struct NormParams {
   double eps = 0.0;
   bool log = false;     // softmax kind: log_softmax
   bool center = true;   // norm kind: layer_norm (false: rms_norm, the mean is taken as 0)
-  // Every row of x and y starts 16-byte aligned with unit element stride, and the affine vectors
-  // are contiguous and aligned: the kernels may use 16-byte vector accesses.
+  // add_layer_norm / add_rms_norm (row_on_chip kernels only): the row normalized is x + residual,
+  // rounded to x's dtype and written to `sum`; residual_layout lays out (residual, sum).
+  const void* residual = nullptr;
+  void* sum = nullptr;
+  RowLayout residual_layout;
+  // Every row of x and y (and residual, sum) starts 16-byte aligned with unit element stride, and
+  // the affine vectors are contiguous and aligned: the kernels may use 16-byte vector accesses.
+  bool vec_ok = false;
+};
+
+// What the backward kernels (and the CPU reference) receive. Rows are numbered as in RowLayout;
+// dy_layout lays out (dy, dx) and saved_layout (saved, dx): two layouts because the dimensions
+// that merge can differ between the pairs, while the row numbering (C order) is the same.
+struct NormBackwardParams {
+  const void* dy = nullptr;
+  const void* saved = nullptr;  // y for the softmax kind, x for the norm kind
+  void* dx = nullptr;
+  const void* weight = nullptr;  // or null (weight 1)
+  int64_t weight_stride = 1;
+  const void* mean = nullptr;  // compact statistics as the forward writes them; null for rms_norm
+  const void* rstd = nullptr;
+  RowLayout dy_layout;
+  RowLayout saved_layout;
+  // Per-group partial sums of dy * xhat and dy (the statistics type), `row_len` values per group,
+  // group g at g * row_len; null when the gradient is not wanted.
+  void* dweight_partial = nullptr;
+  void* dbias_partial = nullptr;
+  bool log = false;     // softmax kind: log_softmax
+  bool center = true;   // norm kind: layer_norm (false: rms_norm)
+  // dy, saved and dx rows 16-byte aligned, contiguous, whole vectors; weight contiguous, aligned.
   bool vec_ok = false;
 };
 

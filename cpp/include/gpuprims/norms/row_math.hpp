@@ -187,5 +187,28 @@ GPUPRIMS_HD Acc softmax_scale(RowStats<Acc> s, bool log) {
   return log ? log_of(s.b) : reciprocal_of(s.b);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Backward element math, shared by the kernels and the CPU reference.
+//   softmax:     dx = y * (dy - s),        s = sum(dy * y)
+//   log_softmax: dx = dy - exp(y) * s,     s = sum(dy)
+// (the derivative of y = softmax(x) is diag(y) - y y^T; of log_softmax, I - 1 softmax^T).
+template <class Acc>
+GPUPRIMS_HD Acc softmax_backward_term(Acc y, Acc dy, bool log) {
+  return log ? dy : dy * y;
+}
+
+template <class Acc>
+GPUPRIMS_HD Acc softmax_backward_out(Acc y, Acc dy, Acc s, bool log) {
+  return log ? dy - exp_of(y) * s : y * (dy - s);
+}
+
+// layer_norm / rms_norm: with xhat = (x - mean) * rstd and g = dy * weight,
+//   dx = rstd * ((g - mean(g)) - xhat * mean(g * xhat))
+// (rms_norm: mean 0 and no mean(g) term, passed as mean_g = 0).
+template <class Acc>
+GPUPRIMS_HD Acc norm_backward_out(Acc g, Acc xhat, Acc rstd, Acc mean_g, Acc mean_gx) {
+  return rstd * ((g - mean_g) - xhat * mean_gx);
+}
+
 }  // namespace norms
 }  // namespace gpuprims

@@ -20,7 +20,9 @@ constexpr int min_blocks_for(int threads, bool vector) { return vector && thread
 
 // kVector: p.vec_ok, as a template argument so that each instantiation holds one access path
 // (with both, the scalar path's addresses inflate the register count of the vector one).
-template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector>
+// kResidual (norm kind): the row is x + residual, rounded to T, also written to p.sum.
+template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector,
+          bool kResidual = false>
 __global__ void __launch_bounds__(kThreadsPerRow * kRowsPerBlock, min_blocks_for(kThreadsPerRow * kRowsPerBlock, kVector))
 row_on_chip_kernel(NormParams p) {
   using Tile = RowTile<T, kThreadsPerRow, kVecs>;
@@ -41,7 +43,21 @@ row_on_chip_kernel(NormParams p) {
     const T* xr = x + layout.x_row_offset(row);
     Tile tile;
     tile.load(xr, layout.x_elem_stride, 0, len, rank, kVector, tile_fill<kKind, Acc>());
-    const RowFrame<Acc> frame = row_frame(xr, len, p.center);
+    RowFrame<Acc> frame;
+    if constexpr (kResidual) {
+      static_assert(kKind == RowKind::kNorm, "the residual sum is a norm-kind prologue");
+      const RowLayout& rl = p.residual_layout;
+      const T* rr = static_cast<const T*>(p.residual) + rl.x_row_offset(row);
+      tile.add_rounded(rr, rl.x_elem_stride, 0, len, rank, kVector);
+      tile.store(static_cast<T*>(p.sum) + rl.y_row_offset(row), rl.y_elem_stride, 0, len, rank, kVector, nullptr, 1,
+                 nullptr, 1, [](Acc v, Acc, Acc) { return v; });
+      // The frame from the sum's first element, as row_frame would read it from a stored sum.
+      const Acc first = len > 0 ? cast_value<Acc>(cast_value<T>(cast_value<Acc>(xr[0]) + cast_value<Acc>(rr[0])))
+                                : Acc(0);
+      frame = make_row_frame(first, p.center);
+    } else {
+      frame = row_frame(xr, len, p.center);
+    }
     RowStats<Acc> stats = chunk_partial<kKind, Tile, Group>(tile, len, rank, frame, p.center, temp);
     if constexpr (kKind == RowKind::kNorm) {
       stats = norm_row_stats(stats, frame, len, p.eps);

@@ -89,6 +89,30 @@ struct RowTile {
     }
   }
 
+  // v = round_to_T(v + residual) on the valid elements (the sum as the unfused `x + residual` in
+  // x's dtype would hold it), the residual's elements [begin, begin + len) read slot by slot.
+  // vec_ok as for load().
+  __device__ __forceinline__ void add_rounded(const T* row, int64_t stride, int64_t begin, int len, int rank,
+                                              bool vec_ok) {
+#pragma unroll
+    for (int s = 0; s < kVecs; ++s) {
+      const int e0 = slot_begin(s, rank);
+      if (vec_ok) {
+        if (e0 >= len) continue;
+        const Vec16<T> q = load_vec16<T, LoadPolicy::kStreaming>(row + begin + e0);
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) v[s][l] = cast_value<Acc>(cast_value<T>(v[s][l] + cast_value<Acc>(q.lane[l])));
+      } else {
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) {
+          if (e0 + l < len) {
+            v[s][l] = cast_value<Acc>(cast_value<T>(v[s][l] + cast_value<Acc>(row[(begin + e0 + l) * stride])));
+          }
+        }
+      }
+    }
+  }
+
   // Sum over the valid elements of f(value).
   template <class F>
   __device__ __forceinline__ Acc sum_of(int len, int rank, F f) const {

@@ -1,0 +1,65 @@
+#pragma once
+// bias_dropout_add: out = residual + dropout(x + bias), element-wise with the dropout mask drawn by
+// Philox4x32-10 from each element's index (philox.hpp), so it is reproducible from (seed, offset)
+// and independent of the launch shape.
+#include <cstdint>
+
+#include "gpuprims/core/numeric.hpp"
+#include "gpuprims/norms/dropout_params.hpp"
+#include "gpuprims/norms/row_math.hpp"
+#include "gpuprims/util/vec.cuh"
+
+namespace gpuprims {
+namespace norms {
+
+template <class T, bool kVector>
+__global__ void __launch_bounds__(256) bias_dropout_add_kernel(DropoutParams p) {
+  using Acc = acc_t<T>;
+  constexpr int kLanes = Vec16<T>::kLanes;
+  constexpr int kStep = dropout_step(kLanes);
+  const T* x = static_cast<const T*>(p.x);
+  const T* bias = static_cast<const T*>(p.bias);
+  const T* res = static_cast<const T*>(p.residual);
+  T* out = static_cast<T*>(p.out);
+  const int64_t n = p.x_layout.row_len;
+  const int64_t steps = (p.total + kStep - 1) / kStep;
+  for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < steps; s += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i0 = s * kStep;
+    Acc f[kStep];
+    dropout_factors<Acc, kStep>(p, i0, f);
+    if constexpr (kVector) {
+#pragma unroll
+      for (int v = 0; v < kStep / kLanes; ++v) {
+        const int64_t e = i0 + v * kLanes;
+        if (e >= p.total) break;  // total is a multiple of kLanes: whole vectors only
+        const int64_t j = e - p.row_divmod.div(e) * n;
+        const Vec16<T> xv = load_vec16<T, LoadPolicy::kStreaming>(x + e);
+        const Vec16<T> rv = load_vec16<T, LoadPolicy::kStreaming>(res + e);
+        Vec16<T> bv, ov;
+        if (bias != nullptr) bv = load_vec16<T, LoadPolicy::kReadOnly>(bias + j);
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) {
+          const Acc b = bias != nullptr ? cast_value<Acc>(bv.lane[l]) : Acc(0);
+          ov.lane[l] = cast_value<T>(dropout_add(cast_value<Acc>(xv.lane[l]), b, cast_value<Acc>(rv.lane[l]),
+                                                 f[v * kLanes + l]));
+        }
+        store_vec16(out + e, ov);
+      }
+    } else {
+#pragma unroll 1
+      for (int k = 0; k < kStep; ++k) {
+        const int64_t e = i0 + k;
+        if (e >= p.total) break;
+        const int64_t row = p.row_divmod.div(e);
+        const int64_t j = e - row * n;
+        const Acc b = bias != nullptr ? cast_value<Acc>(bias[j * p.bias_stride]) : Acc(0);
+        const Acc xv = cast_value<Acc>(x[p.x_layout.x_row_offset(row) + j * p.x_layout.x_elem_stride]);
+        const Acc rv = cast_value<Acc>(res[p.residual_layout.x_row_offset(row) + j * p.residual_layout.x_elem_stride]);
+        out[p.x_layout.y_row_offset(row) + j * p.x_layout.y_elem_stride] = cast_value<T>(dropout_add(xv, b, rv, f[k]));
+      }
+    }
+  }
+}
+
+}  // namespace norms
+}  // namespace gpuprims

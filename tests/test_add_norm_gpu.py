@@ -1,0 +1,89 @@
+"""add_layer_norm / add_rms_norm on the GPU: the fused row_on_chip path (every tile shape, vector
+and element-wise) and the unfused fallback (long rows, other variants) against the unfused
+sequence; the sum bit for bit. Skipped (with the reason) without a GPU."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import Framework, framework_params, to_numpy, torch
+from norms_reference import FLOATS, assert_close, reference, round_to, tolerance
+
+import gpuprims
+
+pytestmark = pytest.mark.gpu
+TORCH_CUDA = Framework("torch", "cuda")
+ADD_OPS = ("add_layer_norm", "add_rms_norm")
+# Around row_on_chip's tiles (512; 4096 / 8192; 8192 / 16384) and past its capacity (fallback).
+ROW_LENS = (1, 5, 512, 513, 4096, 4097, 8192, 8193, 12289, 16384, 16385)
+
+
+def need(fw=TORCH_CUDA):
+    if not fw.available():
+        pytest.skip(f"{fw.name} is not installed with GPU support")
+
+
+def check(fw, op, shape, dtype, rng, algorithm="auto", view=None):
+    a = round_to(rng.standard_normal(shape) * 3, dtype)
+    c = round_to(rng.standard_normal(shape) * 3, dtype)
+    x, r = fw.make(a, dtype), fw.make(c, dtype)
+    if view is not None:
+        x, r = view(x), view(r)
+    n = tuple(x.shape)[-1]
+    w = round_to(rng.uniform(0.5, 1.5, n), dtype)
+    b = round_to(rng.standard_normal(n), dtype) if op == "add_layer_norm" else None
+    args = (fw.make(w, dtype),) + ((fw.make(b, dtype),) if b is not None else ())
+    y, s = getattr(gpuprims, op)(x, r, *args, algorithm=algorithm)
+    xs, rs = to_numpy(x).astype(np.float64), to_numpy(r).astype(np.float64)
+    want_s = round_to(xs + rs, dtype).astype(np.float64)
+    np.testing.assert_array_equal(to_numpy(s).astype(np.float64), want_s)
+    base = op[len("add_"):]
+    ref = reference(base, want_s, -1, w, b)[0]
+    assert_close(y, ref, tolerance(base, dtype, want_s, ref, -1, w, b))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ADD_OPS)
+def test_every_dtype_row_length_and_variant(rng, op, dtype):
+    need()
+    for algorithm in ("auto",) + tuple(v.name for v in gpuprims.variants(op[len("add_"):])):
+        for n in ROW_LENS:
+            check(TORCH_CUDA, op, (3 if n > 4096 else 37, n), dtype, rng, algorithm)
+
+
+@pytest.mark.parametrize("op", ADD_OPS)
+def test_views_and_many_rows(rng, op):
+    need()
+    check(TORCH_CUDA, op, (20000, 64), "float32", rng)
+    for view in (lambda v: v[:, 1:], lambda v: v[::2, ::-1], lambda v: v.T):
+        check(TORCH_CUDA, op, (30, 1000), "bfloat16", rng, view=view)
+
+
+@pytest.mark.parametrize("fw", framework_params("cuda"))
+def test_frameworks(fw, rng):
+    need(fw)
+    for op in ADD_OPS:
+        check(fw, op, (9, 1024), "float32", rng)
+
+
+def test_torch_side_stream_ordering():
+    need()
+    x = torch.full((256, 2048), float("nan"), device="cuda")
+    r = torch.zeros(256, 2048, device="cuda")
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)
+        x.fill_(1.0)
+        x[:, ::2] = 3.0
+        y, s = gpuprims.add_rms_norm(x, r)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(s, x)
+    torch.testing.assert_close(y, x / torch.sqrt(torch.tensor(5.0 + 1e-6)))
+
+
+def test_sanitize_add_norm_small(rng):
+    need()
+    for op in ADD_OPS:
+        for shape in ((9, 64), (3, 1000), (2, 20000)):
+            check(TORCH_CUDA, op, shape, "float32", rng)
+        check(TORCH_CUDA, op, (3, 1001), "float32", rng, view=lambda v: v[:, 1:])

@@ -1,0 +1,256 @@
+"""norms backward passes on the GPU: every variant, dtype and op against float64 from the same
+inputs; tile boundaries, grid-stride loops, vector and element-wise paths, strided/transposed/
+negative views, empty inputs, NaN, frameworks, streams, determinism, error against torch's, and
+sizes beyond 2^31. Skipped (with the reason) without a GPU."""
+from __future__ import annotations
+
+import pytest
+from conftest import Framework, cupy, framework_params, torch
+from norms_backward_reference import BACKWARD_OPS, SOFTMAX_OPS, check_backward, forward_for_backward, run_backward
+from norms_reference import FLOATS, round_to
+
+import gpuprims
+
+pytestmark = pytest.mark.gpu
+TORCH_CUDA = Framework("torch", "cuda")
+# Around every tile boundary of the backward row_on_chip (a warp: 256, 512 threads: 4096, 1024
+# threads: 8192; float64 half of each), then two_pass, and odd lengths.
+ROW_LENS = (1, 5, 128, 129, 256, 257, 1031, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289)
+
+
+def need(fw=TORCH_CUDA):
+    if not fw.available():
+        pytest.skip(f"{fw.name} is not installed with GPU support")
+
+
+def variants(op):
+    return ("auto",) + tuple(v.name for v in gpuprims.variants(op + "_backward"))
+
+
+def data(rng, shape, dtype, scale=3.0):
+    return round_to(rng.standard_normal(shape) * scale, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_every_variant_dtype_and_row_length(rng, op, dtype):
+    need()
+    for algorithm in variants(op)[1:]:  # "auto" is row_on_chip
+        for n in ROW_LENS:
+            rows = 3 if n > 2048 else 37
+            check_backward(TORCH_CUDA, op, data(rng, (rows, n), dtype), dtype, rng, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_many_rows_grid_stride_and_empty(rng, op):
+    """More rows than one wave of groups (the grid-stride loop and register partials over many
+    rows), a warp's 4 rows per block with a remainder, zero rows and zero-length rows."""
+    need()
+    for algorithm in variants(op):
+        check_backward(TORCH_CUDA, op, data(rng, (40001, 64), "float32"), "float32", rng, algorithm=algorithm)
+        check_backward(TORCH_CUDA, op, data(rng, (3001, 1000), "bfloat16"), "bfloat16", rng, algorithm=algorithm)
+        check_backward(TORCH_CUDA, op, data(rng, (0, 300), "float32"), "float32", rng, algorithm=algorithm)
+        check_backward(TORCH_CUDA, op, data(rng, (5, 0), "float32"), "float32", rng, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64"))
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_views_take_the_element_wise_path(rng, op, dtype):
+    need()
+    a = data(rng, (24, 1030), dtype)
+    for algorithm in variants(op):
+        for view in (lambda v: v[:, 1:1025], lambda v: v[::3, ::2], lambda v: v.T[::7], lambda v: v[:, :1024]):
+            check_backward(TORCH_CUDA, op, a, dtype, rng, algorithm=algorithm, view=view)
+        check_backward(TORCH_CUDA, op, data(rng, (3, 5, 7), dtype), dtype, rng, algorithm=algorithm, axis=1)
+
+
+@pytest.mark.skipif(cupy is None, reason="cupy is not installed")
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_negative_strides(rng, op):
+    fw = Framework("cupy", "cuda")
+    need(fw)
+    for algorithm in variants(op):
+        check_backward(fw, op, data(rng, (9, 700), "float32"), "float32", rng, algorithm=algorithm,
+                       view=lambda v: v[::-1, ::-1])
+
+
+@pytest.mark.parametrize("op", ("layer_norm", "rms_norm"))
+def test_weight_strided_misaligned_and_absent(rng, op):
+    need()
+    x = TORCH_CUDA.make(data(rng, (33, 1024), "float32"), "float32")
+    dy = TORCH_CUDA.make(data(rng, (33, 1024), "float32"), "float32")
+    storage = torch.from_numpy(round_to(rng.uniform(0.5, 1.5, 2050), "float32")).cuda()
+    for w in (storage[1:1025], storage[::2][:1024], None):
+        saved, mean, rstd = forward_for_backward(op, x, w)
+        for algorithm in variants(op):
+            got = run_backward(op, dy, saved, w, mean, rstd, algorithm=algorithm)
+            want = run_backward(op, dy.cpu(), saved.cpu(), None if w is None else w.cpu(),
+                                None if mean is None else mean.cpu(), rstd.cpu())
+            for g, r in zip(got, want):
+                if r is not None:
+                    torch.testing.assert_close(g.cpu(), r, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", SOFTMAX_OPS)
+def test_nan_and_inf_rows(rng, op):
+    need()
+    x = torch.randn(4, 300, device="cuda")
+    x[0, 7] = float("nan")
+    x[1, 3] = float("inf")
+    x[2] = float("-inf")
+    dy = torch.randn(4, 300, device="cuda")
+    for algorithm in variants(op):
+        y = getattr(gpuprims, op)(x)
+        dx = getattr(gpuprims, op + "_backward")(y, dy, algorithm=algorithm)
+        assert torch.isnan(dx[:3]).all() and torch.isfinite(dx[3]).all()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_layer_norm_constant_rows_have_finite_gradients(rng, dtype):
+    need()
+    x = torch.full((7, 3000), 1234.0, device="cuda").to(getattr(torch, dtype))
+    dy = torch.randn(7, 3000, device="cuda").to(x.dtype)
+    for algorithm in variants("layer_norm"):
+        _, mean, rstd = gpuprims.layer_norm(x, return_stats=True)
+        dx, dw, db = gpuprims.layer_norm_backward(dy, x, None, mean, rstd, algorithm=algorithm)
+        assert all(torch.isfinite(t).all() for t in (dx, dw, db))
+
+
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32"))
+def test_error_within_three_times_torch(rng, op, dtype):
+    """|ours - float64| <= 3 |torch - float64| + rounding noise, torch autograd in the same dtype."""
+    need()
+    tdt = getattr(torch, dtype)
+    for n in (100, 1024, 5120):
+        x64 = torch.randn(64, n, device="cuda", dtype=torch.float64) * 2
+        w64 = torch.rand(n, device="cuda", dtype=torch.float64) + 0.5
+        dy64 = torch.randn(64, n, device="cuda", dtype=torch.float64)
+
+        def torch_grads(x, w, dy):
+            x = x.detach().requires_grad_()
+            w = w.detach().requires_grad_()
+            if op == "softmax":
+                y = torch.softmax(x, -1)
+            elif op == "log_softmax":
+                y = torch.log_softmax(x, -1)
+            elif op == "layer_norm":
+                y = torch.nn.functional.layer_norm(x, (n,), w, None)
+            else:
+                y = torch.nn.functional.rms_norm(x, (n,), w, 1e-6)
+            y.backward(dy)
+            return x.grad, (None if op in SOFTMAX_OPS else w.grad)
+
+        ref = torch_grads(x64, w64, dy64)
+        x, w, dy = x64.to(tdt), w64.to(tdt), dy64.to(tdt)
+        theirs = torch_grads(x, w, dy)
+        saved, mean, rstd = forward_for_backward(op, x, None if op in SOFTMAX_OPS else w)
+        ours = run_backward(op, dy, saved, None if op in SOFTMAX_OPS else w, mean, rstd)
+        eps = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24}[dtype]
+        for o, t, r in zip(ours[:2], theirs, ref):
+            if r is None:
+                continue
+            ours_err = (o.double() - r).abs().max().item()
+            their_err = (t.double() - r).abs().max().item()
+            assert ours_err <= 3 * their_err + 4 * eps * r.abs().max().item(), (n, ours_err, their_err)
+
+
+@pytest.mark.parametrize("fw", framework_params("cuda"))
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_frameworks(fw, rng, op):
+    need(fw)
+    for dtype in FLOATS:
+        if fw.name in ("cupy", "cuda.core") and dtype == "bfloat16":
+            continue
+        check_backward(fw, op, data(rng, (17, 1500), dtype), dtype, rng)
+
+
+def test_torch_side_stream_ordering(rng):
+    """Issued on a side stream right behind a long kernel that produces dy: right answer, no sync."""
+    need()
+    x = torch.randn(512, 4096, device="cuda")
+    w = torch.rand(4096, device="cuda") + 0.5
+    _, mean, rstd = gpuprims.layer_norm(x, w, return_stats=True)
+    y = gpuprims.softmax(x)
+    dy = torch.full_like(x, float("nan"))
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)
+        dy.copy_(torch.linspace(-1, 1, 4096, device="cuda").expand(512, 4096))
+        dx, dw, db = gpuprims.layer_norm_backward(dy, x, w, mean, rstd)
+        ds = gpuprims.softmax_backward(y, dy)
+    torch.cuda.synchronize()
+    want = gpuprims.layer_norm_backward(dy.cpu(), x.cpu(), w.cpu(), mean.cpu(), rstd.cpu())
+    for g, r in zip((dx, dw, db), want):
+        torch.testing.assert_close(g.cpu(), r, rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(ds.cpu(), gpuprims.softmax_backward(y.cpu(), dy.cpu()), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_bitwise_reproducible(rng, op):
+    need()
+    for n in (200, 4000, 8192, 20000):
+        x = torch.from_numpy(data(rng, (300, n), "float32")).cuda()
+        w = torch.rand(n, device="cuda") + 0.5
+        dy = torch.randn(300, n, device="cuda")
+        saved, mean, rstd = forward_for_backward(op, x, None if op in SOFTMAX_OPS else w)
+        for algorithm in variants(op):
+            first = run_backward(op, dy, saved, None if op in SOFTMAX_OPS else w, mean, rstd, algorithm=algorithm)
+            for _ in range(3):
+                again = run_backward(op, dy, saved, None if op in SOFTMAX_OPS else w, mean, rstd,
+                                     algorithm=algorithm)
+                for a, b in zip(first, again):
+                    assert a is None or torch.equal(a, b), (algorithm, n)
+
+
+@pytest.mark.big
+def test_beyond_2_31_elements():
+    """layer_norm backward on 2^31 + 8192 bfloat16 elements in rows of 8192 (row_on_chip, int64 row
+    offsets), and one row of 2^31 + 5 elements (two_pass, int64 element offsets)."""
+    need()
+    rows = (1 << 31) // 8192 + 1
+    x = torch.randn(rows, 8192, device="cuda", dtype=torch.bfloat16)
+    dy = torch.randn(rows, 8192, device="cuda", dtype=torch.bfloat16)
+    _, mean, rstd = gpuprims.layer_norm(x, return_stats=True)
+    dx, dw, db = gpuprims.layer_norm_backward(dy, x, None, mean, rstd)
+    for r in (0, rows // 2, rows - 1):
+        xr = x[r].float().requires_grad_()
+        torch.nn.functional.layer_norm(xr, (8192,)).backward(dy[r].float())
+        torch.testing.assert_close(dx[r].float(), xr.grad, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(db.float(), dy.float().sum(0), rtol=2e-2, atol=1.0)
+    del x, dy, dx, dw, db
+    torch.cuda.empty_cache()
+
+    n = (1 << 31) + 5
+    x = torch.randn(1, n, device="cuda", dtype=torch.bfloat16)
+    dy = torch.randn(1, n, device="cuda", dtype=torch.bfloat16)
+    _, mean, rstd = gpuprims.layer_norm(x, return_stats=True)
+    dx, dw, db = gpuprims.layer_norm_backward(dy, x, None, mean, rstd)
+    # The reference from the same statistics, with the row sums in float64 (torch's own kernels are
+    # not relied on for a 2^31-element row).
+    xhat = (x[0].float() - mean[0, 0]) * rstd[0, 0]
+    d = dy[0].float()
+    mean_g = d.sum(dtype=torch.float64) / n
+    mean_gx = (d * xhat).sum(dtype=torch.float64) / n
+    tail = slice(n - 5000, n)
+    want = rstd[0, 0].double() * (d[tail].double() - mean_g - xhat[tail].double() * mean_gx)
+    torch.testing.assert_close(dx[0, tail].double(), want, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(dw[tail].float(), d[tail] * xhat[tail], rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(db[tail], dy[0, tail], rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# the compute-sanitizer selection (scripts/gpu_check.sh runs `-k sanitize`): every backward
+# kernel once, on the vector and element-wise paths, small.
+
+
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_sanitize_backward_small(rng, op):
+    need()
+    for algorithm in variants(op)[1:]:
+        for shape in ((9, 64), (3, 1000), (2, 6000), (1, 9000), (0, 5)):
+            check_backward(TORCH_CUDA, op, data(rng, shape, "float32"), "float32", rng, algorithm=algorithm)
+        check_backward(TORCH_CUDA, op, data(rng, (3, 1001), "float32"), "float32", rng, algorithm=algorithm,
+                       view=lambda v: v[:, 1:])
+        check_backward(TORCH_CUDA, op, data(rng, (2, 3000), "bfloat16"), "bfloat16", rng, algorithm=algorithm)
