@@ -54,7 +54,7 @@ def test_every_dtype_row_length_and_variant(rng, op, dtype):
 def test_views_and_many_rows(rng, op):
     need()
     check(TORCH_CUDA, op, (20000, 64), "float32", rng)
-    for view in (lambda v: v[:, 1:], lambda v: v[::2, ::-1], lambda v: v.T):
+    for view in (lambda v: v[:, 1:], lambda v: v[::2, ::3], lambda v: v.T):  # torch holds no negative strides
         check(TORCH_CUDA, op, (30, 1000), "bfloat16", rng, view=view)
 
 
