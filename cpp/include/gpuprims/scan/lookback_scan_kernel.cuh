@@ -105,14 +105,10 @@ lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
   if (threadIdx.x == 0) tile_id = int64_t(atomicAdd(tile_counter, 1ull));
   __syncthreads();
   const int64_t tile = tile_id;
-  const int64_t row = tile / tiles_per_row;
-  const int64_t chunk = tile - row * tiles_per_row;
-  int64_t in_offset, out_offset;
-  layout.row_offsets(row, &in_offset, &out_offset);
-  const int64_t begin = chunk * Tile::kTileItems;
+  const TileCoords c = layout.tile_coords(tile, tiles_per_row, Tile::kTileItems);
 
   Tile t;
-  t.load(in + in_offset, layout.in_step, begin, layout.len, vector_ok, warp, lane);
+  t.load(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
   const Acc warp_total = t.scan_warp(lane);
   if (lane == 0) warp_totals[warp] = warp_total;
   __syncthreads();
@@ -121,19 +117,19 @@ lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
     Acc aggregate;
     const Acc warp_exclusive = scan_warp_totals<Acc, Op, Tile::kWarps>(warp_totals, lane, &aggregate);
     Acc prefix = ScanOperator<Op>::template identity<Acc>();
-    if (chunk == 0) {
+    if (c.chunk == 0) {
       if (lane == 0) status.publish(tile, kTileInclusive, aggregate);
     } else {
       if (lane == 0) status.publish(tile, kTileAggregate, aggregate);
-      prefix = look_back<Acc, Op>(status, tile, tile - chunk, lane);
+      prefix = look_back<Acc, Op>(status, tile, tile - c.chunk, lane);
       if (lane == 0) status.publish(tile, kTileInclusive, op(prefix, aggregate));
     }
     if (lane < Tile::kWarps) warp_prefixes[lane] = op(prefix, warp_exclusive);
   }
   __syncthreads();
 
-  t.store(out + out_offset, layout.out_step, begin, layout.len, vector_ok, warp_prefixes[warp], exclusive,
-          begin == 0 && threadIdx.x == 0, warp, lane);
+  t.store(out + c.out_offset, layout.out_step, c.begin, layout.len, vector_ok, warp_prefixes[warp], exclusive,
+          c.begin == 0 && threadIdx.x == 0, warp, lane);
 }
 
 }  // namespace scan_detail

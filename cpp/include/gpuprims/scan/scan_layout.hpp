@@ -10,6 +10,14 @@
 namespace gpuprims {
 namespace scan_detail {
 
+// Where tile `tile` of a row-major tiling (tiles_per_row tiles of tile_items items per row) lies.
+struct TileCoords {
+  int64_t chunk;       // the tile's index within its row
+  int64_t begin;       // its first item within the row
+  int64_t in_offset;   // element offsets of its row
+  int64_t out_offset;
+};
+
 struct ScanLayout {
   int64_t len = 0;       // items per row (the scanned axis)
   int64_t in_step = 1;   // element stride along the axis, input
@@ -32,6 +40,15 @@ struct ScanLayout {
     }
     *in_off = i;
     *out_off = o;
+  }
+
+  GPUPRIMS_HD TileCoords tile_coords(int64_t tile, int64_t tiles_per_row, int64_t tile_items) const {
+    const int64_t row = tile / tiles_per_row;
+    TileCoords c;
+    c.chunk = tile - row * tiles_per_row;
+    c.begin = c.chunk * tile_items;
+    row_offsets(row, &c.in_offset, &c.out_offset);
+    return c;
   }
 
   // Whether every row of an array starts at a multiple of `align_elems` from the base.

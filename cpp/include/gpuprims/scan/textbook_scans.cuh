@@ -20,19 +20,6 @@ namespace scan_detail {
 
 constexpr int kTextbookThreads = 512;
 
-struct TileCoords {
-  int64_t in_offset, out_offset, begin;
-};
-
-__device__ __forceinline__ TileCoords tile_coords(const ScanLayout& layout, int64_t tile, int64_t tiles_per_row,
-                                                  int64_t tile_items) {
-  const int64_t row = tile / tiles_per_row;
-  TileCoords c;
-  layout.row_offsets(row, &c.in_offset, &c.out_offset);
-  c.begin = (tile - row * tiles_per_row) * tile_items;
-  return c;
-}
-
 template <class Acc, class Op, class S>
 __device__ __forceinline__ Acc load_or_identity(const S* row, int64_t i, int64_t step, int64_t len) {
   return i < len ? cast_value<Acc>(row[i * step]) : ScanOperator<Op>::template identity<Acc>();
@@ -56,7 +43,7 @@ hillis_steele_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
   __shared__ Acc buffer[2][kTextbookThreads];
   const int tid = threadIdx.x;
   const int64_t tile = tile_base + blockIdx.x;
-  const TileCoords c = tile_coords(layout, tile, tiles_per_row, kTextbookThreads);
+  const TileCoords c = layout.tile_coords(tile, tiles_per_row, kTextbookThreads);
   const int64_t i = c.begin + tid;
 
   int current = 0;
@@ -86,7 +73,7 @@ blelloch_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, Sca
   __shared__ Acc tree[kItems + kItems / 32];
   const int tid = threadIdx.x;
   const int64_t tile = tile_base + blockIdx.x;
-  const TileCoords c = tile_coords(layout, tile, tiles_per_row, kItems);
+  const TileCoords c = layout.tile_coords(tile, tiles_per_row, kItems);
 
   const int a = tid, b = tid + kTextbookThreads;  // two items per thread, half a tile apart
   const Acc xa = load_or_identity<Acc, Op>(in + c.in_offset, c.begin + a, layout.in_step, layout.len);
@@ -132,7 +119,7 @@ __global__ void propagate_kernel(Out* __restrict__ out, ScanLayout layout, int64
   using Acc = scan_acc_t<Out>;
   const ScanOperator<Op> op;
   const int64_t tile = tile_base + blockIdx.x;
-  const TileCoords c = tile_coords(layout, tile, tiles_per_row, tile_items);
+  const TileCoords c = layout.tile_coords(tile, tiles_per_row, tile_items);
   if (c.begin == 0) return;
   const Acc prefix = tile_prefixes[tile];
   Out* row = out + c.out_offset;

@@ -32,14 +32,10 @@ tile_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, Sc
 
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int64_t tile = tile_base + blockIdx.x;
-  const int64_t row = tile / tiles_per_row;
-  const int64_t chunk = tile - row * tiles_per_row;
-  int64_t in_offset, out_offset;
-  layout.row_offsets(row, &in_offset, &out_offset);
-  const int64_t begin = chunk * Tile::kTileItems;
+  const TileCoords c = layout.tile_coords(tile, tiles_per_row, Tile::kTileItems);
 
   Tile t;
-  t.load(in + in_offset, layout.in_step, begin, layout.len, vector_ok, warp, lane);
+  t.load(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
   const Acc warp_total = t.scan_warp(lane);
   if (lane == 0) warp_totals[warp] = warp_total;
   __syncthreads();
@@ -49,7 +45,7 @@ tile_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, Sc
     const Acc warp_exclusive = scan_warp_totals<Acc, Op, Tile::kWarps>(warp_totals, lane, &aggregate);
     Acc prefix = ScanOperator<Op>::template identity<Acc>();
     if constexpr (kPrefix == TilePrefix::kPrefixArray) {
-      if (chunk > 0) prefix = tile_values[tile];  // a row's first tile keeps the identity (-0.0 stays -0.0)
+      if (c.chunk > 0) prefix = tile_values[tile];  // a row's first tile keeps the identity (-0.0 stays -0.0)
     } else {
       if (lane == 0) tile_values[tile] = aggregate;
     }
@@ -57,8 +53,8 @@ tile_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, Sc
   }
   __syncthreads();
 
-  t.store(out + out_offset, layout.out_step, begin, layout.len, vector_ok, warp_prefixes[warp], exclusive,
-          begin == 0 && threadIdx.x == 0, warp, lane);
+  t.store(out + c.out_offset, layout.out_step, c.begin, layout.len, vector_ok, warp_prefixes[warp], exclusive,
+          c.begin == 0 && threadIdx.x == 0, warp, lane);
 }
 
 // The first pass of reduce_then_scan: each tile's total.
@@ -72,13 +68,10 @@ tile_reduce_kernel(const storage_t<In>* __restrict__ in, ScanLayout layout, int6
   __shared__ Acc warp_totals[Tile::kWarps];
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int64_t tile = tile_base + blockIdx.x;
-  const int64_t row = tile / tiles_per_row;
-  const int64_t chunk = tile - row * tiles_per_row;
-  int64_t in_offset, out_offset;
-  layout.row_offsets(row, &in_offset, &out_offset);
+  const TileCoords c = layout.tile_coords(tile, tiles_per_row, Tile::kTileItems);
 
   Tile t;
-  t.load(in + in_offset, layout.in_step, chunk * Tile::kTileItems, layout.len, vector_ok, warp, lane);
+  t.load(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
   const Acc warp_total = warp_reduce(t.reduce_thread(), op);
   if (lane == 0) warp_totals[warp] = warp_total;
   __syncthreads();
