@@ -2,6 +2,7 @@
 numpy, torch, CuPy, JAX and cuda.core arrays (anything with DLPack)."""
 from ._C import CudaError, CudaFatalError, DeviceArray
 from ._variants import Variant, variants
+from .gemm import gemv, matmul
 from .histogram import bincount, histogram
 from .nn import layer_norm, log_softmax, rms_norm, softmax
 from .reduce import max, min, prod, reduce, sum  # noqa: A004
@@ -16,4 +17,5 @@ __all__ = [
     "softmax", "log_softmax", "layer_norm", "rms_norm",
     "scan", "cumsum", "cumprod", "compact", "nonzero", "segmented_reduce",
     "histogram", "bincount",
+    "matmul", "gemv",
 ]
