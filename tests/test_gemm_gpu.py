@@ -369,3 +369,22 @@ def test_sanitize_small(rng):
         check_gemv(TORCH_CUDA, a, b[:, 0].copy(), "float32", algorithm=algorithm)
         check_gemv(TORCH_CUDA, a, b[:, 0].copy(), "float32", algorithm=algorithm, view_a=lambda v: v[:, 1:],
                    view_x=lambda v: v[1:])
+
+
+def test_cublas_peer_agrees(rng):
+    """The benchmark's peer computes the same function (where this build bound cuBLAS)."""
+    need(TORCH_CUDA)
+    from gpuprims import _cub_ref
+
+    if not _cub_ref.cublas_available():
+        pytest.skip("this build has no cuBLAS")
+    a, b = data(rng, (65, 33), "float32"), data(rng, (33, 130), "float32")
+    x, y = TORCH_CUDA.make(a), TORCH_CUDA.make(b)
+    c = torch.empty((65, 130), device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    _cub_ref.cublas_gemm("float32", 65, 130, 33, x.data_ptr(), y.data_ptr(), c.data_ptr(), False, stream)
+    assert_close(c, matmul_reference(a, b), matmul_tolerance(a, b, "float32"), "cublas_gemm")
+    v = torch.empty(65, device="cuda")
+    x0 = y[:, 0].contiguous()
+    _cub_ref.cublas_sgemv(65, 33, x.data_ptr(), x0.data_ptr(), v.data_ptr(), stream)
+    assert_close(v, matmul_reference(a, b[:, 0]), matmul_tolerance(a, b[:, :1], "float32")[:, 0], "cublas_sgemv")
