@@ -8,16 +8,23 @@ from conftest import bf16_round, to_numpy
 import gpuprims
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
-# Variants by the dtypes they take (dispatch rejects the rest with TypeError).
+# Variants by the dtypes they take (dispatch rejects the rest with TypeError). wmma takes float16
+# and bfloat16, and float32 only with allow_tf32=True (tested with TF32 tolerances on its own).
 ALL_DTYPE_VARIANTS = ("naive", "coalesced", "smem_tiled")
 FLOAT32_VARIANTS = ("blocktile_1d", "blocktile_2d", "vectorized", "warptile")
-MATMUL_VARIANTS = ALL_DTYPE_VARIANTS + FLOAT32_VARIANTS
+TENSOR_CORE_VARIANTS = ("wmma",)
+MATMUL_VARIANTS = ALL_DTYPE_VARIANTS + FLOAT32_VARIANTS + TENSOR_CORE_VARIANTS
 GEMV_VARIANTS = ("naive", "warp_per_row", "vectorized")
 _EPS = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
 
 
 def matmul_variants_for(dtype):
-    return MATMUL_VARIANTS if dtype == "float32" else ALL_DTYPE_VARIANTS
+    """The variants that take dtype without TF32."""
+    if dtype == "float32":
+        return ALL_DTYPE_VARIANTS + FLOAT32_VARIANTS
+    if dtype in ("float16", "bfloat16"):
+        return ALL_DTYPE_VARIANTS + TENSOR_CORE_VARIANTS
+    return ALL_DTYPE_VARIANTS
 
 
 def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
@@ -44,14 +51,16 @@ def matmul_reference(a, b):
     return np.matmul(np.asarray(a, np.float64), np.asarray(b, np.float64))
 
 
-def matmul_tolerance(a, b, dtype):
+def matmul_tolerance(a, b, dtype, tf32=False):
     """|result - float64| bound: accumulation in float32 (float64 for float64) over K terms in any
-    order (K * eps * |a| @ |b|), plus one rounding to the output dtype."""
+    order (K * eps * |a| @ |b|), plus one rounding to the output dtype; with tf32, each input
+    rounded to 10 mantissa bits first (2 * 2^-11 relative per product)."""
     k = np.shape(a)[-1]
     acc_eps = _EPS["float64" if dtype == "float64" else "float32"]
     mag = np.matmul(np.abs(np.asarray(a, np.float64)), np.abs(np.asarray(b, np.float64)))
     ref = matmul_reference(a, b)
-    return (k + 2) * acc_eps * mag + _EPS[dtype] * np.abs(ref) + 1e-300
+    input_rounding = 2.0 ** -10 * mag if tf32 else 0.0
+    return (k + 2) * acc_eps * mag + input_rounding + _EPS[dtype] * np.abs(ref) + 1e-300
 
 
 def assert_close(result, ref, tol, what=""):
@@ -65,7 +74,7 @@ def assert_close(result, ref, tol, what=""):
                              f"got {got[idx]!r}, expected {ref[idx]!r} +- {tol[idx]!r}")
 
 
-def check_matmul(fw, a, b, dtype, *, algorithm="auto", view_a=None, view_b=None, out=None):
+def check_matmul(fw, a, b, dtype, *, algorithm="auto", view_a=None, view_b=None, out=None, allow_tf32=False):
     """matmul through framework fw against float64, views applied to the framework arrays and the
     numpy data alike. Returns the result."""
     x, y = fw.make(a, dtype), fw.make(b, dtype)
@@ -73,10 +82,11 @@ def check_matmul(fw, a, b, dtype, *, algorithm="auto", view_a=None, view_b=None,
         x, a = view_a(x), view_a(a)
     if view_b is not None:
         y, b = view_b(y), view_b(b)
-    result = gpuprims.matmul(x, y, algorithm=algorithm, out=out)
+    result = gpuprims.matmul(x, y, algorithm=algorithm, out=out, allow_tf32=allow_tf32)
     if out is not None:
         assert result is out
-    assert_close(result, matmul_reference(a, b), matmul_tolerance(a, b, dtype), f"matmul {algorithm} {dtype}")
+    assert_close(result, matmul_reference(a, b), matmul_tolerance(a, b, dtype, allow_tf32),
+                 f"matmul {algorithm} {dtype}")
     return result
 
 

@@ -127,7 +127,7 @@ def test_gemv_strided(rng):
 def test_algorithm_names_run_the_reference_on_cpu(rng):
     a, b = data(rng, (5, 6), "float32"), data(rng, (6, 7), "float32")
     for name in ("auto",) + MATMUL_VARIANTS:
-        check_matmul(NUMPY_CPU, a, b, "float32", algorithm=name)
+        check_matmul(NUMPY_CPU, a, b, "float32", algorithm=name, allow_tf32=name == "wmma")
     for name in ("auto",) + GEMV_VARIANTS:
         check_gemv(NUMPY_CPU, a, b[:, 0].copy(), "float32", algorithm=name)
 
@@ -161,6 +161,11 @@ def test_argument_errors():
     with pytest.raises(TypeError, match=r"matmul: argument 'a': algorithm 'warptile' takes float32 inputs, got "
                                         r"float64"):
         gpuprims.matmul(np.ones((3, 4)), np.ones((4, 2)), algorithm="warptile")
+    with pytest.raises(TypeError, match=r"matmul: argument 'a': algorithm 'wmma' takes float16 or bfloat16 inputs, "
+                                        r"or float32 with allow_tf32=True, got float32 with allow_tf32=False"):
+        gpuprims.matmul(f32, np.ones((4, 2), np.float32), algorithm="wmma")
+    with pytest.raises(TypeError, match=r"algorithm 'wmma' takes float16 or bfloat16 inputs, .*got float64"):
+        gpuprims.matmul(np.ones((3, 4)), np.ones((4, 2)), algorithm="wmma", allow_tf32=True)
     with pytest.raises(TypeError, match=r"matmul: argument 'a': expected an array supporting DLPack"):
         gpuprims.matmul([[1.0]], f32)
     with pytest.raises(TypeError, match=r"gemv: arguments 'a' and 'x' must have the same dtype"):

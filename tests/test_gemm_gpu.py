@@ -8,14 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, framework_params, to_numpy, torch
-from gemm_reference import (ALL_DTYPE_VARIANTS, FLOAT32_VARIANTS, FLOATS, GEMV_VARIANTS, MATMUL_VARIANTS,
-                            assert_close, check_gemv, check_matmul, data, integer_data, matmul_reference,
-                            matmul_tolerance, matmul_variants_for)
+from gemm_reference import (FLOAT32_VARIANTS, FLOATS, GEMV_VARIANTS, assert_close, check_gemv, check_matmul, data,
+                            integer_data, matmul_reference, matmul_tolerance, matmul_variants_for)
 
 import gpuprims
 
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
+# Every way to run float32 data: (algorithm, allow_tf32); wmma only as TF32.
+FLOAT32_RUNS = (("auto", False),) + tuple((v, False) for v in matmul_variants_for("float32")) + (("wmma", True),)
 # (M, K, N) around the tiles: 32 (naive, coalesced, smem_tiled), 64 (blocktile_1d), 128
 # (blocktile_2d, vectorized, warptile), K slices of 8 and 32, float4 tails (K, N not multiples of 4).
 SHAPES = ((1, 1, 1), (7, 13, 5), (127, 129, 131), (128, 16, 128), (129, 9, 257), (65, 33, 63), (3, 1, 300),
@@ -31,21 +32,23 @@ def poisoned(shape, dtype):
     return torch.full(shape, float("nan"), device="cuda", dtype=getattr(torch, dtype))
 
 
-def check_into_poisoned_out(a, b, dtype, algorithm, view_a=None, view_b=None):
+def check_into_poisoned_out(a, b, dtype, algorithm, view_a=None, view_b=None, allow_tf32=False):
     """check_matmul through torch, writing into a NaN-filled out=."""
     ref_a, ref_b = (view_a(a) if view_a else a), (view_b(b) if view_b else b)
     out = poisoned(np.matmul(ref_a, ref_b).shape, dtype)
-    check_matmul(TORCH_CUDA, a, b, dtype, algorithm=algorithm, view_a=view_a, view_b=view_b, out=out)
+    check_matmul(TORCH_CUDA, a, b, dtype, algorithm=algorithm, view_a=view_a, view_b=view_b, out=out,
+                 allow_tf32=allow_tf32)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_every_variant_dtype_and_shape(rng, dtype):
     need(TORCH_CUDA)
-    for algorithm in ("auto",) + matmul_variants_for(dtype):
+    runs = FLOAT32_RUNS if dtype == "float32" else tuple((v, False) for v in ("auto",) + matmul_variants_for(dtype))
+    for algorithm, tf32 in runs:
         for m, k, n in SHAPES:
             a, b = data(rng, (m, k), dtype), data(rng, (k, n), dtype)
-            check_into_poisoned_out(a, b, dtype, algorithm)
-            check_matmul(TORCH_CUDA, a, b, dtype, algorithm=algorithm)
+            check_into_poisoned_out(a, b, dtype, algorithm, allow_tf32=tf32)
+            check_matmul(TORCH_CUDA, a, b, dtype, algorithm=algorithm, allow_tf32=tf32)
 
 
 def test_float32_only_variants_reject_other_dtypes():
@@ -54,16 +57,20 @@ def test_float32_only_variants_reject_other_dtypes():
     for algorithm in FLOAT32_VARIANTS:
         with pytest.raises(TypeError, match=f"algorithm '{algorithm}' takes float32 inputs, got float16"):
             gpuprims.matmul(a, a, algorithm=algorithm)
+    with pytest.raises(TypeError, match="algorithm 'wmma' takes float16 or bfloat16 inputs, or float32 with "
+                                        "allow_tf32=True, got float32 with allow_tf32=False"):
+        gpuprims.matmul(a.float(), a.float(), algorithm="wmma")
 
 
 def test_tall_odd_shape_every_variant(rng):
     """4097 x 31 x 1023: many row tiles, a K that is no multiple of any slice, ragged column tiles."""
     need(TORCH_CUDA)
     a, b = data(rng, (4097, 31), "float32"), data(rng, (31, 1023), "float32")
-    ref, tol = matmul_reference(a, b), matmul_tolerance(a, b, "float32")
+    ref = matmul_reference(a, b)
     x, y = TORCH_CUDA.make(a), TORCH_CUDA.make(b)
-    for algorithm in MATMUL_VARIANTS:
-        assert_close(gpuprims.matmul(x, y, algorithm=algorithm), ref, tol, algorithm)
+    for algorithm, tf32 in FLOAT32_RUNS:
+        assert_close(gpuprims.matmul(x, y, algorithm=algorithm, allow_tf32=tf32), ref,
+                     matmul_tolerance(a, b, "float32", tf32), algorithm)
 
 
 def test_1000_cubed(rng):
@@ -73,6 +80,8 @@ def test_1000_cubed(rng):
     x, y = TORCH_CUDA.make(a), TORCH_CUDA.make(b)
     for algorithm in ("smem_tiled", "blocktile_1d", "vectorized", "warptile"):
         assert_close(gpuprims.matmul(x, y, algorithm=algorithm), ref, tol, algorithm)
+    assert_close(gpuprims.matmul(x, y, algorithm="wmma", allow_tf32=True), ref,
+                 matmul_tolerance(a, b, "float32", tf32=True), "wmma tf32")
     a16, b16 = data(rng, (1000, 1000), "float16"), data(rng, (1000, 1000), "float16")
     assert_close(gpuprims.matmul(TORCH_CUDA.make(a16, "float16"), TORCH_CUDA.make(b16, "float16")),
                  matmul_reference(a16, b16), matmul_tolerance(a16, b16, "float16"), "auto float16")
@@ -129,11 +138,11 @@ def test_views_every_variant(rng, view_a, view_b):
     m, k, n = 131, 72, 264
     a, va = viewed(rng, view_a, m, k)
     b, vb = viewed(rng, view_b, k, n)
-    for algorithm in ("auto",) + MATMUL_VARIANTS:
-        check_into_poisoned_out(a, b, "float32", algorithm, view_a=va, view_b=vb)
+    for algorithm, tf32 in FLOAT32_RUNS:
+        check_into_poisoned_out(a, b, "float32", algorithm, view_a=va, view_b=vb, allow_tf32=tf32)
     a16, va16 = viewed(rng, view_a, m, k, "bfloat16")
     b16, vb16 = viewed(rng, view_b, k, n, "bfloat16")
-    for algorithm in ALL_DTYPE_VARIANTS:
+    for algorithm in ("auto",) + matmul_variants_for("bfloat16"):
         check_into_poisoned_out(a16, b16, "bfloat16", algorithm, view_a=va16, view_b=vb16)
 
 
@@ -141,12 +150,12 @@ def test_negative_strides_every_variant(rng):
     fw = Framework("cupy", "cuda")
     need(fw)
     a, b = data(rng, (70, 45), "float32"), data(rng, (45, 133), "float32")
-    for algorithm in ("auto",) + MATMUL_VARIANTS:
+    for algorithm, tf32 in FLOAT32_RUNS:
         for va, vb in ((lambda v: v[::-1], lambda v: v[:, ::-1]), (lambda v: v[::-1, ::-1], lambda v: v[::-1].T.T),
                        (lambda v: v[:, ::-1], lambda v: v[::-1, ::-2])):
             if vb(b).shape[0] != va(a).shape[1]:
                 continue
-            check_matmul(fw, a, b, "float32", algorithm=algorithm, view_a=va, view_b=vb)
+            check_matmul(fw, a, b, "float32", algorithm=algorithm, view_a=va, view_b=vb, allow_tf32=tf32)
 
 
 def test_batched_views(rng):
@@ -154,23 +163,23 @@ def test_batched_views(rng):
     need(TORCH_CUDA)
     a, b = data(rng, (19, 3, 40), "float32"), data(rng, (3, 40, 133), "float32")
     a_off, b_off = data(rng, (3, 40, 41), "float32"), data(rng, (3, 41, 133), "float32")
-    for algorithm in ("auto",) + MATMUL_VARIANTS:
-        check_into_poisoned_out(a, b, "float32", algorithm, view_a=lambda v: v.swapaxes(0, 1))
+    for algorithm, tf32 in FLOAT32_RUNS:
+        check_into_poisoned_out(a, b, "float32", algorithm, view_a=lambda v: v.swapaxes(0, 1), allow_tf32=tf32)
         check_into_poisoned_out(a_off, b_off, "float32", algorithm, view_a=lambda v: v[:, :, 1:],
-                                view_b=lambda v: v[:, 1:, :])
+                                view_b=lambda v: v[:, 1:, :], allow_tf32=tf32)
 
 
 def test_strided_and_misaligned_out(rng):
     need(TORCH_CUDA)
     a, b = data(rng, (37, 20), "float32"), data(rng, (20, 130), "float32")
-    ref, tol = matmul_reference(a, b), matmul_tolerance(a, b, "float32")
+    ref = matmul_reference(a, b)
     x, y = TORCH_CUDA.make(a), TORCH_CUDA.make(b)
-    for algorithm in ("auto",) + MATMUL_VARIANTS:
+    for algorithm, tf32 in FLOAT32_RUNS:
         col_major = poisoned((130, 37), "float32").T
         misaligned = poisoned((37 * 131 + 1,), "float32")[1:].view(37, 131)[:, :130]
         for out in (col_major, misaligned):
-            assert gpuprims.matmul(x, y, algorithm=algorithm, out=out) is out
-            assert_close(out, ref, tol, f"{algorithm} out strides {out.stride()}")
+            assert gpuprims.matmul(x, y, algorithm=algorithm, out=out, allow_tf32=tf32) is out
+            assert_close(out, ref, matmul_tolerance(a, b, "float32", tf32), f"{algorithm} out strides {out.stride()}")
 
 
 def test_k_zero_writes_zeros(rng):
@@ -197,12 +206,14 @@ def test_nan_and_inf_propagate(rng):
     b[7, 2] = np.inf
     b[9, 100] = -np.inf
     ref = matmul_reference(a, b)
-    for algorithm in ("auto",) + MATMUL_VARIANTS:
-        got = to_numpy(gpuprims.matmul(TORCH_CUDA.make(a), TORCH_CUDA.make(b), algorithm=algorithm)).astype(np.float64)
+    for algorithm, tf32 in FLOAT32_RUNS:
+        got = to_numpy(gpuprims.matmul(TORCH_CUDA.make(a), TORCH_CUDA.make(b), algorithm=algorithm,
+                                       allow_tf32=tf32)).astype(np.float64)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(ref), err_msg=algorithm)
         np.testing.assert_array_equal(got[np.isinf(ref)], ref[np.isinf(ref)], err_msg=algorithm)
         finite = np.isfinite(ref)
-        np.testing.assert_allclose(got[finite], ref[finite], rtol=1e-4, atol=1e-4, err_msg=algorithm)
+        tol = 1e-2 if tf32 else 1e-4
+        np.testing.assert_allclose(got[finite], ref[finite], rtol=tol, atol=tol, err_msg=algorithm)
     for algorithm in GEMV_VARIANTS:
         got = to_numpy(gpuprims.gemv(TORCH_CUDA.make(b.T.copy()), TORCH_CUDA.make(a[3].copy()),
                                      algorithm=algorithm)).astype(np.float64)
@@ -314,10 +325,10 @@ def test_bitwise_reproducible(rng):
     need(TORCH_CUDA)
     a = torch.from_numpy(data(rng, (300, 517), "float32")).cuda()
     b = torch.from_numpy(data(rng, (517, 260), "float32")).cuda()
-    for algorithm in MATMUL_VARIANTS:
-        first = gpuprims.matmul(a, b, algorithm=algorithm)
+    for algorithm, tf32 in FLOAT32_RUNS:
+        first = gpuprims.matmul(a, b, algorithm=algorithm, allow_tf32=tf32)
         for _ in range(3):
-            assert torch.equal(gpuprims.matmul(a, b, algorithm=algorithm), first), algorithm
+            assert torch.equal(gpuprims.matmul(a, b, algorithm=algorithm, allow_tf32=tf32), first), algorithm
     for algorithm in GEMV_VARIANTS:
         first = gpuprims.gemv(a, b[:, 0].contiguous(), algorithm=algorithm)
         for _ in range(3):
@@ -358,12 +369,13 @@ def test_beyond_2_31_elements():
 def test_sanitize_small(rng):
     need(TORCH_CUDA)
     a, b = data(rng, (70, 72), "float32"), data(rng, (72, 132), "float32")
-    for algorithm in MATMUL_VARIANTS:
-        check_into_poisoned_out(a, b, "float32", algorithm)  # vector path where the variant has one
-        check_into_poisoned_out(a, b, "float32", algorithm, view_a=lambda v: v[:, 1:], view_b=lambda v: v.T.T[1:])
-        check_into_poisoned_out(a[:, :5], b[:5], "float32", algorithm)
+    for algorithm, tf32 in FLOAT32_RUNS[1:]:
+        check_into_poisoned_out(a, b, "float32", algorithm, allow_tf32=tf32)  # vector path where there is one
+        check_into_poisoned_out(a, b, "float32", algorithm, view_a=lambda v: v[:, 1:], view_b=lambda v: v.T.T[1:],
+                                allow_tf32=tf32)
+        check_into_poisoned_out(a[:, :5], b[:5], "float32", algorithm, allow_tf32=tf32)
     a16, b16 = data(rng, (2, 33, 17), "float16"), data(rng, (17, 40), "float16")
-    for algorithm in ALL_DTYPE_VARIANTS:
+    for algorithm in matmul_variants_for("float16"):
         check_into_poisoned_out(a16, b16, "float16", algorithm)
     for algorithm in GEMV_VARIANTS:
         check_gemv(TORCH_CUDA, a, b[:, 0].copy(), "float32", algorithm=algorithm)

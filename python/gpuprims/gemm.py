@@ -1,4 +1,4 @@
-"""The gemm family: matrix products on the SIMT optimization ladder.
+"""The gemm family: matrix products on the SIMT optimization ladder and tensor cores.
 
 ``matmul(a, b)`` is ``a @ b`` for 2-D operands and for batches of them; ``gemv(a, x)`` is the
 matrix-vector product. Operands of any strides (row-major, column-major, transposed or sliced
@@ -72,12 +72,14 @@ def matmul(a, b, *, out=None, algorithm="auto", allow_tf32=False, stream=None):
         (batch, M, N), writable, any strides. Overlap with a or b is undefined.
     algorithm : str
         "auto" or a variant name from ``gpuprims.variants("matmul")``: naive, coalesced and
-        smem_tiled take every dtype, blocktile_1d, blocktile_2d, vectorized and warptile take
-        float32 only (TypeError otherwise). "auto" runs warptile for float32, smem_tiled for the
-        others.
+        smem_tiled take every dtype; blocktile_1d, blocktile_2d, vectorized and warptile take
+        float32 only; wmma (tensor cores) takes float16 and bfloat16, and float32 only with
+        allow_tf32=True. Other combinations raise TypeError. "auto" runs wmma for float16 and
+        bfloat16 (and for float32 when allow_tf32), warptile for float32, smem_tiled for float64.
     allow_tf32 : bool
-        Accepted for API compatibility with tensor-core variants; every variant of this release
-        computes float32 products in full float32 precision whatever its value.
+        Lets float32 products run on TF32 tensor cores (wmma, and "auto"): each input is rounded
+        to 10 mantissa bits (relative error 2^-11) before the float32 accumulation. False (the
+        default) keeps float32 in full precision.
     stream : int, stream object or None
         Launch stream; None means a's framework's current stream (torch, CuPy), else the default
         stream. The call never synchronizes the host and allocates no device memory except the
@@ -91,7 +93,7 @@ def matmul(a, b, *, out=None, algorithm="auto", allow_tf32=False, stream=None):
     Notes
     -----
     Accuracy: float16/bfloat16/float32 products accumulate in float32 (float64 in float64) and
-    are rounded once to the output dtype; the summation order along K differs between variants,
+    are rounded once to the output dtype (float16/bfloat16 products are exact in float32); the summation order along K differs between variants,
     so results differ between variants within the usual ``K * eps`` bound, but each variant is
     run-to-run bitwise reproducible (no atomics, no split-K). NaN and Inf propagate as in IEEE
     arithmetic (0 * Inf is NaN). K = 0 gives zeros; empty M, N or batch give an empty result.

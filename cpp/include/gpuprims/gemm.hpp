@@ -12,7 +12,8 @@ namespace gpuprims {
 
 // The matmul optimization ladder (docs/gemm.md tells the story of each step). Every variant
 // computes every shape and every stride pattern; the SIMT steps from blocktile_1d on are float32
-// only (gemm_variant_supports says which dtypes each accepts).
+// only, wmma takes float16 and bfloat16, and float32 only with allow_tf32 (dispatch raises
+// TypeError for other combinations).
 enum class GemmAlgorithm {
   kAuto,
   kNaive,        // a thread per output, threadIdx.x walking rows (uncoalesced on row-major data)
@@ -22,6 +23,7 @@ enum class GemmAlgorithm {
   kBlocktile2d,  // 128x128 block tile, each thread an 8x8 output block (outer products in registers)
   kVectorized,   // blocktile_2d + 16-byte global loads, transposed A tile, float4 shared reads/writes
   kWarptile,     // vectorized + warp-level tiling + double-buffered shared memory
+  kWmma,         // tensor cores through nvcuda::wmma: float16/bfloat16, float32 as TF32 when allowed
 };
 
 enum class GemvAlgorithm {
@@ -45,7 +47,9 @@ Status parse_gemv_algorithm(const std::string& name, GemvAlgorithm* out);
 
 struct MatmulOptions {
   GemmAlgorithm algorithm = GemmAlgorithm::kAuto;
-  bool allow_tf32 = false;  // reserved for tensor-core variants; the SIMT variants compute in fp32
+  // Lets float32 products run on TF32 tensor cores (inputs rounded to 10 mantissa bits): wmma, and
+  // "auto" picks wmma for float32 when set. The SIMT variants always compute in full float32.
+  bool allow_tf32 = false;
 };
 
 // c = a @ b. a is (M, K) or (batch, M, K), b is (K, N) or (batch, K, N), c is (M, N) or

@@ -33,6 +33,10 @@ const std::vector<GemmVariantInfo>& matmul_variants() {
        "vectorized with warp-level tiling (each warp a 64x32 sub-tile, conflict-free float4 shared "
        "reads) and double-buffered shared memory: the next K slice is loaded while this one is "
        "multiplied, one barrier per slice (float32)", true},
+      {int(GemmAlgorithm::kWmma), "wmma",
+       "tensor cores through nvcuda::wmma: 128x128 block tile, 32-deep K slices in padded shared memory, "
+       "each warp 4x2 16x16 fragments accumulated in float32 (float16, bfloat16; float32 as TF32 only "
+       "with allow_tf32)", true},
   };
   return v;
 }
@@ -160,8 +164,9 @@ const char* matmul_algorithm_name(GemmAlgorithm a) {
   return "auto";
 }
 
-// "auto": warptile for float32 (the fastest SIMT step), smem_tiled for the other dtypes.
-Status run_matmul_variant(GemmAlgorithm algorithm, const GemmLaunch& l) {
+// "auto": tensor cores for float16 / bfloat16 (and float32 when TF32 is allowed), warptile (the
+// fastest SIMT step) for float32, smem_tiled for float64.
+Status run_matmul_variant(GemmAlgorithm algorithm, bool allow_tf32, const GemmLaunch& l) {
   switch (algorithm) {
     case GemmAlgorithm::kNaive: return gemm::matmul_naive(l);
     case GemmAlgorithm::kCoalesced: return gemm::matmul_coalesced(l);
@@ -170,9 +175,16 @@ Status run_matmul_variant(GemmAlgorithm algorithm, const GemmLaunch& l) {
     case GemmAlgorithm::kBlocktile2d: return gemm::matmul_blocktile_2d(l);
     case GemmAlgorithm::kVectorized: return gemm::matmul_vectorized(l);
     case GemmAlgorithm::kWarptile: return gemm::matmul_warptile(l);
+    case GemmAlgorithm::kWmma: return gemm::matmul_wmma(l);
     case GemmAlgorithm::kAuto: break;
   }
-  return l.dtype == DType::kFloat32 ? gemm::matmul_warptile(l) : gemm::matmul_smem_tiled(l);
+  switch (l.dtype) {
+    case DType::kFloat16:
+    case DType::kBFloat16: return gemm::matmul_wmma(l);
+    case DType::kFloat32: return allow_tf32 ? gemm::matmul_wmma(l) : gemm::matmul_warptile(l);
+    default: break;
+  }
+  return gemm::matmul_smem_tiled(l);
 }
 
 Status run_gemv_variant(GemvAlgorithm algorithm, const GemvLaunch& l) {
@@ -229,6 +241,12 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
                       "' takes float32 inputs, got " + dtype_name(a.dtype) +
                       " (naive, coalesced and smem_tiled take every floating dtype)");
   }
+  if (options.algorithm == GemmAlgorithm::kWmma &&
+      (a.dtype == DType::kFloat64 || (a.dtype == DType::kFloat32 && !options.allow_tf32))) {
+    return type_error(prefix(op, "a") + "algorithm 'wmma' takes float16 or bfloat16 inputs, or float32 with "
+                      "allow_tf32=True, got " + dtype_name(a.dtype) +
+                      (a.dtype == DType::kFloat32 ? " with allow_tf32=False" : ""));
+  }
 
   GemmLaunch l{};
   gemm::GemmParams& p = l.params;
@@ -256,7 +274,7 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
   p.c_vec_rows = rows_vector_aligned(c, p.sc);
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(a.device.id, op));
-  return run_matmul_variant(options.algorithm, l);
+  return run_matmul_variant(options.algorithm, options.allow_tf32, l);
 }
 
 Status gemv(const TensorView& a, const TensorView& x, const TensorView& y, GemvAlgorithm algorithm,

@@ -30,6 +30,7 @@ Status matmul_blocktile_1d(const GemmLaunch& launch); // float32
 Status matmul_blocktile_2d(const GemmLaunch& launch); // float32
 Status matmul_vectorized(const GemmLaunch& launch);   // float32
 Status matmul_warptile(const GemmLaunch& launch);     // float32
+Status matmul_wmma(const GemmLaunch& launch);         // float16, bfloat16, float32 as TF32
 Status matmul_host(const GemmLaunch& launch);         // host.cpp: the CPU reference
 
 Status gemv_naive(const GemvLaunch& launch);
