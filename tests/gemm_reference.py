@@ -8,11 +8,12 @@ from conftest import bf16_round, to_numpy
 import gpuprims
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
-# Variants by the dtypes they take (dispatch rejects the rest with TypeError). wmma takes float16
-# and bfloat16, and float32 only with allow_tf32=True (tested with TF32 tolerances on its own).
+# Variants by the dtypes they take (dispatch rejects the rest with TypeError). The tensor-core
+# variants take float16 and bfloat16; wmma also float32 with allow_tf32=True (tested with TF32
+# tolerances on its own).
 ALL_DTYPE_VARIANTS = ("naive", "coalesced", "smem_tiled")
 FLOAT32_VARIANTS = ("blocktile_1d", "blocktile_2d", "vectorized", "warptile")
-TENSOR_CORE_VARIANTS = ("wmma",)
+TENSOR_CORE_VARIANTS = ("wmma", "mma_pipelined")
 MATMUL_VARIANTS = ALL_DTYPE_VARIANTS + FLOAT32_VARIANTS + TENSOR_CORE_VARIANTS
 GEMV_VARIANTS = ("naive", "warp_per_row", "vectorized")
 _EPS = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}

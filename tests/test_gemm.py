@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import Framework, framework_params, to_numpy, torch
 from gemm_reference import (FLOATS, GEMV_VARIANTS, MATMUL_VARIANTS, assert_close, check_gemv, check_matmul, data,
-                            integer_data, matmul_reference)
+                            integer_data, matmul_reference, matmul_variants_for)
 
 import gpuprims
 
@@ -127,7 +127,11 @@ def test_gemv_strided(rng):
 def test_algorithm_names_run_the_reference_on_cpu(rng):
     a, b = data(rng, (5, 6), "float32"), data(rng, (6, 7), "float32")
     for name in ("auto",) + MATMUL_VARIANTS:
-        check_matmul(NUMPY_CPU, a, b, "float32", algorithm=name, allow_tf32=name == "wmma")
+        if name != "mma_pipelined":
+            check_matmul(NUMPY_CPU, a, b, "float32", algorithm=name, allow_tf32=name == "wmma")
+    a16, b16 = data(rng, (5, 6), "float16"), data(rng, (6, 7), "float16")
+    for name in ("auto",) + matmul_variants_for("float16"):
+        check_matmul(NUMPY_CPU, a16, b16, "float16", algorithm=name)
     for name in ("auto",) + GEMV_VARIANTS:
         check_gemv(NUMPY_CPU, a, b[:, 0].copy(), "float32", algorithm=name)
 
@@ -166,6 +170,9 @@ def test_argument_errors():
         gpuprims.matmul(f32, np.ones((4, 2), np.float32), algorithm="wmma")
     with pytest.raises(TypeError, match=r"algorithm 'wmma' takes float16 or bfloat16 inputs, .*got float64"):
         gpuprims.matmul(np.ones((3, 4)), np.ones((4, 2)), algorithm="wmma", allow_tf32=True)
+    with pytest.raises(TypeError, match=r"matmul: argument 'a': algorithm 'mma_pipelined' takes float16 or "
+                                        r"bfloat16 inputs, got float32"):
+        gpuprims.matmul(f32, np.ones((4, 2), np.float32), algorithm="mma_pipelined", allow_tf32=True)
     with pytest.raises(TypeError, match=r"matmul: argument 'a': expected an array supporting DLPack"):
         gpuprims.matmul([[1.0]], f32)
     with pytest.raises(TypeError, match=r"gemv: arguments 'a' and 'x' must have the same dtype"):

@@ -60,6 +60,8 @@ def test_float32_only_variants_reject_other_dtypes():
     with pytest.raises(TypeError, match="algorithm 'wmma' takes float16 or bfloat16 inputs, or float32 with "
                                         "allow_tf32=True, got float32 with allow_tf32=False"):
         gpuprims.matmul(a.float(), a.float(), algorithm="wmma")
+    with pytest.raises(TypeError, match="algorithm 'mma_pipelined' takes float16 or bfloat16 inputs, got float32"):
+        gpuprims.matmul(a.float(), a.float(), algorithm="mma_pipelined")
 
 
 def test_tall_odd_shape_every_variant(rng):
@@ -374,9 +376,11 @@ def test_sanitize_small(rng):
         check_into_poisoned_out(a, b, "float32", algorithm, view_a=lambda v: v[:, 1:], view_b=lambda v: v.T.T[1:],
                                 allow_tf32=tf32)
         check_into_poisoned_out(a[:, :5], b[:5], "float32", algorithm, allow_tf32=tf32)
-    a16, b16 = data(rng, (2, 33, 17), "float16"), data(rng, (17, 40), "float16")
+    a16, b16 = data(rng, (2, 33, 17), "float16"), data(rng, (17, 40), "float16")  # element-wise loads
+    aligned16, baligned16 = data(rng, (64, 40), "bfloat16"), data(rng, (40, 136), "bfloat16")  # 16-byte rows
     for algorithm in matmul_variants_for("float16"):
         check_into_poisoned_out(a16, b16, "float16", algorithm)
+        check_into_poisoned_out(aligned16, baligned16, "bfloat16", algorithm)
     for algorithm in GEMV_VARIANTS:
         check_gemv(TORCH_CUDA, a, b[:, 0].copy(), "float32", algorithm=algorithm)
         check_gemv(TORCH_CUDA, a, b[:, 0].copy(), "float32", algorithm=algorithm, view_a=lambda v: v[:, 1:],

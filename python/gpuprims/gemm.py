@@ -73,9 +73,10 @@ def matmul(a, b, *, out=None, algorithm="auto", allow_tf32=False, stream=None):
     algorithm : str
         "auto" or a variant name from ``gpuprims.variants("matmul")``: naive, coalesced and
         smem_tiled take every dtype; blocktile_1d, blocktile_2d, vectorized and warptile take
-        float32 only; wmma (tensor cores) takes float16 and bfloat16, and float32 only with
-        allow_tf32=True. Other combinations raise TypeError. "auto" runs wmma for float16 and
-        bfloat16 (and for float32 when allow_tf32), warptile for float32, smem_tiled for float64.
+        float32 only; the tensor-core variants wmma and mma_pipelined take float16 and bfloat16,
+        and wmma also float32 with allow_tf32=True. Other combinations raise TypeError. "auto"
+        runs mma_pipelined for float16 and bfloat16, wmma for float32 when allow_tf32, warptile
+        for float32 otherwise, smem_tiled for float64.
     allow_tf32 : bool
         Lets float32 products run on TF32 tensor cores (wmma, and "auto"): each input is rounded
         to 10 mantissa bits (relative error 2^-11) before the float32 accumulation. False (the

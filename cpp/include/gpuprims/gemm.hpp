@@ -12,8 +12,8 @@ namespace gpuprims {
 
 // The matmul optimization ladder (docs/gemm.md tells the story of each step). Every variant
 // computes every shape and every stride pattern; the SIMT steps from blocktile_1d on are float32
-// only, wmma takes float16 and bfloat16, and float32 only with allow_tf32 (dispatch raises
-// TypeError for other combinations).
+// only, wmma takes float16 and bfloat16, and float32 only with allow_tf32, mma_pipelined takes
+// float16 and bfloat16 (dispatch raises TypeError for other combinations).
 enum class GemmAlgorithm {
   kAuto,
   kNaive,        // a thread per output, threadIdx.x walking rows (uncoalesced on row-major data)
@@ -24,6 +24,7 @@ enum class GemmAlgorithm {
   kVectorized,   // blocktile_2d + 16-byte global loads, transposed A tile, float4 shared reads/writes
   kWarptile,     // vectorized + warp-level tiling + double-buffered shared memory
   kWmma,         // tensor cores through nvcuda::wmma: float16/bfloat16, float32 as TF32 when allowed
+  kMmaPipelined, // mma.sync m16n8k16 + ldmatrix + 3-stage cp.async pipeline, swizzled smem: float16/bfloat16
 };
 
 enum class GemvAlgorithm {

@@ -37,6 +37,10 @@ const std::vector<GemmVariantInfo>& matmul_variants() {
        "tensor cores through nvcuda::wmma: 128x128 block tile, 32-deep K slices in padded shared memory, "
        "each warp 4x2 16x16 fragments accumulated in float32 (float16, bfloat16; float32 as TF32 only "
        "with allow_tf32)", true},
+      {int(GemmAlgorithm::kMmaPipelined), "mma_pipelined",
+       "mma.sync m16n8k16 fed by ldmatrix from XOR-swizzled shared memory, filled by a 3-stage cp.async "
+       "pipeline (16-byte copies when rows are contiguous and aligned, element gathers otherwise); "
+       "128x128x32 tiles, 8 warps of 64x32 (float16, bfloat16)", true},
   };
   return v;
 }
@@ -164,8 +168,8 @@ const char* matmul_algorithm_name(GemmAlgorithm a) {
   return "auto";
 }
 
-// "auto": tensor cores for float16 / bfloat16 (and float32 when TF32 is allowed), warptile (the
-// fastest SIMT step) for float32, smem_tiled for float64.
+// "auto": mma_pipelined for float16 / bfloat16, wmma for float32 when TF32 is allowed, warptile
+// (the fastest SIMT step) for float32 otherwise, smem_tiled for float64.
 Status run_matmul_variant(GemmAlgorithm algorithm, bool allow_tf32, const GemmLaunch& l) {
   switch (algorithm) {
     case GemmAlgorithm::kNaive: return gemm::matmul_naive(l);
@@ -176,11 +180,12 @@ Status run_matmul_variant(GemmAlgorithm algorithm, bool allow_tf32, const GemmLa
     case GemmAlgorithm::kVectorized: return gemm::matmul_vectorized(l);
     case GemmAlgorithm::kWarptile: return gemm::matmul_warptile(l);
     case GemmAlgorithm::kWmma: return gemm::matmul_wmma(l);
+    case GemmAlgorithm::kMmaPipelined: return gemm::matmul_mma_pipelined(l);
     case GemmAlgorithm::kAuto: break;
   }
   switch (l.dtype) {
     case DType::kFloat16:
-    case DType::kBFloat16: return gemm::matmul_wmma(l);
+    case DType::kBFloat16: return gemm::matmul_mma_pipelined(l);
     case DType::kFloat32: return allow_tf32 ? gemm::matmul_wmma(l) : gemm::matmul_warptile(l);
     default: break;
   }
@@ -246,6 +251,11 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
     return type_error(prefix(op, "a") + "algorithm 'wmma' takes float16 or bfloat16 inputs, or float32 with "
                       "allow_tf32=True, got " + dtype_name(a.dtype) +
                       (a.dtype == DType::kFloat32 ? " with allow_tf32=False" : ""));
+  }
+  if (options.algorithm == GemmAlgorithm::kMmaPipelined && a.dtype != DType::kFloat16 &&
+      a.dtype != DType::kBFloat16) {
+    return type_error(prefix(op, "a") + "algorithm 'mma_pipelined' takes float16 or bfloat16 inputs, got " +
+                      dtype_name(a.dtype));
   }
 
   GemmLaunch l{};

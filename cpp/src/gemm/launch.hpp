@@ -31,6 +31,7 @@ Status matmul_blocktile_2d(const GemmLaunch& launch); // float32
 Status matmul_vectorized(const GemmLaunch& launch);   // float32
 Status matmul_warptile(const GemmLaunch& launch);     // float32
 Status matmul_wmma(const GemmLaunch& launch);         // float16, bfloat16, float32 as TF32
+Status matmul_mma_pipelined(const GemmLaunch& launch); // float16, bfloat16
 Status matmul_host(const GemmLaunch& launch);         // host.cpp: the CPU reference
 
 Status gemv_naive(const GemvLaunch& launch);
