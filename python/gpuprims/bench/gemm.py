@@ -15,6 +15,9 @@ from ._timing import copy_gbps, host_us_per_call, median_ms, torch_cuda
 
 # The thread-per-output variants take seconds per call at 4096^3: fewer repetitions for them.
 _SLOW = ("naive", "coalesced")
+# The variants measured per dtype (wmma's TF32 mode is not compared against full-float32 peers).
+_FLOAT32 = ("naive", "coalesced", "smem_tiled", "blocktile_1d", "blocktile_2d", "vectorized", "warptile")
+_HALF = ("naive", "coalesced", "smem_tiled", "wmma", "mma_pipelined")
 
 
 def _operands(torch, shape_a, shape_b, dtype):
@@ -52,8 +55,9 @@ def _matmul_case(torch, m, n, k, dtype, quick):
     flops = 2.0 * m * n * k
     rows = [(name, median_ms(fn)) for name, fn in _peers(torch, dname, a, b, out, False)]
     peer_name, peer_ms = rows[0]
+    takes = _FLOAT32 if dname == "float32" else _HALF
     for v in gpuprims.variants("matmul"):
-        if dname != "float32" and v.name not in ("naive", "coalesced", "smem_tiled"):
+        if v.name not in takes:
             continue
         slow = v.name in _SLOW
         if slow and quick:
