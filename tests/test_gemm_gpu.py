@@ -339,8 +339,8 @@ def test_bitwise_reproducible(rng):
 
 @pytest.mark.big
 def test_beyond_2_31_elements():
-    """An A of 2^31 + 4 * 520 elements (int64 offsets in every loader and in gemv's rows), and a C of
-    more than 2^31 elements (row tiles beyond grid.y's 65535, int64 output offsets)."""
+    """An A of more than 2^31 elements (int64 offsets in the loaders and in gemv's rows), and a C of
+    more than 2^31 elements (int64 output offsets, 8.5 million tiles in the 1-D tile walk)."""
     need(TORCH_CUDA)
     m, k = (1 << 31) // 520 + 4, 520
     a = torch.randn(m, k, device="cuda")
@@ -355,7 +355,7 @@ def test_beyond_2_31_elements():
         torch.testing.assert_close(y[rows].double(), a[rows].double() @ b[:, 0].double(), rtol=1e-4, atol=1e-3)
     del a, y
     torch.cuda.empty_cache()
-    m, n = 600_000, 3600  # 2.16e9 outputs; 75000 row tiles of coalesced's 8 rows, beyond grid.y
+    m, n = 600_000, 3600  # 2.16e9 outputs
     a = torch.randn(m, 2, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(2, n, device="cuda", dtype=torch.bfloat16)
     c = gpuprims.matmul(a, b, algorithm="coalesced")

@@ -150,7 +150,8 @@ MatrixStrides matrix_strides(const TensorView& v) {
   return s;
 }
 
-// Rows of a (batch, rows, cols) float32 view are contiguous and each starts 16-byte aligned.
+// Rows of a (batch, rows, cols) view are contiguous (unit column stride) and each starts on a
+// 16-byte boundary in every batch: the 16-byte load paths' precondition.
 bool rows_vector_aligned(const TensorView& v, const MatrixStrides& s) {
   const int64_t lanes = 16 / static_cast<int64_t>(dtype_size(v.dtype));
   return s.col == 1 && s.row % lanes == 0 && s.batch % lanes == 0 && reinterpret_cast<uintptr_t>(v.data) % 16 == 0;
