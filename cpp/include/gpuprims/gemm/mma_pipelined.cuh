@@ -38,6 +38,13 @@ constexpr int kMmaStages = 3;
 constexpr int kMmaStageBytesA = kMmaTile * kMmaTileK * 2;
 constexpr int kMmaStageBytesB = kMmaTileK * kMmaTile * 2;
 constexpr int kMmaStageBytes = kMmaStageBytesA + kMmaStageBytesB;  // 16 KiB; 3 stages: the 48 KiB static limit
+// Two resident blocks per SM need <= 128 registers a thread: sm_90's register allocator fits the
+// kernel in 128 without spilling, sm_80's does not (72-80 bytes of spills), so sm_80 keeps one block.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kMmaMinBlocks = 1;
+#else
+constexpr int kMmaMinBlocks = 2;
+#endif
 
 __device__ __forceinline__ int swizzle_a(int r, int c) { return r * 64 + ((c ^ ((r >> 1) & 3)) << 4); }
 __device__ __forceinline__ int swizzle_b(int k, int c) { return k * 256 + ((c ^ (k & 7)) << 4); }
@@ -67,31 +74,49 @@ __device__ __forceinline__ void copy_chunk(const T* src, int64_t stride, int cou
 
 __device__ __forceinline__ int clamp_chunk(int64_t left) { return left <= 0 ? 0 : (left >= 8 ? 8 : static_cast<int>(left)); }
 
-// Slice k0 of the tile into one stage: thread t copies chunks t and t + 256 of A (row q / 4,
-// chunk q % 4) and of B (K row q / 16, chunk q % 16).
+// Streams the K slices of one output tile into the stages. Thread t copies chunks t and t + 256 of
+// each slice: A rows t/4 and t/4 + 64 at chunk t%4, B rows (K) t/16 and t/16 + 16 at chunk t%16.
+// The second chunk of each operand lies a fixed distance from the first, in global memory and in
+// the swizzled stage alike (the swizzles depend on row / 2 % 4 and row % 8), so a thread keeps one
+// source pointer per operand, advanced by one slice per fetch.
 template <bool kAsync, class T>
-__device__ __forceinline__ void load_mma_stage(const GemmParams& p, const T* a_tile, const T* b_tile, int m_left,
-                                               int n_left, int64_t k0, unsigned char* stage, int t) {
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int q = t + i * kMmaThreads;
-    const int r = q / 4, c = q % 4;
-    const int64_t k = k0 + 8 * c;
-    const int count = r < m_left ? clamp_chunk(p.k - k) : 0;
-    copy_chunk<kAsync>(a_tile + r * p.sa.row + k * p.sa.col, p.sa.col, count, stage + swizzle_a(r, c));
+struct MmaSliceLoader {
+  const T* a_src;  // A(m0 + t/4, k0 + 8 (t%4)) of the next slice
+  const T* b_src;  // B(k0 + t/16, n0 + 8 (t%16)) of the next slice
+  int64_t k_next;  // the next slice's k0
+  int a_rows_inside;  // of this thread's two A rows, how many lie inside (0, 1 or 2)
+  int b_cols_left;    // columns of this thread's B chunk inside the matrix (may be <= 0)
+  int a_offset, b_offset;  // this thread's first chunk in a stage, bytes
+
+  __device__ __forceinline__ MmaSliceLoader(const GemmParams& p, const T* a_tile, const T* b_tile, int m_left,
+                                            int n_left, int t) {
+    const int ar = t / 4, ac = t % 4, br = t / 16, bc = t % 16;
+    a_src = a_tile + ar * p.sa.row + (8 * ac) * p.sa.col;
+    b_src = b_tile + br * p.sb.row + (8 * bc) * p.sb.col;
+    k_next = 0;
+    a_rows_inside = (ar < m_left) + (ar + 64 < m_left);
+    b_cols_left = n_left - 8 * bc;
+    a_offset = swizzle_a(ar, ac);
+    b_offset = kMmaStageBytesA + swizzle_b(br, bc);
   }
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int q = t + i * kMmaThreads;
-    const int kr = q / 16, c = q % 16;
-    const int count = k0 + kr < p.k ? clamp_chunk(n_left - 8 * c) : 0;
-    copy_chunk<kAsync>(b_tile + (k0 + kr) * p.sb.row + (8 * c) * p.sb.col, p.sb.col, count,
-                       stage + kMmaStageBytesA + swizzle_b(kr, c));
+
+  __device__ __forceinline__ void load_next(const GemmParams& p, unsigned char* stage, int t) {
+    const int a_count = clamp_chunk(p.k - k_next - 8 * (t % 4));
+    copy_chunk<kAsync>(a_src, p.sa.col, a_rows_inside > 0 ? a_count : 0, stage + a_offset);
+    copy_chunk<kAsync>(a_src + 64 * p.sa.row, p.sa.col, a_rows_inside > 1 ? a_count : 0,
+                       stage + a_offset + 64 * 64);
+    const int b_count = clamp_chunk(b_cols_left);
+    const int64_t b_row = k_next + t / 16;
+    copy_chunk<kAsync>(b_src, p.sb.col, b_row < p.k ? b_count : 0, stage + b_offset);
+    copy_chunk<kAsync>(b_src + 16 * p.sb.row, p.sb.col, b_row + 16 < p.k ? b_count : 0, stage + b_offset + 16 * 256);
+    a_src += kMmaTileK * p.sa.col;
+    b_src += kMmaTileK * p.sb.row;
+    k_next += kMmaTileK;
   }
-}
+};
 
 template <class T, bool kAsync>
-__global__ void __launch_bounds__(kMmaThreads) mma_pipelined_kernel(GemmParams p) {
+__global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocks) mma_pipelined_kernel(GemmParams p) {
   constexpr bool kBf16 = std::is_same<T, bfloat16_t>::value;
   __shared__ __align__(128) unsigned char smem[kMmaStages * kMmaStageBytes];
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
@@ -106,19 +131,17 @@ __global__ void __launch_bounds__(kMmaThreads) mma_pipelined_kernel(GemmParams p
     const T* b_tile = b + p.sb.offset(z, 0, n0);
     const int64_t k_slices = (p.k + kMmaTileK - 1) / kMmaTileK;
     float acc[4][4][4] = {};  // [m16 fragment][n8 fragment][register]
+    MmaSliceLoader<kAsync, T> loader(p, a_tile, b_tile, m_left, n_left, t);
 #pragma unroll
     for (int s = 0; s < kMmaStages - 1; ++s) {
-      if (s < k_slices) load_mma_stage<kAsync>(p, a_tile, b_tile, m_left, n_left, s * kMmaTileK, smem + s * kMmaStageBytes, t);
+      if (s < k_slices) loader.load_next(p, smem + s * kMmaStageBytes, t);
       ptx::cp_async_commit();  // one group per slice, empty or not, so that the wait count below holds
     }
     for (int64_t kt = 0; kt < k_slices; ++kt) {
       ptx::cp_async_wait<kMmaStages - 2>();  // this thread's copies of slice kt have landed
       __syncthreads();                        // everyone's have, and everyone is done with slice kt-1
       const int64_t next = kt + kMmaStages - 1;
-      if (next < k_slices) {
-        load_mma_stage<kAsync>(p, a_tile, b_tile, m_left, n_left, next * kMmaTileK,
-                               smem + (next % kMmaStages) * kMmaStageBytes, t);
-      }
+      if (next < k_slices) loader.load_next(p, smem + (next % kMmaStages) * kMmaStageBytes, t);
       ptx::cp_async_commit();
       const uint32_t a_stage = smem_shared + static_cast<uint32_t>(kt % kMmaStages) * kMmaStageBytes;
       const uint32_t b_stage = a_stage + kMmaStageBytesA;
