@@ -17,6 +17,8 @@ TENSOR_CORE_VARIANTS = ("wmma", "mma_pipelined")
 MATMUL_VARIANTS = ALL_DTYPE_VARIANTS + FLOAT32_VARIANTS + TENSOR_CORE_VARIANTS
 GEMV_VARIANTS = ("naive", "warp_per_row", "vectorized")
 _EPS = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
+# Half the smallest subnormal: the absolute rounding error of results that land in the subnormal range.
+_TINY = {"float16": 2.0 ** -25, "bfloat16": 2.0 ** -134, "float32": 2.0 ** -150, "float64": 2.0 ** -1074}
 
 
 def matmul_variants_for(dtype):
@@ -54,14 +56,15 @@ def matmul_reference(a, b):
 
 def matmul_tolerance(a, b, dtype, tf32=False):
     """|result - float64| bound: accumulation in float32 (float64 for float64) over K terms in any
-    order (K * eps * |a| @ |b|), plus one rounding to the output dtype; with tf32, each input
+    order (K * eps * |a| @ |b|), plus one rounding to the output dtype (absolute in its subnormal
+    range); with tf32, each input
     rounded to 10 mantissa bits first (2 * 2^-11 relative per product)."""
     k = np.shape(a)[-1]
     acc_eps = _EPS["float64" if dtype == "float64" else "float32"]
     mag = np.matmul(np.abs(np.asarray(a, np.float64)), np.abs(np.asarray(b, np.float64)))
     ref = matmul_reference(a, b)
     input_rounding = 2.0 ** -10 * mag if tf32 else 0.0
-    return (k + 2) * acc_eps * mag + input_rounding + _EPS[dtype] * np.abs(ref) + 1e-300
+    return (k + 2) * acc_eps * mag + input_rounding + _EPS[dtype] * np.abs(ref) + _TINY[dtype] + 1e-300
 
 
 def assert_close(result, ref, tol, what=""):
