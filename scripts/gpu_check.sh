@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The project's GPU check: build, GPU tests, compute-sanitizer (memcheck, racecheck) on the small GPU
-# tests, benchmarks. Usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]  (default families: reduce scan histogram norms)
+# tests, benchmarks. Usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]  (default families: reduce scan histogram norms gemm)
 # Logs and benchmark JSON land in OUTDIR; a short summary is printed last. See ../shared/DEVICE.md.
 # SKIP_SANITIZER=1 skips step 3; PYTEST_ARGS adds arguments to step 2 (e.g. "-m 'not big'").
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]}
 shift
-FAMILIES=${*:-reduce scan histogram norms}
+FAMILIES=${*:-reduce scan histogram norms gemm}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 summary=()

@@ -16,6 +16,7 @@ void bind_reduce(nb::module_& m);
 void bind_norms(nb::module_& m);
 void bind_scan(nb::module_& m);
 void bind_histogram(nb::module_& m);
+void bind_gemm(nb::module_& m);
 }
 
 NB_MODULE(_C, m) {
@@ -28,6 +29,7 @@ NB_MODULE(_C, m) {
   bind_norms(m);
   bind_scan(m);
   bind_histogram(m);
+  bind_gemm(m);
 
   m.def("cuda_device_count", [] {
     int n = 0;

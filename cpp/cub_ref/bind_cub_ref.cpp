@@ -18,6 +18,7 @@ namespace cub_ref {
 // One per family's peers (bind_<family>.cpp).
 void bind_cub_scan(nb::module_& m);
 void bind_cub_histogram(nb::module_& m);
+void bind_cub_gemm(nb::module_& m);
 }  // namespace cub_ref
 }  // namespace gpuprims
 
@@ -25,6 +26,7 @@ NB_MODULE(_cub_ref, m) {
   m.doc() = "CUB reference implementations (benchmarks and tests only)";
   gpuprims::cub_ref::bind_cub_scan(m);
   gpuprims::cub_ref::bind_cub_histogram(m);
+  gpuprims::cub_ref::bind_cub_gemm(m);
   m.def("launch_probe", &gpuprims::cub_ref::launch_probe, nb::arg("iters") = 20000,
         "Host ns per call of the CUDA runtime calls on a launch path.");
   m.def("reduce_sum_temp_bytes", [](const std::string& dtype, int64_t n) {

@@ -15,5 +15,59 @@ __device__ __forceinline__ uint4 ld_global_nc_na_v4(const void* ptr) {
   return v;
 }
 
+// The shared-memory address of a generic pointer into shared memory, as PTX's .shared operands take it.
+__device__ __forceinline__ uint32_t shared_address(const void* ptr) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
+}
+
+// 16-byte asynchronous copy global -> shared, bypassing L1 (cp.async.cg); both addresses 16-byte
+// aligned. Completion is tracked per thread by commit / wait groups.
+__device__ __forceinline__ void cp_async_16(uint32_t dst_shared, const void* src_global) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst_shared), "l"(src_global) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most kPending of this thread's committed groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+
+// Four 8x8 matrices of 16-bit elements from shared memory: lane l gives the address of row l % 8
+// of matrix l / 8; register i receives matrix i, thread t holding row t / 4, columns 2(t%4), +1
+// (with .trans: rows 2(t%4), +1 of column t / 4).
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t row_shared) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(row_shared)
+               : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t row_shared) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(row_shared)
+               : "memory");
+}
+
+// d += a (16x16, row) * b (16x8, col) on tensor cores, float32 accumulators, for float16 (kBf16
+// false) or bfloat16 inputs. Fragment layouts (g = lane / 4, t = lane % 4): a = {(g, 2t..2t+1),
+// (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..)}, b = {(2t..2t+1, g), (2t+8.., g)}, d = {(g, 2t), (g, 2t+1),
+// (g+8, 2t), (g+8, 2t+1)}.
+template <bool kBf16>
+__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (kBf16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
 }  // namespace ptx
 }  // namespace gpuprims
