@@ -21,7 +21,9 @@ const std::vector<HistogramVariantInfo>& histogram_variants() {
        "one 64-bit global atomic per sample (16-byte loads): the baseline", true},
       {HistogramAlgorithm::kSharedPrivatized, "shared_privatized",
        "per-block shared-memory histogram of 32-bit counters, one copy per lane in its own bank (conflict-free "
-       "for any data), 16-byte loads, merged once into global memory; global atomics beyond 12032 bins", true},
+       "for any data), 16-byte loads, merged once into global memory; 8-bit inputs binned by a window of byte values "
+       "count four bytes per 32-bit word (PRMT extraction, one atomic per 16-byte run); global atomics beyond 12032 bins",
+       true},
       {HistogramAlgorithm::kWarpAggregated, "warp_aggregated",
        "__match_any_sync leader election: one atomic per distinct bin per warp instruction, into per-warp "
        "shared sub-histograms (<= 1504 bins), one block histogram (<= 12032) or global memory", true},
