@@ -176,6 +176,29 @@ def test_frameworks(fw, rng):
     got = gpuprims.bincount(fw.make(b))
     assert fw.is_native(got)
     np.testing.assert_array_equal(to_numpy(got), np.bincount(b))
+    for hi in (40, 256):  # uint8: one counting pass, the length read back from the counts
+        b8 = rng.integers(0, hi, 10_000).astype(np.uint8)
+        got = gpuprims.bincount(fw.make(b8))
+        assert fw.is_native(got)
+        np.testing.assert_array_equal(to_numpy(got), np.bincount(b8))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_bincount_byte_values_one_pass(rng, algorithm):
+    """bincount without out= of uint8/bool on a GPU: one counting pass into max(minlength, 256)
+    counts, trimmed to max(minlength, max + 1)."""
+    need(TORCH_CUDA)
+    for hi, minlength in ((256, 0), (100, 0), (100, 300), (1, 0), (256, 1000), (50, 256), (200, 7)):
+        x = cuda(rng.integers(0, hi, 10_001).astype(np.uint8), "uint8")
+        for view in (x, x[1::3], x.flip(0)):
+            got = gpuprims.bincount(view, minlength, algorithm=algorithm)
+            expected = np.bincount(view.cpu().numpy(), minlength=minlength)
+            assert got.dtype == torch.int64 and tuple(got.shape) == expected.shape and got.is_contiguous()
+            np.testing.assert_array_equal(got.cpu().numpy(), expected)
+    for values in (rng.integers(0, 2, 999), np.zeros(999, np.int64), np.ones(5, np.int64)):
+        b = values.astype(bool)
+        got = gpuprims.bincount(cuda(b, "bool"), algorithm=algorithm)
+        np.testing.assert_array_equal(got.cpu().numpy(), np.bincount(b.astype(np.int64)))
 
 
 def test_stream_respected_without_host_sync(rng):
