@@ -3,9 +3,9 @@
 // every bincount, and histograms with integer-aligned bins such as uint8 with 256 bins over
 // (0, 256)), contiguous, with 32 lane-private copies (at most 376 bins).
 //
-// The generic kernel spends about fifteen instructions per byte (extract, window test, bin,
-// "is it counted" branch, 64-bit-free but general address arithmetic, the atomic); at 16 bytes per
-// load that is issue-bound well below HBM bandwidth. Here the work per byte is cut to what the
+// The generic kernel spends 17 PTX instructions per byte on this path (extract, "table or window"
+// branch, window test, bin, "is it counted" branch, general address arithmetic, the atomic); at 16
+// bytes per load that is issue-bound well below HBM bandwidth. Here the work per byte is cut to what the
 // counting needs:
 //   * a 16-byte vector is four 32-bit words; int8's bias (byte ^ 0x80) is one XOR per word;
 //   * each byte is pulled out zero-extended with one PRMT (__byte_perm), no shift-and-mask;
@@ -17,8 +17,9 @@
 //   * a vector of 16 equal bytes (constant runs, one hot bin) is counted with one atomic of 16:
 //     the test is one PRMT and four compares per 16 bytes, and a warp whose lanes all see such
 //     runs skips the sixteen atomics.
-// So a byte costs about three instructions (PRMT, shift-add, ATOMS) plus ~0.5 per byte of per-vector
-// work when the window covers every value; see docs/histogram.md for the PTX counts.
+// So a byte costs 6 PTX instructions (PRMT, two shift/add pairs for the address that ptxas can fold
+// into one shift-add, ATOMS) plus ~1 per byte of per-vector work and loop control when the window
+// covers every value; see docs/histogram.md for the PTX counts.
 #include <cstdint>
 #include <cstring>
 
