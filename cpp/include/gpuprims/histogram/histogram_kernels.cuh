@@ -46,7 +46,9 @@ enum class Counting { kGlobal, kPrivatized, kWarpAggregated };
 // thread with two loads in flight spends most of its time counting with nothing outstanding; four
 // keep 64 bytes per thread in flight (memory-level parallelism to cover HBM latency with one wave
 // of blocks). The other variants keep two: their per-sample work (MATCH.ANY, global atomics)
-// dominates, and the bfloat16 warp-aggregated kernel has no registers to spare.
+// dominates, and the bfloat16 warp-aggregated kernel has no registers to spare. With four loads
+// the float32 kernel takes 70 registers (three blocks per SM); a bound of four blocks (64
+// registers) made ptxas spill in the table-mapped 8-bit and the int32/uint32 kernels.
 template <Counting kCounting>
 constexpr int kHistogramUnroll = kCounting == Counting::kPrivatized ? 4 : 2;
 
