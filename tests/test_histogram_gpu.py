@@ -176,6 +176,29 @@ def test_frameworks(fw, rng):
     got = gpuprims.bincount(fw.make(b))
     assert fw.is_native(got)
     np.testing.assert_array_equal(to_numpy(got), np.bincount(b))
+    for hi in (40, 256):  # uint8: one counting pass, the length read back from the counts
+        b8 = rng.integers(0, hi, 10_000).astype(np.uint8)
+        got = gpuprims.bincount(fw.make(b8))
+        assert fw.is_native(got)
+        np.testing.assert_array_equal(to_numpy(got), np.bincount(b8))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_bincount_byte_values_one_pass(rng, algorithm):
+    """bincount without out= of uint8/bool on a GPU: one counting pass into max(minlength, 256)
+    counts, trimmed to max(minlength, max + 1)."""
+    need(TORCH_CUDA)
+    for hi, minlength in ((256, 0), (100, 0), (100, 300), (1, 0), (256, 1000), (50, 256), (200, 7)):
+        x = cuda(rng.integers(0, hi, 10_001).astype(np.uint8), "uint8")
+        for view in (x, x[1::3], x.flip(0)):
+            got = gpuprims.bincount(view, minlength, algorithm=algorithm)
+            expected = np.bincount(view.cpu().numpy(), minlength=minlength)
+            assert got.dtype == torch.int64 and tuple(got.shape) == expected.shape and got.is_contiguous()
+            np.testing.assert_array_equal(got.cpu().numpy(), expected)
+    for values in (rng.integers(0, 2, 999), np.zeros(999, np.int64), np.ones(5, np.int64)):
+        b = values.astype(bool)
+        got = gpuprims.bincount(cuda(b, "bool"), algorithm=algorithm)
+        np.testing.assert_array_equal(got.cpu().numpy(), np.bincount(b.astype(np.int64)))
 
 
 def test_stream_respected_without_host_sync(rng):
@@ -249,6 +272,49 @@ def test_2_32_samples_in_one_bin():
     torch.cuda.empty_cache()
 
 
+def byte_runs(rng, n):
+    """Random bytes with runs of one value (whole 16-byte vectors of equal bytes at any alignment)."""
+    a = rng.integers(0, 256, n).astype(np.uint8)
+    for start in rng.integers(0, max(n - 64, 1), 8):
+        a[start:start + int(rng.integers(1, 64))] = rng.integers(0, 256)
+    return a
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_byte_window_kernel(rng, algorithm):
+    """8-bit inputs whose bins are a window of byte values: shared_privatized's word-wise kernel
+    (full cover, shifted, partial, int8-biased and empty windows; constant runs; bincount drops)."""
+    for n in (1, 15, 16, 17, 4095, 16 * 4096 + 5, (1 << 20) + 7):
+        x = cuda(byte_runs(rng, n), "uint8")
+        for view in (x, x[3:]):  # 16-byte aligned and misaligned starts
+            a = view.cpu().numpy()
+            got = check(view, 256, (0, 256), algorithm=algorithm)  # all 256 values count
+            np.testing.assert_array_equal(got.cpu().numpy(), np.bincount(a, minlength=256))
+            got = check(view, 276, (-10, 266), algorithm=algorithm)  # full cover, 10 bins in
+            np.testing.assert_array_equal(got.cpu().numpy()[10:266], np.bincount(a, minlength=256))
+            check(view, 128, (-0.5, 127.5), algorithm=algorithm)  # values 0..127 only
+            check(view, 10, (300, 400), algorithm=algorithm)  # an empty window
+            s8 = cuda(a.view(np.int8), "int8")
+            check(s8, 256, (-128.5, 127.5), algorithm=algorithm)  # biased full cover
+            check(s8, 128, (-0.5, 127.5), algorithm=algorithm)  # biased partial window
+            out = torch.full((100,), -7, dtype=torch.int64, device="cuda")
+            gpuprims.bincount(view, out=out, out_of_range="ignore", algorithm=algorithm)
+            np.testing.assert_array_equal(out.cpu().numpy(), np.bincount(a, minlength=256)[:100])
+            dropped = int((a >= 100).sum())
+            if dropped:
+                with pytest.raises(ValueError, match=f"{dropped} values outside"):
+                    gpuprims.bincount(view, out=out, algorithm=algorithm)
+            assert torch.equal(gpuprims.bincount(view, algorithm=algorithm), torch.bincount(view))
+            out = torch.full((128,), -7, dtype=torch.int64, device="cuda")
+            gpuprims.bincount(s8, out=out, out_of_range="ignore", algorithm=algorithm)
+            a8 = a.view(np.int8)
+            np.testing.assert_array_equal(out.cpu().numpy(), np.bincount(a8[a8 >= 0], minlength=128))
+    for value in (0, 201, 255):  # every vector one run: one atomic of 16 per vector
+        c = cuda(np.full(70_001, value, np.uint8), "uint8")
+        assert check(c, 256, (0, 256), algorithm=algorithm)[value].item() == 70_001
+        assert check(c[1:], 128, (-0.5, 127.5), algorithm=algorithm).sum().item() == (70_000 if value < 128 else 0)
+
+
 # ---------------------------------------------------------------------------------------------
 # the selection scripts/gpu_check.sh runs under compute-sanitizer (memcheck, racecheck)
 
@@ -265,6 +331,9 @@ def test_sanitize_small(rng, algorithm):
     x = cuda(rng.standard_normal(20_000).astype(np.float32), "float32")
     check(x, 20_000, (-3, 3), algorithm=algorithm)  # global-memory counts
     check(cuda(rng.integers(0, 256, 5000).astype(np.uint8), "uint8"), 376, (0, 256), algorithm=algorithm)
+    runs = cuda(byte_runs(rng, 5003), "uint8")  # the byte-window kernel: full and partial windows
+    check(runs[1:], 256, (0, 256), algorithm=algorithm)
+    check(runs, 128, (-0.5, 127.5), algorithm=algorithm)
     check(x.view(100, 200).t(), 33, (-3, 3), algorithm=algorithm)
     check(x, 9, (-1, 1), weights=x, algorithm=algorithm)
     xi = cuda(rng.integers(0, 120, 5000).astype(np.int32), "int32")

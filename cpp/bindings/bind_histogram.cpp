@@ -91,6 +91,38 @@ void bind_histogram(nb::module_& m) {
       nb::arg("x"), nb::arg("op"), nb::arg("stream"),
       "(min, max) of x read back to the host (ints for integer x); synchronizes the stream.");
 
+  m.def(
+      "bincount_byte_values",
+      [](nb::handle x, nb::handle out, const char* algorithm, uintptr_t stream) -> int64_t {
+        const TensorView x_view = view_of(x, "bincount", "x"), out_view = view_of(out, "bincount", "out");
+        HistogramAlgorithm algo;
+        throw_if_error(parse_histogram_algorithm(algorithm, &algo));
+        int64_t largest = -1;
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = bincount_byte_values(x_view, out_view, algo, reinterpret_cast<cudaStream_t>(stream), &largest);
+        }
+        throw_if_error(status);
+        return largest;
+      },
+      nb::arg("x"), nb::arg("out"), nb::arg("algorithm"), nb::arg("stream"),
+      "out[:256] = counts of the uint8/bool values of x on a GPU; returns the largest value present (-1: none). "
+      "Synchronizes the stream.");
+
+  m.def(
+      "copy_counts",
+      [](nb::handle src, nb::handle dst, uintptr_t stream) {
+        const TensorView src_view = view_of(src, "bincount", "src"), dst_view = view_of(dst, "bincount", "dst");
+        Status status;
+        {
+          nb::gil_scoped_release release;
+          status = copy_counts(src_view, dst_view, reinterpret_cast<cudaStream_t>(stream));
+        }
+        throw_if_error(status);
+      },
+      nb::arg("src"), nb::arg("dst"), nb::arg("stream"), "dst[:] = src[:len(dst)] (int64, one GPU), ordered on stream.");
+
   m.def("histogram_variants", [] {
     std::vector<std::tuple<std::string, std::string, bool>> rows;
     for (const auto& v : histogram_variants()) rows.emplace_back(v.name, v.description, v.deterministic);

@@ -144,6 +144,22 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     return out
 
 
+def _bincount_byte_values(xin, minlength, algorithm):
+    """bincount without out= of a non-empty uint8/bool array on a GPU, in one pass over x: all 256
+    values are counted into a buffer of max(minlength, 256) counts and the largest value present is
+    read back (one synchronization, the one data_range's min/max would cost, without their two extra
+    passes over x); the result is the first max(minlength, largest + 1) counts, trimmed by a device
+    copy when shorter than the buffer."""
+    full, full_arg = _interop.new_output(xin, (max(minlength, 256),), "int64", "bincount")
+    largest = _C.bincount_byte_values(xin[3], full_arg, algorithm, xin[2])
+    length = max(minlength, largest + 1)
+    if length == max(minlength, 256):
+        return _interop.result(xin, full)
+    obj, out_arg = _interop.new_output(xin, (length,), "int64", "bincount")
+    _C.copy_counts(full_arg, out_arg, xin[2])
+    return _interop.result(xin, obj)
+
+
 def bincount(x, minlength=0, *, weights=None, out=None, out_of_range="raise", algorithm="auto", stream=None):
     """Occurrences of each value 0, 1, ... in the 1-D non-negative integer array ``x``:
     ``numpy.bincount(x, weights, minlength)``.
@@ -179,7 +195,9 @@ def bincount(x, minlength=0, *, weights=None, out=None, out_of_range="raise", al
     -----
     Without ``out=`` the output length depends on the data: its min (negative values raise
     ValueError, as in numpy) and max are computed on the device and read back, which synchronizes
-    the stream once. With ``out=`` and ``out_of_range="ignore"`` the call never synchronizes.
+    the stream once. uint8 and bool inputs on a GPU skip the min/max passes: all 256 values are
+    counted in one pass and the largest value present is read back from the counts (one
+    synchronization too). With ``out=`` and ``out_of_range="ignore"`` the call never synchronizes.
     Counts are exact; weighted sums accumulate in float64 with atomics (not bitwise reproducible).
     """
     _check_algorithm("bincount", algorithm)
@@ -194,6 +212,8 @@ def bincount(x, minlength=0, *, weights=None, out=None, out_of_range="raise", al
     out_dtype = "float64" if wdtype else "int64"
     warg = None if win is None else win[3]
     if out is None:
+        if win is None and xin[5] in ("uint8", "bool") and xin[1][0] == _interop.CUDA and xin[4][0] > 0:
+            return _bincount_byte_values(xin, minlength, algorithm)
         length = minlength
         if xin[4][0] > 0:
             lo, hi = _C.data_range(xin[3], "bincount", xin[2])

@@ -60,6 +60,17 @@ Status histogram(const TensorView& x, const TensorView* weights, const TensorVie
 Status bincount(const TensorView& x, const TensorView* weights, const TensorView& out, OutOfRange out_of_range,
                 HistogramAlgorithm algorithm, cudaStream_t stream);
 
+// bincount without out= for a uint8 or bool x on a GPU, in one pass over x: counts every value into
+// `out` (1-D int64 of at least 256 elements, x's device) and reads back the largest value present
+// (*largest, -1 for an empty x), so that the caller can keep the first max(minlength, *largest + 1)
+// counts. Synchronizes `stream` once (as data_range would, without its two passes over x).
+Status bincount_byte_values(const TensorView& x, const TensorView& out, HistogramAlgorithm algorithm,
+                            cudaStream_t stream, int64_t* largest);
+
+// dst[i] = src[i] for i < len(dst): 1-D int64 arrays on one GPU, len(dst) <= len(src), any strides,
+// ordered on `stream` (trims bincount_byte_values' counts to the output length).
+Status copy_counts(const TensorView& src, const TensorView& dst, cudaStream_t stream);
+
 // The smallest and largest value of x (numpy's min/max: NaN propagates), read back to the host.
 // Integer inputs fill *lo_int/*hi_int, float inputs *lo/*hi. Synchronizes `stream` (the
 // data-dependent range of histogram(range=None) and of bincount without out=).

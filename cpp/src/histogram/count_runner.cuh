@@ -2,6 +2,7 @@
 // The host driver of the counting variants: shared-memory sizing, grid sizing and the launch.
 #include <type_traits>
 
+#include "gpuprims/histogram/byte_window_kernel.cuh"
 #include "gpuprims/histogram/histogram_kernels.cuh"
 #include "gpuprims/util/math.cuh"
 #include "gpuprims/util/occupancy.cuh"
@@ -38,6 +39,21 @@ inline int32_t shared_copies(Counting counting, int32_t bins) {
   return 0;
 }
 
+// Launches a counting kernel on a grid of one wave of resident blocks (fewer for small inputs).
+template <class Mapper>
+Status launch_counting(void (*kernel)(CountArgs<Mapper>), const CountArgs<Mapper>& args, size_t smem,
+                       const HistogramLaunch& l) {
+  const int resident = resident_blocks_per_sm(kernel, kHistogramThreads, smem);
+  int64_t blocks = min_of<int64_t>(int64_t(l.sm_count) * resident * kCountWaves,
+                                   ceil_div<int64_t>(l.layout.n, kMinSamplesPerBlock));
+  blocks = max_of<int64_t>(blocks, ceil_div<int64_t>(l.layout.n, kMaxSamplesPerBlock));
+  CountArgs<Mapper> a = args;
+  void* params[] = {&a};
+  GPUPRIMS_CUDA_CHECK(l.op, cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks)),
+                                             dim3(kHistogramThreads), params, smem, l.stream));
+  return check_launch(l.op, l.stream);
+}
+
 template <Counting kCounting>
 Status run_counting(const HistogramLaunch& l) {
   if (l.layout.n == 0) return Status::ok();
@@ -46,17 +62,16 @@ Status run_counting(const HistogramLaunch& l) {
     using T = typename Mapper::Sample;
     const int32_t copies = shared_copies(kCounting, l.bins);
     const size_t smem = size_t(copies) * size_t(l.bins) * 4;
-    auto kernel = count_kernel<kCounting, Mapper>;
-    const int resident = resident_blocks_per_sm(kernel, kHistogramThreads, smem);
-    int64_t blocks = min_of<int64_t>(int64_t(l.sm_count) * resident * kCountWaves,
-                                     ceil_div<int64_t>(l.layout.n, kMinSamplesPerBlock));
-    blocks = max_of<int64_t>(blocks, ceil_div<int64_t>(l.layout.n, kMaxSamplesPerBlock));
-    CountArgs<Mapper> args{static_cast<const T*>(l.x), l.layout, mapper,
-                           static_cast<unsigned long long*>(l.out), l.out_stride, l.bins, copies, l.dropped};
-    void* params[] = {&args};
-    GPUPRIMS_CUDA_CHECK(l.op, cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks)),
-                                               dim3(kHistogramThreads), params, smem, l.stream));
-    return check_launch(l.op, l.stream);
+    const CountArgs<Mapper> args{static_cast<const T*>(l.x), l.layout, mapper,
+                                 static_cast<unsigned long long*>(l.out), l.out_stride, l.bins, copies, l.dropped};
+    if constexpr (kCounting == Counting::kPrivatized && std::is_same<Mapper, ByteMapper>::value) {
+      if (mapper.window && copies == kWarpSize && l.layout.contiguous) {
+        const bool full_cover = mapper.window_lo == 0 && mapper.window_span == 255;
+        return launch_counting(full_cover ? count_byte_window_kernel<true> : count_byte_window_kernel<false>, args,
+                               smem, l);
+      }
+    }
+    return launch_counting(count_kernel<kCounting, Mapper>, args, smem, l);
   });
 }
 

@@ -21,7 +21,9 @@ const std::vector<HistogramVariantInfo>& histogram_variants() {
        "one 64-bit global atomic per sample (16-byte loads): the baseline", true},
       {HistogramAlgorithm::kSharedPrivatized, "shared_privatized",
        "per-block shared-memory histogram of 32-bit counters, one copy per lane in its own bank (conflict-free "
-       "for any data), 16-byte loads, merged once into global memory; global atomics beyond 12032 bins", true},
+       "for any data), 16-byte loads, merged once into global memory; 8-bit inputs binned by a window of byte values "
+       "count four bytes per 32-bit word (PRMT extraction, one atomic per 16-byte run); global atomics beyond 12032 bins",
+       true},
       {HistogramAlgorithm::kWarpAggregated, "warp_aggregated",
        "__match_any_sync leader election: one atomic per distinct bin per warp instruction, into per-warp "
        "shared sub-histograms (<= 1504 bins), one block histogram (<= 12032) or global memory", true},
@@ -218,6 +220,65 @@ Status bincount(const TensorView& x, const TensorView* weights, const TensorView
                        std::to_string(l.bins) + ") for an output of length " + std::to_string(l.bins) +
                        " (pass out_of_range='ignore' to drop them)");
   }
+  return Status::ok();
+}
+
+namespace {
+
+// The row pitch of a 1-D int64 array as cudaMemcpy2DAsync's rows of one element, or 0 when its
+// stride is not positive (cudaMemcpy2DAsync takes unsigned pitches).
+size_t count_pitch(const TensorView& v) {
+  if (v.shape[0] <= 1) return sizeof(int64_t);
+  return v.strides[0] > 0 ? size_t(v.strides[0]) * sizeof(int64_t) : 0;
+}
+
+}  // namespace
+
+Status bincount_byte_values(const TensorView& x, const TensorView& out, HistogramAlgorithm algorithm,
+                            cudaStream_t stream, int64_t* largest) {
+  constexpr int64_t kValues = 256;
+  if (x.dtype != DType::kUInt8 && x.dtype != DType::kBool) {
+    return type_error(std::string("bincount: argument 'x': expected uint8 or bool, got ") + dtype_name(x.dtype));
+  }
+  if (x.device.kind != DeviceKind::kCUDA) {
+    return value_error("bincount: argument 'x': expected an array on a CUDA device, got " + device_name(x.device));
+  }
+  if (out.ndim != 1 || out.shape[0] < kValues || count_pitch(out) == 0) {
+    return value_error("bincount: argument 'out': expected a 1-D array of at least 256 elements with a positive "
+                       "stride, got shape " + shape_string(out));
+  }
+  // Every value fits: nothing is out of range, so kIgnore drops nothing. bincount validates the rest.
+  GPUPRIMS_TRY(bincount(x, nullptr, out, OutOfRange::kIgnore, algorithm, stream));
+  DeviceGuard guard;
+  GPUPRIMS_TRY(guard.enter(x.device.id, "bincount"));
+  int64_t counts[kValues];
+  GPUPRIMS_CUDA_CHECK("bincount", cudaMemcpy2DAsync(counts, sizeof(int64_t), out.data, count_pitch(out),
+                                                    sizeof(int64_t), kValues, cudaMemcpyDeviceToHost, stream));
+  GPUPRIMS_CUDA_CHECK("bincount", cudaStreamSynchronize(stream));  // the one synchronization: the output length
+  *largest = -1;
+  for (int64_t v = kValues - 1; v >= 0; --v) {
+    if (counts[v] != 0) {
+      *largest = v;
+      break;
+    }
+  }
+  return Status::ok();
+}
+
+Status copy_counts(const TensorView& src, const TensorView& dst, cudaStream_t stream) {
+  if (src.dtype != DType::kInt64 || dst.dtype != DType::kInt64 || src.ndim != 1 || dst.ndim != 1 ||
+      dst.shape[0] > src.shape[0] || src.device != dst.device || src.device.kind != DeviceKind::kCUDA ||
+      count_pitch(src) == 0 || count_pitch(dst) == 0) {
+    return value_error("bincount: copy_counts: expected 1-D int64 arrays with positive strides on one CUDA device, "
+                       "len(dst) <= len(src), got " +
+                       shape_string(src) + " and " + shape_string(dst));
+  }
+  if (dst.shape[0] == 0) return Status::ok();
+  DeviceGuard guard;
+  GPUPRIMS_TRY(guard.enter(src.device.id, "bincount"));
+  GPUPRIMS_CUDA_CHECK("bincount", cudaMemcpy2DAsync(dst.data, count_pitch(dst), src.data, count_pitch(src),
+                                                    sizeof(int64_t), size_t(dst.shape[0]), cudaMemcpyDeviceToDevice,
+                                                    stream));
   return Status::ok();
 }
 

@@ -80,7 +80,7 @@ def _bincount_case(torch, case, xs, copy):
     out = torch.empty(BINS, dtype=torch.int64, device="cuda")
     peer_ms = median_ms(lambda: torch.bincount(cur[0]), before=rotate)
     rows = [("torch.bincount", peer_ms),
-            ("bincount (reads max: one sync)", median_ms(lambda: gpuprims.bincount(cur[0]), before=rotate)),
+            ("bincount (one pass, reads max: one sync)", median_ms(lambda: gpuprims.bincount(cur[0]), before=rotate)),
             ("bincount out= ignore (no sync)",
              median_ms(lambda: gpuprims.bincount(cur[0], out=out, out_of_range="ignore"), before=rotate))]
     return [_row(case, impl, ms, nbytes, copy, peer_ms, "torch") for impl, ms in rows]

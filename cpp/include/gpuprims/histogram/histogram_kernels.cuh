@@ -1,5 +1,6 @@
 #pragma once
 // The counting kernels of every variant: one template, the variant chosen by `Counting`.
+// (8-bit inputs whose bins are a window of byte values take byte_window_kernel.cuh instead.)
 //
 // Work split: a fixed grid (whole waves of resident blocks). Contiguous samples are read with
 // 16-byte loads (16 uint8 or 4 float32 samples per load, kUnroll loads in flight per thread), each
@@ -33,7 +34,6 @@ namespace gpuprims {
 namespace histogram_detail {
 
 constexpr int kHistogramThreads = 256;
-constexpr int kHistogramUnroll = 2;  // 16-byte loads in flight per thread
 constexpr int kByteTableSize = 256;
 // At least three resident blocks per SM. Without a minimum ptxas capped some instantiations at 48
 // registers and spilled; three blocks allow 80 (the bfloat16 warp-aggregated kernel needs 64+),
@@ -41,6 +41,16 @@ constexpr int kByteTableSize = 256;
 constexpr int kHistogramMinBlocks = 3;
 
 enum class Counting { kGlobal, kPrivatized, kWarpAggregated };
+
+// 16-byte loads in flight per thread. kPrivatized counts a sample in a few instructions, so a
+// thread with two loads in flight spends most of its time counting with nothing outstanding; four
+// keep 64 bytes per thread in flight (memory-level parallelism to cover HBM latency with one wave
+// of blocks). The other variants keep two: their per-sample work (MATCH.ANY, global atomics)
+// dominates, and the bfloat16 warp-aggregated kernel has no registers to spare. With four loads
+// the float32 kernel takes 70 registers (three blocks per SM); a bound of four blocks (64
+// registers) made ptxas spill in the table-mapped 8-bit and the int32/uint32 kernels.
+template <Counting kCounting>
+constexpr int kHistogramUnroll = kCounting == Counting::kPrivatized ? 4 : 2;
 
 template <class Mapper>
 struct CountArgs {
@@ -54,12 +64,55 @@ struct CountArgs {
   unsigned long long* dropped;  // bincount: samples outside [0, bins) are counted here; may be null
 };
 
-// Calls visit(sample, valid) for every sample this thread owns, in block-uniform loops.
-template <class T, class Visit>
-__device__ __forceinline__ void for_each_sample(const T* x, const SampleLayout& layout, Visit& visit) {
+// for_each_sample (below) over the contiguous samples x[0 .. n).
+template <int kUnroll, class T, class Visit>
+__device__ __forceinline__ void for_each_contiguous_sample(const T* x, int64_t n, Visit& visit) {
   const int tid = threadIdx.x;
-  const int64_t n = layout.n;
+  constexpr int kLanes = Vec16<T>::kLanes;
+  const auto addr = reinterpret_cast<uintptr_t>(x);
+  const int64_t head = min_of<int64_t>(n, static_cast<int64_t>(((16 - (addr & 15)) & 15) / sizeof(T)));
+  const int64_t num_vec = (n - head) / kLanes;
+  const int64_t tail_begin = head + num_vec * kLanes;
+  const int64_t per_block = ceil_div<int64_t>(num_vec, gridDim.x);
+  const int64_t begin = int64_t(blockIdx.x) * per_block;
+  const int64_t end = min_of<int64_t>(num_vec, begin + per_block);
+  const T* body = x + head;
+  constexpr int64_t kStep = int64_t(kHistogramThreads) * kUnroll;
+  int64_t base = begin;
+  for (; base + kStep <= end; base += kStep) {  // every load of the step is in the chunk
+    Vec16<T> v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = load_vec16<T>(body + (base + u * kHistogramThreads + tid) * kLanes);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) visit.vector(v[u], true);
+  }
+  if (base < end) {  // the chunk's last, partial step (a block-uniform condition)
+    Vec16<T> v[kUnroll];
+    bool ok[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t idx = base + u * kHistogramThreads + tid;
+      ok[u] = idx < end;
+      v[u] = ok[u] ? load_vec16<T>(body + idx * kLanes) : Vec16<T>{};
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) visit.vector(v[u], ok[u]);
+  }
+  if (blockIdx.x == gridDim.x - 1) {  // head and tail: fewer than kLanes samples each
+    const bool head_ok = tid < head, tail_ok = tail_begin + tid < n;
+    visit(head_ok ? x[tid] : T{}, head_ok);
+    visit(tail_ok ? x[tail_begin + tid] : T{}, tail_ok);
+  }
+}
+
+// Calls visit(sample, valid) for every sample this thread owns, in block-uniform loops: the
+// 16-byte vectors of the contiguous body through visit.vector(vector, valid), single samples (the
+// head, the tail, strided views) through visit(sample, valid).
+template <int kUnroll, class T, class Visit>
+__device__ __forceinline__ void for_each_sample(const T* x, const SampleLayout& layout, Visit& visit) {
   if (!layout.contiguous) {
+    const int tid = threadIdx.x;
+    const int64_t n = layout.n;
     const int64_t stride = int64_t(gridDim.x) * kHistogramThreads;
     for (int64_t base = int64_t(blockIdx.x) * kHistogramThreads; base < n; base += stride) {
       const int64_t i = base + tid;
@@ -74,47 +127,7 @@ __device__ __forceinline__ void for_each_sample(const T* x, const SampleLayout& 
     }
     return;
   }
-  constexpr int kLanes = Vec16<T>::kLanes;
-  const auto addr = reinterpret_cast<uintptr_t>(x);
-  const int64_t head = min_of<int64_t>(n, static_cast<int64_t>(((16 - (addr & 15)) & 15) / sizeof(T)));
-  const int64_t num_vec = (n - head) / kLanes;
-  const int64_t tail_begin = head + num_vec * kLanes;
-  const int64_t per_block = ceil_div<int64_t>(num_vec, gridDim.x);
-  const int64_t begin = int64_t(blockIdx.x) * per_block;
-  const int64_t end = min_of<int64_t>(num_vec, begin + per_block);
-  const T* body = x + head;
-  constexpr int64_t kStep = int64_t(kHistogramThreads) * kHistogramUnroll;
-  int64_t base = begin;
-  for (; base + kStep <= end; base += kStep) {  // every load of the step is in the chunk
-    Vec16<T> v[kHistogramUnroll];
-#pragma unroll
-    for (int u = 0; u < kHistogramUnroll; ++u) v[u] = load_vec16<T>(body + (base + u * kHistogramThreads + tid) * kLanes);
-#pragma unroll
-    for (int u = 0; u < kHistogramUnroll; ++u) {
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) visit(v[u].lane[l], true);
-    }
-  }
-  if (base < end) {  // the chunk's last, partial step (a block-uniform condition)
-    Vec16<T> v[kHistogramUnroll];
-    bool ok[kHistogramUnroll];
-#pragma unroll
-    for (int u = 0; u < kHistogramUnroll; ++u) {
-      const int64_t idx = base + u * kHistogramThreads + tid;
-      ok[u] = idx < end;
-      v[u] = ok[u] ? load_vec16<T>(body + idx * kLanes) : Vec16<T>{};
-    }
-#pragma unroll
-    for (int u = 0; u < kHistogramUnroll; ++u) {
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) visit(v[u].lane[l], ok[u]);
-    }
-  }
-  if (blockIdx.x == gridDim.x - 1) {  // head and tail: fewer than kLanes samples each
-    const bool head_ok = tid < head, tail_ok = tail_begin + tid < n;
-    visit(head_ok ? x[tid] : T{}, head_ok);
-    visit(tail_ok ? x[tail_begin + tid] : T{}, tail_ok);
-  }
+  for_each_contiguous_sample<kUnroll>(x, layout.n, visit);
 }
 
 template <Counting kCounting, class Mapper>
@@ -158,7 +171,40 @@ struct Counter {
       }
     }
   }
+
+  __device__ __forceinline__ void vector(const Vec16<typename Mapper::Sample>& v, bool ok) {
+#pragma unroll
+    for (int l = 0; l < Vec16<typename Mapper::Sample>::kLanes; ++l) (*this)(v.lane[l], ok);
+  }
 };
+
+// Adds the block's dropped-sample counts (bincount's out-of-range values) to *dropped: one global
+// atomic per warp with a non-zero count.
+__device__ __forceinline__ void add_dropped(unsigned long long* dropped, uint32_t count) {
+  if (dropped == nullptr) return;
+  const uint32_t d = warp_reduce(count, [](uint32_t p, uint32_t q) { return p + q; });
+  if (threadIdx.x % kWarpSize == 0 && d != 0) atomicAdd(dropped, static_cast<unsigned long long>(d));
+}
+
+// Adds a block's shared histograms to the int64 output: one global atomic per non-empty bin.
+// Interleaved (lane-private) copies of bin b are the adjacent words b * copies + r; thread b
+// visits them starting at its own lane (r = (c + lane) % copies), so the 32 threads of a warp,
+// reading bins 32 apart, hit 32 different banks instead of one bank 32 times. Warp sub-histograms
+// (not interleaved) are `bins` words apart and consecutive bins are already in different banks.
+// The caller has synchronized the block after the last shared atomic.
+__device__ __forceinline__ void flush_shared_histogram(const uint32_t* hist, int32_t bins, int32_t copies,
+                                                       bool interleaved, unsigned long long* out,
+                                                       int64_t out_stride) {
+  const uint32_t lane = threadIdx.x % kWarpSize;
+  for (int32_t b = threadIdx.x; b < bins; b += kHistogramThreads) {
+    unsigned long long total = 0;
+    for (int32_t c = 0; c < copies; ++c) {
+      total += hist[interleaved ? uint32_t(b) * uint32_t(copies) + ((uint32_t(c) + lane) & uint32_t(copies - 1))
+                                : uint32_t(c) * uint32_t(bins) + uint32_t(b)];
+    }
+    if (total != 0) atomicAdd(out + int64_t(b) * out_stride, total);
+  }
+}
 
 template <Counting kCounting, class Mapper>
 // __grid_constant__: the counters and the out-of-line exact path refer to the parameters in
@@ -178,22 +224,11 @@ __global__ void __launch_bounds__(kHistogramThreads, kHistogramMinBlocks) count_
 
   const uint32_t lane_copy = a.copies > 0 ? (tid % kWarpSize) & uint32_t(a.copies - 1) : 0u;
   Counter<kCounting, Mapper> counter{a, words > 0 ? shared_hist : nullptr, table, lane_copy};
-  for_each_sample(a.x, a.layout, counter);
-
-  if (a.dropped != nullptr) {
-    const uint32_t d = warp_reduce(counter.dropped, [](uint32_t p, uint32_t q) { return p + q; });
-    if (tid % kWarpSize == 0 && d != 0) atomicAdd(a.dropped, static_cast<unsigned long long>(d));
-  }
+  for_each_sample<kHistogramUnroll<kCounting>>(a.x, a.layout, counter);
+  add_dropped(a.dropped, counter.dropped);
   if (words == 0) return;
   __syncthreads();
-  // Flush: one global atomic per non-empty bin. Privatized copies of bin b are adjacent words;
-  // warp sub-histograms are `bins` words apart.
-  const bool interleaved = kCounting == Counting::kPrivatized;
-  for (int32_t b = tid; b < a.bins; b += kHistogramThreads) {
-    unsigned long long total = 0;
-    for (int32_t c = 0; c < a.copies; ++c) total += shared_hist[interleaved ? int64_t(b) * a.copies + c : int64_t(c) * a.bins + b];
-    if (total != 0) atomicAdd(a.out + int64_t(b) * a.out_stride, total);
-  }
+  flush_shared_histogram(shared_hist, a.bins, a.copies, kCounting == Counting::kPrivatized, a.out, a.out_stride);
 }
 
 }  // namespace histogram_detail
