@@ -43,6 +43,14 @@ row_on_chip_kernel(NormParams p) {
     const T* xr = x + layout.x_row_offset(row);
     Tile tile;
     tile.load(xr, layout.x_elem_stride, 0, len, rank, kVector, tile_fill<kKind, Acc>());
+    if constexpr (kKind == RowKind::kSoftmax) {
+      if (!p.log) {  // uniform over the grid: every thread of a group takes the same path
+        const Acc inv_sum = softmax_exponentiate<Tile, Group>(tile, len, rank, temp);
+        tile.store(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector, nullptr, 1, nullptr,
+                   1, [inv_sum](Acc e, Acc, Acc) { return e * inv_sum; });
+        continue;
+      }
+    }
     RowFrame<Acc> frame;
     if constexpr (kResidual) {
       static_assert(kKind == RowKind::kNorm, "the residual sum is a norm-kind prologue");
