@@ -134,7 +134,7 @@ SPECIAL = {"all -inf": -np.inf, "+inf": np.inf, "nan": np.nan}
 @pytest.mark.parametrize("op", OPS)
 def test_special_values_match_torch_every_variant(rng, op):
     need(TORCH_CUDA)
-    for n in (5, 700, 12289, 40000):
+    for n in (5, 700, 4096, 12289, 40000):
         a = data(rng, (4, n), "float32")
         a[0, :] = -np.inf
         a[1, n // 2] = np.inf
