@@ -29,7 +29,8 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 // kResidual (norm kind): the row is x + residual, rounded to T, also written to p.sum.
 template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector,
           bool kResidual = false>
-__global__ void __launch_bounds__(kThreadsPerRow * kRowsPerBlock, min_blocks_for(kThreadsPerRow * kRowsPerBlock, kVector, sizeof(T), kKind))
+__global__ void __launch_bounds__(kThreadsPerRow * kRowsPerBlock,
+                                  min_blocks_for(kThreadsPerRow * kRowsPerBlock, kVector, sizeof(T), kKind))
 row_on_chip_kernel(NormParams p) {
   using Tile = RowTile<T, kThreadsPerRow, kVecs>;
   using Acc = typename Tile::Acc;
