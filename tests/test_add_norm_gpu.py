@@ -13,8 +13,8 @@ import gpuprims
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
 ADD_OPS = ("add_layer_norm", "add_rms_norm")
-# Around row_on_chip's tiles (512; 4096 / 8192; 8192 / 16384) and past its capacity (fallback).
-ROW_LENS = (1, 5, 512, 513, 4096, 4097, 8192, 8193, 12289, 16384, 16385)
+# Around row_on_chip's tiles (512; 2048 / 4096 / 8192; 8192 / 16384) and past its capacity (fallback).
+ROW_LENS = (1, 5, 512, 513, 2048, 2049, 4096, 4097, 8192, 8193, 12289, 16384, 16385)
 
 
 def need(fw=TORCH_CUDA):

@@ -13,9 +13,9 @@ import gpuprims
 
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
-# Around every tile boundary of the backward row_on_chip (a warp: 256, 512 threads: 4096, 1024
-# threads: 8192; float64 half of each), then two_pass, and odd lengths.
-ROW_LENS = (1, 5, 128, 129, 256, 257, 1031, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289)
+# Around every tile boundary of the backward row_on_chip (a warp: 256, 2-byte types 512, float64
+# 128; blocks: 4096 and 8192, float64 2048 and 4096), then two_pass, and odd lengths.
+ROW_LENS = (1, 5, 128, 129, 256, 257, 512, 513, 1031, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289)
 
 
 def need(fw=TORCH_CUDA):

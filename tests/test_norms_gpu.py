@@ -14,9 +14,9 @@ import gpuprims
 
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
-# Row lengths around every tile boundary of row_on_chip (warp 512, block 4096 / 8192 / 16384 by
-# dtype) and split_row's chunk (8192), odd lengths, and a multi-chunk row.
-ROW_LENS = (1, 5, 32, 512, 513, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
+# Row lengths around every tile boundary of row_on_chip (warp 512, block 2048 / 4096 / 8192 / 16384
+# by dtype) and split_row's chunk (8192), odd lengths, and a multi-chunk row.
+ROW_LENS = (1, 5, 32, 512, 513, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
 
 
 def need(fw):
@@ -134,7 +134,7 @@ SPECIAL = {"all -inf": -np.inf, "+inf": np.inf, "nan": np.nan}
 @pytest.mark.parametrize("op", OPS)
 def test_special_values_match_torch_every_variant(rng, op):
     need(TORCH_CUDA)
-    for n in (5, 700, 12289, 40000):
+    for n in (5, 700, 4096, 12289, 40000):
         a = data(rng, (4, n), "float32")
         a[0, :] = -np.inf
         a[1, n // 2] = np.inf

@@ -32,8 +32,9 @@ const std::vector<NormVariantInfo>& norm_backward_variants(NormOp) {
        "second (2 reads of each + 1 write); dweight/dbias partial rows per block in global memory, "
        "summed by a second kernel in a fixed order", true},
       {NormAlgorithm::kRowOnChip, "row_on_chip",
-       "dy and the saved row held in registers (a warp per row up to 256 elements, a block of 512 or "
-       "1024 threads up to 8192), 16-byte accesses when aligned: one read of each + one write of dx; "
+       "dy and the saved row held in registers (a warp per row up to 256 elements, 512 for 2-byte "
+       "types on the vector path; a block of 512 or 1024 threads, there 256 or 512, up to 8192), "
+       "16-byte accesses when aligned: one read of each + one write of dx; "
        "dweight/dbias accumulated in registers per group and summed by a second kernel in a fixed "
        "order; longer rows run two_pass", true}};
   return variants;

@@ -38,7 +38,7 @@ namespace {
 const NormVariantInfo kRowOnChip{
     NormAlgorithm::kRowOnChip, "row_on_chip",
     "one read + one write: the row held in registers (a warp per row up to 512 elements, a block "
-    "of 256 or 1024 threads up to 16384), 16-byte accesses when rows are aligned; longer rows run "
+    "of 128, 256 or 1024 threads up to 16384), 16-byte accesses when rows are aligned; longer rows run "
     "split_row",
     true};
 const NormVariantInfo kSplitRow{

@@ -26,16 +26,20 @@ Status launch_row_on_chip(const NormLaunch& l) {
   return check_launch(op, l.stream);
 }
 
-// Three tile shapes, the smallest that holds the row. Each thread holds a fixed number of values
+// Four tile shapes, the smallest that holds the row. Each thread holds a fixed number of values
 // whatever the dtype (16-byte vectors: 4 fp32, 8 fp16/bf16, 2 fp64), so capacities are in elements:
 //   a warp per row, 4 rows per block, 16 values per thread:    512 elements
+//   a block of 128 threads, 32 values per thread:             4096 elements (16 float64 values, 2048)
 //   a block of 256 threads, 32 values per thread:             8192 elements (at most 128 registers
 //                                                              a thread: 16 float64 values, 4096)
 //   a block of 1024 threads, 16 values per thread:           16384 elements (64 registers a thread:
 //                                                              8 float64 values, 8192)
-// A warp per short row keeps every thread busy without block-wide synchronization; 32 values
-// (128 bytes of fp32) per thread of a 256-thread block keep enough loads outstanding per SM to
-// cover DRAM latency while several blocks stay resident. Longer rows go to split_row.
+// A warp per short row keeps every thread busy without block-wide synchronization. The bytes a
+// thread has in flight are its *filled* slots, while its registers are set by the tile's size: a
+// 4096-element bf16 row in the 256-thread tile fills half of every thread's slots (32 bytes of
+// loads a thread for 32 registers of values), so rows up to 4096 elements get a 128-thread tile
+// that is full (64 bytes of bf16, 128 of fp32 a thread) and twice the blocks per SM to overlap one
+// block's reductions with another's loads. Longer rows go to split_row.
 // kResidual: add_layer_norm / add_rms_norm, whose rows must fit (row_on_chip_capacity).
 template <class T, RowKind kKind, bool kResidual>
 Status run_row_on_chip(const NormLaunch& l) {
@@ -43,6 +47,7 @@ Status run_row_on_chip(const NormLaunch& l) {
   const int64_t n = l.params.layout.row_len;
   if (n <= 32 * 16) return launch_row_on_chip<T, kKind, kResidual, 32, 4, 16 / kLanes>(l);
   constexpr int kMidValues = sizeof(T) == 8 ? 16 : 32;
+  if (n <= 128 * kMidValues) return launch_row_on_chip<T, kKind, kResidual, 128, 1, kMidValues / kLanes>(l);
   if (n <= 256 * kMidValues) return launch_row_on_chip<T, kKind, kResidual, 256, 1, kMidValues / kLanes>(l);
   constexpr int kBigValues = sizeof(T) == 8 ? 8 : 16;
   static_assert(1024 * kBigValues == kRowOnChipCapacity / (sizeof(T) == 8 ? 2 : 1), "launch.hpp's capacity");

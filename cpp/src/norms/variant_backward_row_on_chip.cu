@@ -12,14 +12,12 @@ namespace {
 
 // The grid is one wave of resident blocks (rows in a grid-stride loop), so the number of partial
 // rows, and with it the column-sum work, is bounded by the device, not by the number of rows.
-template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs>
+template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector>
 Status launch_backward(const NormBackwardLaunch& l) {
   using Acc = acc_t<T>;
   constexpr int kThreads = kThreadsPerRow * kRowsPerBlock;
   const void* kernel =
-      l.params.vec_ok
-          ? reinterpret_cast<const void*>(&row_backward_kernel<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs, true>)
-          : reinterpret_cast<const void*>(&row_backward_kernel<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs, false>);
+      reinterpret_cast<const void*>(&row_backward_kernel<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs, kVector>);
   const char* op = norm_op_name(l.op);
   int per_sm = 0;
   GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
@@ -44,23 +42,40 @@ Status launch_backward(const NormBackwardLaunch& l) {
   return backward_column_sums(l, params.dweight_partial, params.dbias_partial, groups);
 }
 
-// Tile shapes as the forward's (variant_row_on_chip.cu) with 8 values per thread instead of 16-32:
-// two tiles are live (dy and the saved row) plus, for norms, two column accumulators, so 8 values
-// each keep the thread within 64 registers while a 1024-thread block still holds 8192 elements.
-// float64 values take two registers each: 4 values per thread (half the capacities).
+// The three tiles for kValues values per thread: a warp per row (4 rows per block), then blocks
+// of kMidThreads and kBigThreads threads; longer rows run two_pass.
+template <class T, RowKind kKind, int kValues, int kMidThreads, int kBigThreads, bool kVector>
+Status run_tiles(const NormBackwardLaunch& l) {
+  constexpr int kVecs = kValues / Vec16<T>::kLanes;
+  static_assert(kVecs >= 1 && kVecs * Vec16<T>::kLanes == kValues, "whole 16-byte vectors per thread");
+  const int64_t n = l.params.dy_layout.row_len;
+  if (n <= 32 * kValues) return launch_backward<T, kKind, 32, 4, kVecs, kVector>(l);
+  if (n <= kMidThreads * kValues) return launch_backward<T, kKind, kMidThreads, 1, kVecs, kVector>(l);
+  if (n <= kBigThreads * kValues) return launch_backward<T, kKind, kBigThreads, 1, kVecs, kVector>(l);
+  return norms_backward_two_pass(l);
+}
+
+// Tile shapes: two tiles are live (dy and the saved row) plus, for norms, two column accumulators
+// (dweight, dbias), so 8 fp32 values each keep the thread within 64 registers while a 1024-thread
+// block still holds 8192 elements; float64 values take two registers each: 4 values per thread.
 //   a warp per row, 4 rows per block:   256 elements (float64: 128)
-//   512 threads:                       4096 (2048)
-//   1024 threads:                      8192 (4096); longer rows run two_pass.
+//   512 threads:                       4096 (float64: 2048)
+//   1024 threads:                      8192 (float64: 4096); longer rows run two_pass.
+// 2-byte types on the vector path hold 16 values (two 16-byte vectors of each input) in groups of
+// half the threads (a warp up to 512, then 256 and 512 threads), with the same capacities, so the
+// same rows go to two_pass: with 8, a bf16 thread had only 16 bytes of each input in flight for
+// the per-thread overhead an fp32 thread spends on 32 (see docs/norms.md). Their element-wise
+// path keeps 8 values: with 16, its per-element addresses spill the 512-thread norm tile.
 template <class T, RowKind kKind>
 Status run(const NormBackwardLaunch& l) {
-  constexpr int kValues = sizeof(T) == 8 ? 4 : 8;
-  constexpr int kVecs = kValues / Vec16<T>::kLanes;  // 2 fp32, 1 fp16/bf16, 2 fp64
-  static_assert(kVecs >= 1, "whole 16-byte vectors per thread");
-  const int64_t n = l.params.dy_layout.row_len;
-  if (n <= 32 * kValues) return launch_backward<T, kKind, 32, 4, kVecs>(l);
-  if (n <= 512 * kValues) return launch_backward<T, kKind, 512, 1, kVecs>(l);
-  if (n <= 1024 * kValues) return launch_backward<T, kKind, 1024, 1, kVecs>(l);
-  return norms_backward_two_pass(l);
+  if constexpr (sizeof(T) == 2) {
+    if (l.params.vec_ok) return run_tiles<T, kKind, 16, 256, 512, true>(l);
+    return run_tiles<T, kKind, 8, 512, 1024, false>(l);
+  } else {
+    constexpr int kValues = sizeof(T) == 8 ? 4 : 8;
+    return l.params.vec_ok ? run_tiles<T, kKind, kValues, 512, 1024, true>(l)
+                           : run_tiles<T, kKind, kValues, 512, 1024, false>(l);
+  }
 }
 
 }  // namespace

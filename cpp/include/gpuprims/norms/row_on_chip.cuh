@@ -14,16 +14,23 @@ namespace gpuprims {
 namespace norms {
 
 // Vector kernels: at least 512 resident threads per SM (<= 128 registers a thread), so enough
-// loads are in flight per SM. The element-wise fallback gets no such bound: its per-element
-// 64-bit addresses would spill under it.
-constexpr int min_blocks_for(int threads, bool vector) { return vector && threads <= 512 ? 512 / threads : 1; }
+// loads are in flight per SM. The fp16/bf16 softmax kind: at least 1024 (<= 64 registers): its
+// 32-value tiles took 79-80 registers unbounded (three 256-thread blocks per SM, 64 bytes in
+// flight a thread) and fit 63 without spilling (four blocks). The fp16/bf16 norm kind spills
+// under that bound (28-824 bytes, worst with the residual prologue) and keeps 512. The
+// element-wise fallback gets no bound: its per-element 64-bit addresses would spill under it.
+constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind kind) {
+  const int resident = elem_bytes == 2 && kind == RowKind::kSoftmax ? 1024 : 512;
+  return vector && threads <= 512 ? resident / threads : 1;
+}
 
 // kVector: p.vec_ok, as a template argument so that each instantiation holds one access path
 // (with both, the scalar path's addresses inflate the register count of the vector one).
 // kResidual (norm kind): the row is x + residual, rounded to T, also written to p.sum.
 template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector,
           bool kResidual = false>
-__global__ void __launch_bounds__(kThreadsPerRow * kRowsPerBlock, min_blocks_for(kThreadsPerRow * kRowsPerBlock, kVector))
+__global__ void __launch_bounds__(kThreadsPerRow * kRowsPerBlock,
+                                  min_blocks_for(kThreadsPerRow * kRowsPerBlock, kVector, sizeof(T), kKind))
 row_on_chip_kernel(NormParams p) {
   using Tile = RowTile<T, kThreadsPerRow, kVecs>;
   using Acc = typename Tile::Acc;
@@ -43,6 +50,14 @@ row_on_chip_kernel(NormParams p) {
     const T* xr = x + layout.x_row_offset(row);
     Tile tile;
     tile.load(xr, layout.x_elem_stride, 0, len, rank, kVector, tile_fill<kKind, Acc>());
+    if constexpr (kKind == RowKind::kSoftmax) {
+      if (!p.log) {  // uniform over the grid: every thread of a group takes the same path
+        const Acc inv_sum = softmax_exponentiate<Tile, Group>(tile, len, rank, temp);
+        tile.store(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector, nullptr, 1, nullptr,
+                   1, [inv_sum](Acc e, Acc, Acc) { return e * inv_sum; });
+        continue;
+      }
+    }
     RowFrame<Acc> frame;
     if constexpr (kResidual) {
       static_assert(kKind == RowKind::kNorm, "the residual sum is a norm-kind prologue");

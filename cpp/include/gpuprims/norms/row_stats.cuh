@@ -23,6 +23,20 @@ __device__ __forceinline__ RowFrame<acc_t<T>> row_frame(const T* row, int64_t ro
   return make_row_frame(row_len > 0 ? cast_value<acc_t<T>>(row[0]) : acc_t<T>(0), center);
 }
 
+// The chunk's max (NaN if it holds a NaN), the same on every thread of the group; the tile's fill
+// (-inf, tile_fill) leaves it unchanged.
+template <class Tile, class Group>
+__device__ __forceinline__ typename Tile::Acc tile_max(const Tile& tile, typename Group::TempStorage& temp) {
+  using Acc = typename Tile::Acc;
+  Acc m = -std::numeric_limits<Acc>::infinity();
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+#pragma unroll
+    for (int l = 0; l < Tile::kLanes; ++l) m = nan_max(m, tile.v[s][l]);
+  }
+  return Group::all(m, NanMaxOp{}, temp);
+}
+
 // Partial statistics of a chunk of `len` elements (the same on every thread of the group):
 //   softmax: (max, sum of exp(x - max)); the sum is 0 when the max is -inf, so a chunk of -inf
 //            contributes nothing to a row that has finite values elsewhere.
@@ -35,13 +49,7 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
                                                                       typename Group::TempStorage& temp) {
   using Acc = typename Tile::Acc;
   if constexpr (kKind == RowKind::kSoftmax) {
-    Acc m = -std::numeric_limits<Acc>::infinity();
-#pragma unroll
-    for (int s = 0; s < Tile::kSlots; ++s) {
-#pragma unroll
-      for (int l = 0; l < Tile::kLanes; ++l) m = nan_max(m, tile.v[s][l]);  // fill is -inf
-    }
-    m = Group::all(m, NanMaxOp{}, temp);
+    const Acc m = tile_max<Tile, Group>(tile, temp);
     Acc sum = Group::all(tile.sum_of(len, rank, [m](Acc v) { return exp_of(v - m); }), SumOp{}, temp);
     if (m == -std::numeric_limits<Acc>::infinity()) sum = Acc(0);
     return {m, sum};
@@ -58,6 +66,27 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
     }), SumOp{}, temp);
     return {mean, m2};
   }
+}
+
+// Softmax (not log) of a whole row held in `tile`, with one exponential per element: the tile is
+// replaced by exp(x - max) and 1 / sum is returned, so the output is value * (1 / sum). The
+// values are those of chunk_partial + RowOutput (the same exp_of(x - max), summed in the same
+// order, the same reciprocal), which evaluate the exponential twice: once for the sum, once for
+// the output. The fill slots become exp(-inf - max) = 0 and are skipped by sum_of anyway. A row of
+// -inf (max -inf) gets sum 0 as in chunk_partial: 1 / 0 times exp(NaN) is NaN, as RowOutput gives.
+template <class Tile, class Group>
+__device__ __forceinline__ typename Tile::Acc softmax_exponentiate(Tile& tile, int len, int rank,
+                                                                   typename Group::TempStorage& temp) {
+  using Acc = typename Tile::Acc;
+  const Acc m = tile_max<Tile, Group>(tile, temp);
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+#pragma unroll
+    for (int l = 0; l < Tile::kLanes; ++l) tile.v[s][l] = exp_of(tile.v[s][l] - m);
+  }
+  Acc sum = Group::all(tile.sum_of(len, rank, [](Acc e) { return e; }), SumOp{}, temp);
+  if (m == -std::numeric_limits<Acc>::infinity()) sum = Acc(0);
+  return softmax_scale(RowStats<Acc>{m, sum}, false);
 }
 
 // Row statistics (mean - shift, rstd) from a norm partial covering the whole row (norm_mean_rstd).
