@@ -109,13 +109,9 @@ lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
 
   Tile t;
   t.load(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
-  const Acc warp_total = t.scan_warp(lane);
-  if (lane == 0) warp_totals[warp] = warp_total;
-  __syncthreads();
-
+  Acc aggregate;
+  const Acc warp_exclusive = scan_tile_block(t, warp_totals, warp, lane, &aggregate);
   if (warp == 0) {
-    Acc aggregate;
-    const Acc warp_exclusive = scan_warp_totals<Acc, Op, Tile::kWarps>(warp_totals, lane, &aggregate);
     Acc prefix = ScanOperator<Op>::template identity<Acc>();
     if (c.chunk == 0) {
       if (lane == 0) status.publish(tile, kTileInclusive, aggregate);

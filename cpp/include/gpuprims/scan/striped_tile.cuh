@@ -20,6 +20,7 @@ namespace scan_detail {
 template <class In, class Out, class Op, int kThreads, int kItemsPerThread = 16>
 struct StripedTile {
   using Acc = scan_acc_t<Out>;
+  using Operator = Op;
   using S = storage_t<In>;
   static constexpr int kVec = 16 / sizeof(S);  // items per 16-byte load
   static constexpr int kGroups = kItemsPerThread / kVec;
@@ -129,6 +130,21 @@ __device__ __forceinline__ Acc scan_warp_totals(const Acc* warp_totals, int lane
   *aggregate = shfl_idx(inclusive, kWarps - 1);
   const Acc exclusive = shfl_up(inclusive, 1);
   return lane == 0 ? identity : exclusive;
+}
+
+// The block-wide scan of a loaded tile: scans it in place (per warp), then warp 0 scans the warp
+// totals. Call with every thread; returns, to warp 0's lanes, the exclusive prefix of warp `lane`,
+// and sets *aggregate (in warp 0) to the tile's total. `warp_totals` is shared memory of kWarps.
+template <class Tile>
+__device__ __forceinline__ typename Tile::Acc scan_tile_block(Tile& t, typename Tile::Acc* warp_totals, int warp,
+                                                              int lane, typename Tile::Acc* aggregate) {
+  using Acc = typename Tile::Acc;
+  const Acc warp_total = t.scan_warp(lane);
+  if (lane == 0) warp_totals[warp] = warp_total;
+  __syncthreads();
+  Acc warp_exclusive = ScanOperator<typename Tile::Operator>::template identity<Acc>();
+  if (warp == 0) warp_exclusive = scan_warp_totals<Acc, typename Tile::Operator, Tile::kWarps>(warp_totals, lane, aggregate);
+  return warp_exclusive;
 }
 
 }  // namespace scan_detail

@@ -36,13 +36,9 @@ tile_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, Sc
 
   Tile t;
   t.load(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
-  const Acc warp_total = t.scan_warp(lane);
-  if (lane == 0) warp_totals[warp] = warp_total;
-  __syncthreads();
-
+  Acc aggregate;
+  const Acc warp_exclusive = scan_tile_block(t, warp_totals, warp, lane, &aggregate);
   if (warp == 0) {
-    Acc aggregate;
-    const Acc warp_exclusive = scan_warp_totals<Acc, Op, Tile::kWarps>(warp_totals, lane, &aggregate);
     Acc prefix = ScanOperator<Op>::template identity<Acc>();
     if constexpr (kPrefix == TilePrefix::kPrefixArray) {
       if (c.chunk > 0) prefix = tile_values[tile];  // a row's first tile keeps the identity (-0.0 stays -0.0)
