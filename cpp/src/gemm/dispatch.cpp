@@ -201,11 +201,8 @@ Status run_gemv_variant(GemvAlgorithm algorithm, const GemvLaunch& l) {
     case GemvAlgorithm::kAuto: break;
   }
   // A column-major A is read coalesced by a thread per row; everything else by a warp per row.
-  // float32 16384^2 on the H200 (device run 12): warp_per_row 0.2448 ms, vectorized 0.2581 ms
-  // (cublasSgemv 0.2601); bfloat16: vectorized 0.1279 ms, warp_per_row 0.1604 ms.
   const gemm::GemvParams& p = l.params;
   if (p.a_row == 1 && p.a_col != 1) return gemm::gemv_naive(l);
-  if (l.dtype == DType::kFloat32) return gemm::gemv_warp_per_row(l);
   return gemm::gemv_vectorized(l);
 }
 
