@@ -63,6 +63,13 @@ def host_us_per_call(fns: dict, *, calls: int = 2000, rounds: int = 15) -> dict:
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
+def bandwidth_row(case: str, impl: str, ms: float, nbytes: int, copy: float, peer_ms: float, peer: str) -> dict:
+    """One benchmark row: time, bandwidth over the minimum bytes, % of the copy ceiling, ratio to the peer."""
+    gbps = nbytes / ms / 1e6
+    return {"case": case, "impl": impl, "ms": ms, "GBps": gbps, "pct_copy": 100 * gbps / copy,
+            "vs_peer": peer_ms / ms, "peer": peer}
+
+
 def gpu_info() -> dict:
     torch = torch_cuda()
     p = torch.cuda.get_device_properties(0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gpuprims
 from gpuprims import _cub_ref
 
-from ._timing import copy_gbps, median_ms, torch_cuda
+from ._timing import bandwidth_row, copy_gbps, median_ms, torch_cuda
 
 ROTATE_FACTOR = 4  # inputs smaller than 4x L2 rotate through enough buffers to defeat the cache
 BINS = 256
@@ -38,12 +38,6 @@ def _uint8_data(torch, kind, n, seed):
     return out
 
 
-def _row(case, impl, ms, nbytes, copy, peer_ms, peer):
-    gbps = nbytes / ms / 1e6
-    return {"case": case, "impl": impl, "ms": ms, "GBps": gbps, "pct_copy": 100 * gbps / copy,
-            "vs_peer": peer_ms / ms, "peer": peer}
-
-
 def _histogram_case(torch, case, xs, dtype, lower, upper, copy, slow_reps):
     n = xs[0].numel()
     cur = [xs[0]]
@@ -66,7 +60,7 @@ def _histogram_case(torch, case, xs, dtype, lower, upper, copy, slow_reps):
                                                                   algorithm=v.name),
                                        before=rotate, reps=reps, warmup=1 if reps < 20 else 3)))
     rows.append(("auto", median_ms(lambda: gpuprims.histogram(cur[0], BINS, (lower, upper), out=out), before=rotate)))
-    return [_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
+    return [bandwidth_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
 
 
 def _bincount_case(torch, case, xs, copy):
@@ -83,7 +77,7 @@ def _bincount_case(torch, case, xs, copy):
             ("bincount (one pass, reads max: one sync)", median_ms(lambda: gpuprims.bincount(cur[0]), before=rotate)),
             ("bincount out= ignore (no sync)",
              median_ms(lambda: gpuprims.bincount(cur[0], out=out, out_of_range="ignore"), before=rotate))]
-    return [_row(case, impl, ms, nbytes, copy, peer_ms, "torch") for impl, ms in rows]
+    return [bandwidth_row(case, impl, ms, nbytes, copy, peer_ms, "torch") for impl, ms in rows]
 
 
 def run(quick: bool = False) -> dict:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gpuprims
 
-from ._timing import copy_gbps, median_ms, torch_cuda
+from ._timing import bandwidth_row, copy_gbps, median_ms, torch_cuda
 
 ROTATE_FACTOR = 4  # inputs smaller than 4x L2 rotate through enough buffers to defeat the cache
 OPS = ("softmax", "log_softmax", "layer_norm", "rms_norm")
@@ -62,9 +62,7 @@ def _case(torch, op, rows, n, dtype, l2_bytes, copy):
 
 
 def _row(case, impl, ms, nbytes, copy, peer_ms):
-    gbps = nbytes / ms / 1e6
-    return {"case": case, "impl": impl, "ms": ms, "GBps": gbps, "pct_copy": 100 * gbps / copy,
-            "vs_peer": peer_ms / ms, "peer": "torch"}
+    return bandwidth_row(case, impl, ms, nbytes, copy, peer_ms, "torch")
 
 
 def _backward_case(torch, op, rows, n, dtype, copy):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gpuprims
 from gpuprims import _cub_ref
 
-from ._timing import copy_gbps, host_us_per_call, median_ms, torch_cuda
+from ._timing import bandwidth_row, copy_gbps, host_us_per_call, median_ms, torch_cuda
 
 ROTATE_FACTOR = 4  # inputs smaller than 4x L2 rotate through enough buffers to defeat the cache
 
@@ -48,7 +48,7 @@ def _full_sum_case(torch, name, n, dtype, l2_bytes, copy, slow_reps):
                        reps=reps, warmup=1 if reps < 20 else 3)
         rows.append((v.name, ms))
     rows.append(("auto", median_ms(lambda: gpuprims.sum(cur[0], dtype=dname, out=out), before=rotate)))
-    return [_row(name, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
+    return [bandwidth_row(name, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
 
 
 def _axis_case(torch, name, shape, axis, l2_bytes, copy):
@@ -66,13 +66,7 @@ def _axis_case(torch, name, shape, axis, l2_bytes, copy):
     for algorithm in ("vectorized", "column_tiles", "thread_per_output", "auto"):
         rows.append((algorithm, median_ms(lambda: gpuprims.sum(cur[0], axis=axis, out=out, algorithm=algorithm),
                                           before=rotate)))
-    return [_row(name, impl, ms, nbytes, copy, peer_ms, "torch") for impl, ms in rows]
-
-
-def _row(case, impl, ms, nbytes, copy, peer_ms, peer):
-    gbps = nbytes / ms / 1e6
-    return {"case": case, "impl": impl, "ms": ms, "GBps": gbps, "pct_copy": 100 * gbps / copy,
-            "vs_peer": peer_ms / ms, "peer": peer}
+    return [bandwidth_row(name, impl, ms, nbytes, copy, peer_ms, "torch") for impl, ms in rows]
 
 
 def run(quick: bool = False) -> dict:

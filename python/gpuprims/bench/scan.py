@@ -10,7 +10,7 @@ from __future__ import annotations
 import gpuprims
 from gpuprims import _cub_ref
 
-from ._timing import copy_gbps, median_ms, torch_cuda
+from ._timing import bandwidth_row, copy_gbps, median_ms, torch_cuda
 
 ROTATE_FACTOR = 4  # inputs smaller than 4x L2 rotate through enough buffers to defeat the cache
 SLOW = ("hillis_steele", "blelloch")  # the textbook rungs: fewer repetitions
@@ -25,12 +25,6 @@ def _rotating(torch, make, nbytes, l2_bytes):
         cur[0] = bufs[i % len(bufs)]
 
     return cur, rotate
-
-
-def _row(case, impl, ms, nbytes, copy, peer_ms, peer):
-    gbps = nbytes / ms / 1e6
-    return {"case": case, "impl": impl, "ms": ms, "GBps": gbps, "pct_copy": 100 * gbps / copy,
-            "vs_peer": peer_ms / ms, "peer": peer}
 
 
 def _temp(torch, nbytes):
@@ -60,7 +54,7 @@ def _device_scan_case(torch, n, dtype, l2, copy, variants):
         rows.append((name, median_ms(lambda: gpuprims.cumsum(cur[0], dtype=dname, out=out, algorithm=name),
                                      before=rotate, reps=reps, warmup=1 if reps < 20 else 3)))
     rows.append(("auto", median_ms(lambda: gpuprims.cumsum(cur[0], dtype=dname, out=out), before=rotate)))
-    return [_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
+    return [bandwidth_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
 
 
 def _row_scan_case(torch, shape, l2, copy):
@@ -74,7 +68,7 @@ def _row_scan_case(torch, shape, l2, copy):
     for name in ("decoupled_lookback", "reduce_then_scan", "warp_shuffle", "warp_per_row", "auto"):
         rows.append((name, median_ms(lambda: gpuprims.cumsum(cur[0], axis=-1, out=out, algorithm=name),
                                      before=rotate)))
-    return [_row(case, impl, ms, 8 * n, copy, peer_ms, "torch") for impl, ms in rows]
+    return [bandwidth_row(case, impl, ms, 8 * n, copy, peer_ms, "torch") for impl, ms in rows]
 
 
 def _compact_case(torch, n, l2, copy):
@@ -101,7 +95,7 @@ def _compact_case(torch, n, l2, copy):
             ("torch.masked_select", median_ms(lambda: torch.masked_select(cur[0], cur[1]), before=rotate)),
             ("gpuprims.compact(out=)", median_ms(lambda: gpuprims.compact(cur[0], cur[1], out=out), before=rotate)),
             ("gpuprims.compact (exact size)", median_ms(lambda: gpuprims.compact(cur[0], cur[1]), before=rotate))]
-    return [_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
+    return [bandwidth_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
 
 
 def _segmented_case(torch, segments, length, l2, copy):
@@ -120,7 +114,8 @@ def _segmented_case(torch, segments, length, l2, copy):
     rows = [("cub::DeviceSegmentedReduce::Sum", cub_ms),
             ("gpuprims.segmented_reduce", median_ms(lambda: gpuprims.segmented_reduce(cur[0], offsets, out=out),
                                                     before=rotate))]
-    return [_row(case, impl, ms, 4 * n + 8 * (segments + 1) + 4 * segments, copy, cub_ms, "cub") for impl, ms in rows]
+    nbytes = 4 * n + 8 * (segments + 1) + 4 * segments
+    return [bandwidth_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
 
 
 def run(quick: bool = False) -> dict:
