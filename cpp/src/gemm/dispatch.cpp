@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/gemm.hpp"
 #include "launch.hpp"
@@ -117,14 +118,6 @@ Status check_same_device(const char* op, const TensorView& first, const char* fi
     return value_error(std::string(op) + ": arguments '" + first_arg + "' and '" + arg +
                        "' must be on the same device, got " + first_arg + " on " + device_name(first.device) +
                        " and " + arg + " on " + device_name(v.device));
-  }
-  return Status::ok();
-}
-
-Status check_aligned(const char* op, const TensorView& v, const char* arg) {
-  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
-    return value_error(prefix(op, arg) + "expected an address aligned to its " + std::to_string(dtype_size(v.dtype)) +
-                       "-byte " + dtype_name(v.dtype) + " elements, got a misaligned one");
   }
   return Status::ok();
 }
@@ -277,9 +270,9 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
   if (batch == 0 || m == 0 || n == 0) return Status::ok();
 
   GPUPRIMS_TRY(check_context_alive(op));
-  GPUPRIMS_TRY(check_aligned(op, a, "a"));
-  GPUPRIMS_TRY(check_aligned(op, b, "b"));
-  GPUPRIMS_TRY(check_aligned(op, c, "out"));
+  GPUPRIMS_TRY(check_element_aligned(op, a, "a"));
+  GPUPRIMS_TRY(check_element_aligned(op, b, "b"));
+  GPUPRIMS_TRY(check_element_aligned(op, c, "out"));
   p.a_vec_rows = rows_vector_aligned(a, p.sa);
   p.b_vec_rows = rows_vector_aligned(b, p.sb);
   p.c_vec_rows = rows_vector_aligned(c, p.sc);
@@ -322,9 +315,9 @@ Status gemv(const TensorView& a, const TensorView& x, const TensorView& y, GemvA
   if (p.m == 0) return Status::ok();
 
   GPUPRIMS_TRY(check_context_alive(op));
-  GPUPRIMS_TRY(check_aligned(op, a, "a"));
-  GPUPRIMS_TRY(check_aligned(op, x, "x"));
-  GPUPRIMS_TRY(check_aligned(op, y, "out"));
+  GPUPRIMS_TRY(check_element_aligned(op, a, "a"));
+  GPUPRIMS_TRY(check_element_aligned(op, x, "x"));
+  GPUPRIMS_TRY(check_element_aligned(op, y, "out"));
   p.vec_rows = rows_vector_aligned(a, s) && p.x_stride == 1 && reinterpret_cast<uintptr_t>(x.data) % 16 == 0;
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(a.device.id, op));

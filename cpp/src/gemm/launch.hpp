@@ -39,18 +39,6 @@ Status gemv_warp_per_row(const GemvLaunch& launch);
 Status gemv_vectorized(const GemvLaunch& launch);
 Status gemv_host(const GemvLaunch& launch);  // host.cpp
 
-// Calls f(type_tag<T>{}) for the launch's floating element type (dispatch rejected the others).
-template <class F>
-Status visit_float_dtype(DType t, F&& f) {
-  switch (t) {
-    case DType::kFloat16: return f(type_tag<half_t>{});
-    case DType::kBFloat16: return f(type_tag<bfloat16_t>{});
-    case DType::kFloat64: return f(type_tag<double>{});
-    default: break;
-  }
-  return f(type_tag<float>{});
-}
-
 // Blocks for `work` items of a grid-stride loop, within the grid's x limit.
 inline unsigned grid_extent(int64_t tiles, int64_t limit) {
   return static_cast<unsigned>(tiles < 1 ? 1 : (tiles > limit ? limit : tiles));

@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/numeric.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/histogram.hpp"
@@ -52,14 +53,6 @@ namespace {
 bool is_sample_dtype(DType t, bool bincount) {
   if (t == DType::kUInt64) return false;
   return !bincount || !is_floating(t);
-}
-
-Status check_aligned(const TensorView& v, const char* op, const char* arg) {
-  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
-    return value_error(std::string(op) + ": argument '" + arg + "': expected an address aligned to its " +
-                       std::to_string(dtype_size(v.dtype)) + "-byte elements, got a misaligned one");
-  }
-  return Status::ok();
 }
 
 // Checks x, weights and out, and fills the launch's sample layout and output fields.
@@ -122,9 +115,9 @@ Status prepare(const char* op, const TensorView& x, const TensorView* w, const T
     return Status::ok();
   }
   GPUPRIMS_TRY(check_context_alive(op));
-  GPUPRIMS_TRY(check_aligned(x, op, "x"));
-  if (w) GPUPRIMS_TRY(check_aligned(*w, op, "weights"));
-  GPUPRIMS_TRY(check_aligned(out, op, "out"));
+  GPUPRIMS_TRY(check_element_aligned(op, x, "x"));
+  if (w) GPUPRIMS_TRY(check_element_aligned(op, *w, "weights"));
+  GPUPRIMS_TRY(check_element_aligned(op, out, "out"));
   l->device = x.device.id;
   return Status::ok();
 }

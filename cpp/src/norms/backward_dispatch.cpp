@@ -144,9 +144,9 @@ Status norm_backward(const NormBackwardTensors& t, const NormOptions& options, c
   if (n == 0 || (rows == 0 && l.dweight == nullptr && l.dbias == nullptr)) return Status::ok();
 
   GPUPRIMS_TRY(check_context_alive(name));
-  GPUPRIMS_TRY(norms::check_aligned(name, dy, "dy"));
-  GPUPRIMS_TRY(norms::check_aligned(name, t.saved, saved_name));
-  GPUPRIMS_TRY(norms::check_aligned(name, t.dx, "out"));
+  GPUPRIMS_TRY(check_element_aligned(name, dy, "dy"));
+  GPUPRIMS_TRY(check_element_aligned(name, t.saved, saved_name));
+  GPUPRIMS_TRY(check_element_aligned(name, t.dx, "out"));
   const bool weight_vec_ok = t.weight == nullptr || ((t.weight->strides[0] == 1 || n <= 1) &&
                                                      reinterpret_cast<uintptr_t>(t.weight->data) % 16 == 0);
   p.vec_ok = norms::rows_vector_aligned(p.dy_layout, dy.data, t.dx.data, dy.dtype) &&

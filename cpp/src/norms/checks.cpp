@@ -11,15 +11,6 @@ std::string arg_error_prefix(const char* op, const char* arg) {
   return std::string(op) + ": argument '" + arg + "': ";
 }
 
-Status check_aligned(const char* op, const TensorView& v, const char* arg) {
-  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
-    return value_error(arg_error_prefix(op, arg) + "expected an address aligned to its " +
-                       std::to_string(dtype_size(v.dtype)) + "-byte " + dtype_name(v.dtype) +
-                       " elements, got a misaligned one");
-  }
-  return Status::ok();
-}
-
 Status check_same_device(const char* op, const TensorView& x, const TensorView& v, const char* arg) {
   if (v.device != x.device) {
     return value_error(std::string(op) + ": arguments 'x' and '" + arg +
@@ -40,7 +31,7 @@ Status check_affine(const char* op, const TensorView& x, const TensorView& v, in
     return value_error(arg_error_prefix(op, arg) + "expected shape (" + std::to_string(row_len) +
                        ",) (the row length), got " + shape_string(v));
   }
-  return check_aligned(op, v, arg);
+  return check_element_aligned(op, v, arg);
 }
 
 // mean / rstd: compact, one statistics-type value per row.
@@ -65,7 +56,7 @@ Status check_stats(const char* op, const TensorView& x, const TensorView& v, int
     return value_error(arg_error_prefix(op, arg) + "expected " + std::to_string(rows) + " elements (one per row), got " +
                        std::to_string(v.numel()));
   }
-  return check_aligned(op, v, arg);
+  return check_element_aligned(op, v, arg);
 }
 
 Status check_like(const char* name, const TensorView& ref, const char* ref_name, const TensorView& v,

@@ -2,6 +2,7 @@
 // Argument checks shared by the forward and backward dispatch. Errors name the op and argument.
 #include <string>
 
+#include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/error.hpp"
 #include "gpuprims/core/tensor_view.hpp"
 #include "gpuprims/norms.hpp"
@@ -10,7 +11,6 @@ namespace gpuprims {
 namespace norms {
 
 std::string arg_error_prefix(const char* op, const char* arg);  // "<op>: argument '<arg>': "
-Status check_aligned(const char* op, const TensorView& v, const char* arg);
 // v on x's device (x named 'x' in the message).
 Status check_same_device(const char* op, const TensorView& x, const TensorView& v, const char* arg);
 // weight / bias (or their gradients): 1-D of the row length, x's dtype and device.

@@ -101,7 +101,6 @@ namespace {
 using norms::NormLaunch;
 using norms::arg_error_prefix;
 using norms::check_affine;
-using norms::check_aligned;
 using norms::check_same_device;
 using norms::check_stats;
 
@@ -219,16 +218,16 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   if (p.layout.num_rows == 0) return Status::ok();
 
   GPUPRIMS_TRY(check_context_alive(name));
-  GPUPRIMS_TRY(check_aligned(name, x, "x"));
-  GPUPRIMS_TRY(check_aligned(name, y, "out"));
+  GPUPRIMS_TRY(check_element_aligned(name, x, "x"));
+  GPUPRIMS_TRY(check_element_aligned(name, y, "out"));
   const auto affine_vector_ok = [&](const TensorView* v) {
     return v == nullptr || ((v->strides[0] == 1 || v->shape[0] <= 1) && reinterpret_cast<uintptr_t>(v->data) % 16 == 0);
   };
   p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype) && affine_vector_ok(t.weight) &&
              affine_vector_ok(t.bias);
   if (t.residual) {
-    GPUPRIMS_TRY(check_aligned(name, *t.residual, "residual"));
-    GPUPRIMS_TRY(check_aligned(name, *t.sum, "sum"));
+    GPUPRIMS_TRY(check_element_aligned(name, *t.residual, "residual"));
+    GPUPRIMS_TRY(check_element_aligned(name, *t.sum, "sum"));
     GPUPRIMS_TRY(norms::make_row_layout(*t.residual, *t.sum, axis, name, &p.residual_layout));
     p.residual = t.residual->data;
     p.sum = t.sum->data;

@@ -71,9 +71,9 @@ Status bias_dropout_add(const DropoutTensors& t, const DropoutOptions& options, 
   }
   if (p.total == 0) return Status::ok();
   GPUPRIMS_TRY(check_context_alive(kOp));
-  GPUPRIMS_TRY(norms::check_aligned(kOp, x, "x"));
-  GPUPRIMS_TRY(norms::check_aligned(kOp, t.residual, "residual"));
-  GPUPRIMS_TRY(norms::check_aligned(kOp, t.out, "out"));
+  GPUPRIMS_TRY(check_element_aligned(kOp, x, "x"));
+  GPUPRIMS_TRY(check_element_aligned(kOp, t.residual, "residual"));
+  GPUPRIMS_TRY(check_element_aligned(kOp, t.out, "out"));
   const int64_t lanes = 16 / int64_t(dtype_size(x.dtype));
   p.vec_ok = n % lanes == 0 && c_contiguous_aligned(x) && c_contiguous_aligned(t.residual) &&
              c_contiguous_aligned(t.out) &&

@@ -34,18 +34,6 @@ Status norms_two_pass(const NormLaunch& launch);
 Status norms_welford(const NormLaunch& launch);
 Status norms_host(const NormLaunch& launch);  // host.cpp: the CPU reference
 
-// Calls f(type_tag<T>{}) for the launch's floating element type (dispatch rejected the others).
-template <class F>
-Status visit_float_dtype(DType t, F&& f) {
-  switch (t) {
-    case DType::kFloat16: return f(type_tag<half_t>{});
-    case DType::kBFloat16: return f(type_tag<bfloat16_t>{});
-    case DType::kFloat64: return f(type_tag<double>{});
-    default: break;
-  }
-  return f(type_tag<float>{});
-}
-
 // Blocks for a grid-stride loop over `work` items: one each, within the grid's x limit.
 inline unsigned grid_for(int64_t work) {
   return static_cast<unsigned>(work < 1 ? 1 : (work > 0x7fffffff ? 0x7fffffff : work));

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/reduce.hpp"
 #include "launch.hpp"
@@ -102,15 +103,6 @@ Status run_variant(ReduceAlgorithm algorithm, const ReduceLaunch& l) {
   return reduce_vectorized(l);
 }
 
-Status check_aligned(const TensorView& v, const char* arg) {
-  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
-    return value_error(std::string("reduce: argument '") + arg + "': expected an address aligned to its " +
-                       std::to_string(dtype_size(v.dtype)) + "-byte " + dtype_name(v.dtype) +
-                       " elements, got a misaligned one");
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& options, cudaStream_t stream) {
@@ -139,8 +131,8 @@ Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& 
   }
 
   GPUPRIMS_TRY(check_context_alive("reduce"));
-  GPUPRIMS_TRY(check_aligned(in, "x"));
-  GPUPRIMS_TRY(check_aligned(out, "out"));
+  GPUPRIMS_TRY(check_element_aligned("reduce", in, "x"));
+  GPUPRIMS_TRY(check_element_aligned("reduce", out, "out"));
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(in.device.id, "reduce"));
   l.device = in.device.id;

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/scan.hpp"
 #include "launch.hpp"
@@ -94,15 +95,6 @@ Status run_variant(ScanAlgorithm algorithm, const ScanLaunch& l) {
   return scan_decoupled_lookback(l);
 }
 
-Status check_aligned(const TensorView& v, const char* arg) {
-  if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
-    return value_error(std::string("scan: argument '") + arg + "': expected an address aligned to its " +
-                       std::to_string(dtype_size(v.dtype)) + "-byte " + dtype_name(v.dtype) +
-                       " elements, got a misaligned one");
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Status scan(const TensorView& in, const TensorView& out, const ScanOptions& options, cudaStream_t stream) {
@@ -151,8 +143,8 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
   }
 
   GPUPRIMS_TRY(check_context_alive("scan"));
-  GPUPRIMS_TRY(check_aligned(in, "x"));
-  GPUPRIMS_TRY(check_aligned(out, "out"));
+  GPUPRIMS_TRY(check_element_aligned("scan", in, "x"));
+  GPUPRIMS_TRY(check_element_aligned("scan", out, "out"));
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(in.device.id, "scan"));
   l.device = in.device.id;

@@ -75,4 +75,17 @@ decltype(auto) visit_dtype(DType t, F&& f) {
   return f(type_tag<double>{});
 }
 
+// visit_dtype for families that take the four float dtypes only: calls f(type_tag<T>{}) for
+// float16, bfloat16, float64, and float32 for anything else (their dispatch rejected the rest).
+template <class F>
+decltype(auto) visit_float_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::kFloat16: return f(type_tag<half_t>{});
+    case DType::kBFloat16: return f(type_tag<bfloat16_t>{});
+    case DType::kFloat64: return f(type_tag<double>{});
+    default: break;
+  }
+  return f(type_tag<float>{});
+}
+
 }  // namespace gpuprims

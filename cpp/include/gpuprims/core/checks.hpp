@@ -1,0 +1,12 @@
+#pragma once
+// Argument checks every family's dispatch shares.
+#include "gpuprims/core/error.hpp"
+#include "gpuprims/core/tensor_view.hpp"
+
+namespace gpuprims {
+
+// The array's address is a multiple of its element size (kernels index it as T*). Error:
+// "<op>: argument '<arg>': expected an address aligned to its 4-byte float32 elements, ...".
+Status check_element_aligned(const char* op, const TensorView& v, const char* arg);
+
+}  // namespace gpuprims
