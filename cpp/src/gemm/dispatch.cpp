@@ -94,11 +94,10 @@ using gemm::GemmLaunch;
 using gemm::GemvLaunch;
 using gemm::MatrixStrides;
 
-std::string prefix(const char* op, const char* arg) { return std::string(op) + ": argument '" + arg + "': "; }
 
 Status check_float(const char* op, const TensorView& v, const char* arg) {
   if (!is_floating(v.dtype)) {
-    return type_error(prefix(op, arg) + "expected float16, bfloat16, float32 or float64, got " + dtype_name(v.dtype));
+    return type_error(arg_error_prefix(op, arg) + "expected float16, bfloat16, float32 or float64, got " + dtype_name(v.dtype));
   }
   return Status::ok();
 }
@@ -125,10 +124,10 @@ Status check_same_device(const char* op, const TensorView& first, const char* fi
 Status check_output(const char* op, const TensorView& first, const TensorView& out) {
   GPUPRIMS_TRY(check_same_device(op, first, "a", out, "out"));
   if (out.dtype != first.dtype) {
-    return type_error(prefix(op, "out") + "expected dtype " + dtype_name(first.dtype) + ", got " +
+    return type_error(arg_error_prefix(op, "out") + "expected dtype " + dtype_name(first.dtype) + ", got " +
                       dtype_name(out.dtype));
   }
-  if (out.readonly) return type_error(prefix(op, "out") + "expected a writable array, got a read-only one");
+  if (out.readonly) return type_error(arg_error_prefix(op, "out") + "expected a writable array, got a read-only one");
   return Status::ok();
 }
 
@@ -210,7 +209,7 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
   GPUPRIMS_TRY(check_output(op, a, c));
   const auto check_ndim = [&](const TensorView& v, const char* arg) {
     if (v.ndim == 2 || v.ndim == 3) return Status::ok();
-    return value_error(prefix(op, arg) + "expected a 2-D or 3-D array, got shape " + shape_string(v));
+    return value_error(arg_error_prefix(op, arg) + "expected a 2-D or 3-D array, got shape " + shape_string(v));
   };
   GPUPRIMS_TRY(check_ndim(a, "a"));
   GPUPRIMS_TRY(check_ndim(b, "b"));
@@ -233,22 +232,22 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
     const std::string expect = out_ndim == 3 ? "(" + std::to_string(batch) + ", " + std::to_string(m) + ", " +
                                                    std::to_string(n) + ")"
                                              : "(" + std::to_string(m) + ", " + std::to_string(n) + ")";
-    return value_error(prefix(op, "out") + "expected shape " + expect + ", got " + shape_string(c));
+    return value_error(arg_error_prefix(op, "out") + "expected shape " + expect + ", got " + shape_string(c));
   }
   if (float32_only(options.algorithm) && a.dtype != DType::kFloat32) {
-    return type_error(prefix(op, "a") + "algorithm '" + matmul_algorithm_name(options.algorithm) +
+    return type_error(arg_error_prefix(op, "a") + "algorithm '" + matmul_algorithm_name(options.algorithm) +
                       "' takes float32 inputs, got " + dtype_name(a.dtype) +
                       " (naive, coalesced and smem_tiled take every floating dtype)");
   }
   if (options.algorithm == GemmAlgorithm::kWmma &&
       (a.dtype == DType::kFloat64 || (a.dtype == DType::kFloat32 && !options.allow_tf32))) {
-    return type_error(prefix(op, "a") + "algorithm 'wmma' takes float16 or bfloat16 inputs, or float32 with "
+    return type_error(arg_error_prefix(op, "a") + "algorithm 'wmma' takes float16 or bfloat16 inputs, or float32 with "
                       "allow_tf32=True, got " + dtype_name(a.dtype) +
                       (a.dtype == DType::kFloat32 ? " with allow_tf32=False" : ""));
   }
   if (options.algorithm == GemmAlgorithm::kMmaPipelined && a.dtype != DType::kFloat16 &&
       a.dtype != DType::kBFloat16) {
-    return type_error(prefix(op, "a") + "algorithm 'mma_pipelined' takes float16 or bfloat16 inputs, got " +
+    return type_error(arg_error_prefix(op, "a") + "algorithm 'mma_pipelined' takes float16 or bfloat16 inputs, got " +
                       dtype_name(a.dtype));
   }
 
@@ -288,13 +287,13 @@ Status gemv(const TensorView& a, const TensorView& x, const TensorView& y, GemvA
   GPUPRIMS_TRY(check_same_dtype(op, a, "a", x, "x"));
   GPUPRIMS_TRY(check_same_device(op, a, "a", x, "x"));
   GPUPRIMS_TRY(check_output(op, a, y));
-  if (a.ndim != 2) return value_error(prefix(op, "a") + "expected a 2-D array, got shape " + shape_string(a));
+  if (a.ndim != 2) return value_error(arg_error_prefix(op, "a") + "expected a 2-D array, got shape " + shape_string(a));
   if (x.ndim != 1 || x.shape[0] != a.shape[1]) {
-    return value_error(prefix(op, "x") + "expected shape (" + std::to_string(a.shape[1]) +
+    return value_error(arg_error_prefix(op, "x") + "expected shape (" + std::to_string(a.shape[1]) +
                        ",) (a's column count), got " + shape_string(x));
   }
   if (y.ndim != 1 || y.shape[0] != a.shape[0]) {
-    return value_error(prefix(op, "out") + "expected shape (" + std::to_string(a.shape[0]) + ",), got " +
+    return value_error(arg_error_prefix(op, "out") + "expected shape (" + std::to_string(a.shape[0]) + ",), got " +
                        shape_string(y));
   }
   GemvLaunch l{};

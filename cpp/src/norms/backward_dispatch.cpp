@@ -59,7 +59,6 @@ Status parse_norm_backward_algorithm(NormOp op, const std::string& name, NormAlg
 
 namespace {
 
-using norms::arg_error_prefix;
 
 Status check_writable(const char* name, const TensorView& v, const char* arg) {
   if (v.readonly) return type_error(arg_error_prefix(name, arg) + "expected a writable array, got a read-only one");

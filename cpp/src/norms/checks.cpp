@@ -7,10 +7,6 @@
 namespace gpuprims {
 namespace norms {
 
-std::string arg_error_prefix(const char* op, const char* arg) {
-  return std::string(op) + ": argument '" + arg + "': ";
-}
-
 Status check_same_device(const char* op, const TensorView& x, const TensorView& v, const char* arg) {
   if (v.device != x.device) {
     return value_error(std::string(op) + ": arguments 'x' and '" + arg +

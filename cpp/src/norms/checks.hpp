@@ -10,7 +10,6 @@
 namespace gpuprims {
 namespace norms {
 
-std::string arg_error_prefix(const char* op, const char* arg);  // "<op>: argument '<arg>': "
 // v on x's device (x named 'x' in the message).
 Status check_same_device(const char* op, const TensorView& x, const TensorView& v, const char* arg);
 // weight / bias (or their gradients): 1-D of the row length, x's dtype and device.

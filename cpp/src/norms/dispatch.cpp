@@ -99,7 +99,6 @@ Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* o
 namespace {
 
 using norms::NormLaunch;
-using norms::arg_error_prefix;
 using norms::check_affine;
 using norms::check_same_device;
 using norms::check_stats;

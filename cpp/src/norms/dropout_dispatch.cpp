@@ -29,19 +29,19 @@ bool c_contiguous_aligned(const TensorView& v) {
 Status bias_dropout_add(const DropoutTensors& t, const DropoutOptions& options, cudaStream_t stream) {
   const TensorView& x = t.x;
   if (!is_floating(x.dtype)) {
-    return type_error(norms::arg_error_prefix(kOp, "x") + "expected float16, bfloat16, float32 or float64, got " +
+    return type_error(arg_error_prefix(kOp, "x") + "expected float16, bfloat16, float32 or float64, got " +
                       dtype_name(x.dtype));
   }
-  if (x.ndim < 1) return value_error(norms::arg_error_prefix(kOp, "x") + "expected at least 1 dimension, got a 0-d array");
+  if (x.ndim < 1) return value_error(arg_error_prefix(kOp, "x") + "expected at least 1 dimension, got a 0-d array");
   GPUPRIMS_TRY(norms::check_like(kOp, x, "x", t.residual, "residual"));
   GPUPRIMS_TRY(norms::check_like(kOp, x, "x", t.out, "out"));
   if (t.out.readonly) {
-    return type_error(norms::arg_error_prefix(kOp, "out") + "expected a writable array, got a read-only one");
+    return type_error(arg_error_prefix(kOp, "out") + "expected a writable array, got a read-only one");
   }
   const int64_t n = x.shape[x.ndim - 1];
   if (t.bias) GPUPRIMS_TRY(norms::check_affine(kOp, x, *t.bias, n, "bias"));
   if (!(options.p >= 0.0 && options.p <= 1.0)) {
-    return value_error(norms::arg_error_prefix(kOp, "p") + "expected a probability in [0, 1], got " +
+    return value_error(arg_error_prefix(kOp, "p") + "expected a probability in [0, 1], got " +
                        std::to_string(options.p));
   }
 
