@@ -8,6 +8,7 @@ import torch
 
 import gpuprims
 from gpuprims import _C, _interop
+from gpuprims._dtypes import reduce_result_dtype
 
 x = torch.randn(1024, device="cuda")
 out = torch.empty((), device="cuda")
@@ -47,6 +48,13 @@ rows = {
     "result()": lambda: _interop.result(xin, obj),
     "torch current raw stream": lambda: torch._C._cuda_getCurrentRawStream(0),
     "x.data_ptr()+shape+stride": lambda: (x.data_ptr(), tuple(x.shape), x.stride()),
+    "x.is_cuda + x.get_device()": lambda: (x.is_cuda, x.get_device()),
+    "x.dtype": lambda: x.dtype,
+    "framework_of": lambda: _interop.framework_of(x, "reduce", "x"),
+    "out.new_empty(())": lambda: out.new_empty(()),
+    "_C.reduce (vectorized)": lambda: _C.reduce(xin[3], oarg, "sum", None, "vectorized", xin[2]),
+    "reduce_result_dtype": lambda: reduce_result_dtype("sum", "float32", None),
+    "import_output": lambda: _interop.import_output(out, "float32", xin, "reduce"),
 }
 for name, f in rows.items():
     print(f"{name:34s} {us(f):7.2f} us")
