@@ -16,11 +16,11 @@ struct VectorizedRunner {
     const int64_t rows = layout.num_rows;
     if (rows == 0) return Status::ok();
     // Enough blocks to fill the GPU, but no block with less than one unrolled sweep of work.
-    const int64_t per_block = layout.row_contiguous
-                                  ? int64_t(kReduceThreads) * Vec16<T>::kLanes * VectorizedShape<Acc>::kUnroll
-                                  : int64_t(kReduceThreads) * 4;
-    static const int resident = resident_blocks_per_sm(reduce_vectorized_kernel<T, Acc, Op>, kReduceThreads);
-    const int64_t target = int64_t(a.sm_count) * resident * kVectorizedWaves;
+    using Shape = VectorizedShape<Acc>;
+    const int64_t per_block = layout.row_contiguous ? int64_t(Shape::kThreads) * Vec16<T>::kLanes * Shape::kUnroll
+                                                    : int64_t(Shape::kThreads) * 4;
+    static const int resident = resident_blocks_per_sm(reduce_vectorized_kernel<T, Acc, Op>, Shape::kThreads);
+    const int64_t target = int64_t(a.sm_count) * resident * Shape::kWaves;
     const int64_t blocks_per_row = max_of<int64_t>(
         1, min_of(ceil_div(target, rows), ceil_div(layout.row_len, per_block)));
 
@@ -36,7 +36,7 @@ struct VectorizedRunner {
     // shows in the host cost of small reductions.
     void* args[] = {&p, &partials, &tickets};
     GPUPRIMS_CUDA_CHECK("reduce", cudaLaunchKernel(reinterpret_cast<const void*>(&reduce_vectorized_kernel<T, Acc, Op>),
-                                                   grid, dim3(kReduceThreads), args, 0, a.stream));
+                                                   grid, dim3(Shape::kThreads), args, 0, a.stream));
     return check_launch("reduce", a.stream);
   }
 };

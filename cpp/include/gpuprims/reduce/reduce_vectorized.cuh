@@ -1,13 +1,13 @@
 #pragma once
 // The optimized reduction ("vectorized", the "auto" choice).
 //
-// Overview: a fixed grid of blocks per row (about kVectorizedBlocksPerSm per multiprocessor in
-// total) splits the row into contiguous chunks, one per block; a block's threads stride through
-// its chunk with 16-byte loads, kUnroll independent loads in flight per thread, each feeding its
-// own accumulator. Blocks reduce with warp shuffles; the last block of a row to finish
-// (an atomic ticket) combines the per-block partials in index order. One kernel, one pass over the
-// data, and for a given size and GPU the same partition and combination order on every run, so
-// float results are run-to-run bitwise identical.
+// Overview: a fixed grid of blocks per row (whole waves of the measured occupancy in total) splits
+// the row into contiguous chunks, one per block; a block's threads stride through its chunk with
+// 16-byte loads, kUnroll independent loads in flight per thread, each feeding kSplit accumulators.
+// Blocks reduce with warp shuffles; the last block of a row to finish (an atomic ticket) combines
+// the per-block partials in index order. One kernel, one pass over the data, and for a given size
+// and GPU the same partition and combination order on every run, so float results are run-to-run
+// bitwise identical.
 //
 // Alignment: a row's first elements up to a 16-byte boundary (the head) and the last < 16 bytes
 // (the tail) are read with scalar loads; only the aligned body uses LDG.128. A view offset by one
@@ -38,21 +38,26 @@ enum class Partition {
 
 // Tuning (bench/tune/reduce_vectorized_tune.cu, H200, 2^28 int32/float32 sums, CUB 0.2413 ms in the
 // same run): contiguous chunks beat the grid-stride sweep at every grid size (0.2412 vs 0.2653 ms at
-// 16 blocks/SM); 16 blocks of 256 threads per SM, i.e. exactly four waves of the 4 resident blocks
-// (44-58 registers), beat 4, 8, 24, 32, 40 and 64; 4 loads in flight matched 2 and beat 8;
-// 512-thread blocks and the streaming/L2-prefetch load flavours gained nothing. What matters is
-// whole waves, so the grid is kVectorizedWaves times the kernel's measured occupancy (a register
-// change that dropped residency to 3 blocks cost 7 % while the grid stayed at 16 blocks/SM).
-constexpr int kVectorizedWaves = 4;
+// 16 blocks/SM); 512-thread blocks and the streaming/L2-prefetch load flavours gained nothing. What
+// matters is whole waves, so the grid is a whole number of waves of the kernel's measured occupancy
+// (a register change that dropped residency to 3 blocks cost 7 % while the grid stayed fixed).
 constexpr LoadPolicy kVectorizedLoads = LoadPolicy::kReadOnly;
 constexpr Partition kVectorizedPartition = Partition::kChunks;
 
-// Loads in flight per thread and accumulators per vector, by accumulator type. Float adds chain
-// with 4-cycle latency: 2 vectors x 4 accumulators (0.993x CUB) beat 4 x 1 (0.987x) for float32;
-// integer accumulators keep 4 x 1 (1.000x; 4 x 4 drops residency to 3 blocks/SM: 0.964x).
+// Block size, loads in flight per thread, accumulators per vector and waves, by accumulator type.
+// Second sweep (same harness, run of 2026-11-22 session 9, two repetitions, no-memset ratios to CUB):
+// - integers: 256 threads x 4 loads x 1 accumulator, 4 waves of 4 resident blocks: 1.005 / 1.007x;
+//   2 accumulators per vector 0.961-0.965x, 128-thread blocks 0.97-0.98x, 512 0.95x.
+// - floats: 128 threads x 4 loads x 2 accumulators (float adds chain with 4-cycle latency), 2 waves
+//   of 8 resident blocks: 1.010 / 1.011x; the former 256 x 2 loads x 4 accumulators x 4 waves
+//   0.988 / 0.997x, 256 x 4 x 1 1.002x, 3 waves of the 128-thread shape 1.003 / 1.008x. Two loads in
+//   flight per 256-thread block left too few bytes outstanding per SM (Little's law).
 template <class Acc> struct VectorizedShape {
-  static constexpr int kUnroll = std::is_floating_point<Acc>::value ? 2 : 4;
-  static constexpr int kSplit = std::is_floating_point<Acc>::value ? 4 : 1;
+  static constexpr bool kFloat = std::is_floating_point<Acc>::value;
+  static constexpr int kThreads = kFloat ? 128 : kReduceThreads;
+  static constexpr int kUnroll = 4;
+  static constexpr int kSplit = kFloat ? 2 : 1;
+  static constexpr int kWaves = kFloat ? 2 : 4;
 };
 
 // This thread's share of a contiguous row: head scalars (up to 16-byte alignment), vectors, tail
@@ -106,7 +111,8 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
   return acc[0];
 }
 
-template <class T, class Acc, class Op, int kThreads = kReduceThreads, int kUnroll = VectorizedShape<Acc>::kUnroll,
+template <class T, class Acc, class Op, int kThreads = VectorizedShape<Acc>::kThreads,
+          int kUnroll = VectorizedShape<Acc>::kUnroll,
           LoadPolicy kPolicy = kVectorizedLoads, Partition kPartition = kVectorizedPartition,
           int kSplit = VectorizedShape<Acc>::kSplit>
 __global__ void __launch_bounds__(kThreads)

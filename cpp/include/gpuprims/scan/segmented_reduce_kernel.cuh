@@ -35,65 +35,67 @@ struct Segments {
   }
 };
 
-// kGroup threads reduce one segment: 32 (a warp) or kSegmentThreads (the block).
-template <class T, class Acc, class Op, int kGroup>
-__global__ void __launch_bounds__(kSegmentThreads)
+// kGroup threads reduce one segment: 32 (a warp) or kThreads (the block); kUnroll loads in flight
+// per thread (the defaults are the library's; bench/tune/segmented_reduce_tune.cu sweeps them).
+template <class T, class Acc, class Op, int kGroup, int kThreads = kSegmentThreads, int kUnroll = kSegmentUnroll>
+__global__ void __launch_bounds__(kThreads)
 segmented_reduce_kernel(const T* __restrict__ x, Segments seg, bool vector_ok) {
-  constexpr int kGroupsPerBlock = kSegmentThreads / kGroup;
+  constexpr int kGroupsPerBlock = kThreads / kGroup;
   const Op op;
-  __shared__ typename BlockReduce<Acc, kSegmentThreads>::TempStorage temp;
+  __shared__ typename BlockReduce<Acc, kThreads>::TempStorage temp;
   const int rank = threadIdx.x % kGroup;
   const int64_t groups = int64_t(gridDim.x) * kGroupsPerBlock;
   for (int64_t s = int64_t(blockIdx.x) * kGroupsPerBlock + threadIdx.x / kGroup; s - threadIdx.x / kGroup < seg.count;
        s += groups) {
-    Acc acc[kSegmentUnroll];
+    Acc acc[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kSegmentUnroll; ++u) acc[u] = Op::template identity<Acc>();
+    for (int u = 0; u < kUnroll; ++u) acc[u] = Op::template identity<Acc>();
     if (s < seg.count) {
       int64_t begin = seg.offset(s);
       int64_t end = seg.offset(s + 1);
       end = end < begin ? begin : end;
       if (vector_ok) {
         // Unit stride, 16-byte aligned base: the items before the first aligned vector and after
-        // the last one go one by one; the body in 16-byte vectors, kSegmentUnroll in flight.
+        // the last one go one by one; the body in 16-byte vectors, kUnroll in flight.
         constexpr int kVec = Vec16<T>::kLanes;
         const int64_t body_begin = (begin + kVec - 1) / kVec * kVec, body_end = end / kVec * kVec;
         if (body_begin < body_end) {
-          for (int64_t i = begin + rank; i < body_begin; i += kGroup) acc[1] = op(acc[1], cast_value<Acc>(x[i]));
-          for (int64_t i = body_end + rank; i < end; i += kGroup) acc[2] = op(acc[2], cast_value<Acc>(x[i]));
+          constexpr int kHead = 1 % kUnroll, kTail = 2 % kUnroll;
+          for (int64_t i = begin + rank; i < body_begin; i += kGroup) acc[kHead] = op(acc[kHead], cast_value<Acc>(x[i]));
+          for (int64_t i = body_end + rank; i < end; i += kGroup) acc[kTail] = op(acc[kTail], cast_value<Acc>(x[i]));
           int64_t v = body_begin / kVec + rank;
           const int64_t vend = body_end / kVec;
-          for (; v + (kSegmentUnroll - 1) * kGroup < vend; v += kSegmentUnroll * kGroup) {
-            Vec16<T> vec[kSegmentUnroll];
+          for (; v + (kUnroll - 1) * kGroup < vend; v += kUnroll * kGroup) {
+            Vec16<T> vec[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kSegmentUnroll; ++u) vec[u] = load_vec16(x + (v + u * kGroup) * kVec);
+            for (int u = 0; u < kUnroll; ++u) vec[u] = load_vec16(x + (v + u * kGroup) * kVec);
 #pragma unroll
-            for (int u = 0; u < kSegmentUnroll; ++u)
+            for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
               for (int j = 0; j < kVec; ++j) acc[u] = op(acc[u], cast_value<Acc>(vec[u].lane[j]));
           }
           for (; v < vend; v += kGroup) {
             const Vec16<T> vec = load_vec16(x + v * kVec);
 #pragma unroll
-            for (int j = 0; j < kVec; ++j) acc[3] = op(acc[3], cast_value<Acc>(vec.lane[j]));
+            for (int j = 0; j < kVec; ++j) acc[kUnroll - 1] = op(acc[kUnroll - 1], cast_value<Acc>(vec.lane[j]));
           }
           begin = end;  // done
         }
       }
       int64_t i = begin + rank;
-      for (; i + (kSegmentUnroll - 1) * kGroup < end; i += kSegmentUnroll * kGroup) {
+      for (; i + (kUnroll - 1) * kGroup < end; i += kUnroll * kGroup) {
 #pragma unroll
-        for (int u = 0; u < kSegmentUnroll; ++u) acc[u] = op(acc[u], cast_value<Acc>(x[(i + u * kGroup) * seg.step]));
+        for (int u = 0; u < kUnroll; ++u) acc[u] = op(acc[u], cast_value<Acc>(x[(i + u * kGroup) * seg.step]));
       }
       for (; i < end; i += kGroup) acc[0] = op(acc[0], cast_value<Acc>(x[i * seg.step]));
     }
 #pragma unroll
-    for (int u = 1; u < kSegmentUnroll; ++u) acc[0] = op(acc[0], acc[u]);
+    for (int u = 1; u < kUnroll; ++u) acc[0] = op(acc[0], acc[u]);
     Acc total;
     if constexpr (kGroup == kWarpSize) {
       total = warp_reduce(acc[0], op);
     } else {
-      total = BlockReduce<Acc, kSegmentThreads>::reduce(acc[0], op, temp);
+      total = BlockReduce<Acc, kThreads>::reduce(acc[0], op, temp);
       __syncthreads();  // temp is reused by the next segment
     }
     if (rank == 0 && s < seg.count) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
