@@ -30,7 +30,20 @@ obj, oarg = _interop.new_output(xin, (), "float32", "reduce")
 xc = torch.randn(1)
 xcin = _interop.prepare_input(xc, None, "reduce")
 _, ocarg = _interop.new_output(xcin, (), "float32", "reduce")
+proto = torch.empty((), device="cuda")
+empty_like, raw_stream = torch.empty_like, torch._C._cuda_getCurrentRawStream
+
+
+def minimal_sum(x=x):
+    """The floor of this architecture: no checks, one allocation, one binding call."""
+    o = empty_like(proto)
+    _C.reduce((x.data_ptr(), "float32", x.shape, x.stride(), True, 0, False),
+              (o.data_ptr(), "float32", (), None, True, 0, False), "sum", None, "auto", raw_stream(0))
+    return o
+
+
 rows = {
+    "minimal_sum (floor)": minimal_sum,
     "_C.reduce on a 1-element CPU tensor": lambda: _C.reduce(xcin[3], ocarg, "sum", None, "auto", 0),
     "_C.cuda_device_count()": lambda: _C.cuda_device_count(),
     "gpuprims.sum(x)": lambda: gpuprims.sum(x),
