@@ -29,17 +29,17 @@ constexpr int kLookbackPerLane = 4;  // predecessors each lane inspects per step
 // (publish/read of (flag, Acc)): walks back 128 tiles per step,
 // combining aggregates until the nearest inclusive prefix, which ends the walk. Tiles before the
 // row's first count as an inclusive identity.
-template <class Acc, class Op, class Status>
+template <class Acc, class Op, int kPerLane = kLookbackPerLane, class Status>
 __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_tile, int lane) {
   const ScanOperator<Op> op;
   const Acc identity = ScanOperator<Op>::template identity<Acc>();
   Acc prefix = identity;
-  for (int64_t end = tile;; end -= kWarpSize * kLookbackPerLane) {
-    TileFlag flag[kLookbackPerLane];
-    Acc value[kLookbackPerLane];
+  for (int64_t end = tile;; end -= kWarpSize * kPerLane) {
+    TileFlag flag[kPerLane];
+    Acc value[kPerLane];
 #pragma unroll
-    for (int j = 0; j < kLookbackPerLane; ++j) {  // group j = 3 is nearest to the tile
-      const int64_t predecessor = end - (kLookbackPerLane - j) * kWarpSize + lane;
+    for (int j = 0; j < kPerLane; ++j) {  // group kPerLane - 1 is nearest to the tile
+      const int64_t predecessor = end - (kPerLane - j) * kWarpSize + lane;
       flag[j] = kTileInclusive;
       value[j] = identity;
       if (predecessor >= row_first_tile) {
@@ -50,7 +50,7 @@ __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_t
     // The nearest inclusive predecessor: everything before it is already inside its prefix.
     int nearest_group = -1, nearest_lane = 0;
 #pragma unroll
-    for (int j = 0; j < kLookbackPerLane; ++j) {
+    for (int j = 0; j < kPerLane; ++j) {
       const unsigned inclusive = __ballot_sync(0xffffffffu, flag[j] == kTileInclusive);
       if (inclusive) {
         nearest_group = j;
@@ -59,7 +59,7 @@ __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_t
     }
     Acc mine = identity;
 #pragma unroll
-    for (int j = 0; j < kLookbackPerLane; ++j) {
+    for (int j = 0; j < kPerLane; ++j) {
       const bool counted = j > nearest_group || (j == nearest_group && lane >= nearest_lane);
       if (counted) mine = op(mine, value[j]);
     }
@@ -77,8 +77,8 @@ constexpr int lookback_items() {
   return sizeof(storage_t<In>) <= 4 && sizeof(scan_acc_t<Out>) <= 4 && sizeof(Out) <= 4 ? 32 : 16;
 }
 
-template <class In, class Out, class Op>
-using LookbackTile = StripedTile<In, Out, Op, kLookbackThreads, lookback_items<In, Out>()>;
+template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>()>
+using LookbackTile = StripedTile<In, Out, Op, kThreads, kItems>;
 
 // Resident blocks per SM the register budget is cut for: a tile spends much of its life in latency
 // (the counter, the look-back), so more tiles in flight keep more bytes in flight. 4 (64 registers)
@@ -89,12 +89,15 @@ constexpr int lookback_min_blocks() {
   return sizeof(storage_t<In>) == 4 && sizeof(Out) == 4 ? 4 : (lookback_items<In, Out>() == 32 ? 3 : 2);
 }
 
-template <class In, class Out, class Op>
-__global__ void __launch_bounds__(kLookbackThreads, (lookback_min_blocks<In, Out>()))
+// The template's shape parameters default to the library's choice; bench/tune/scan_lookback_tune.cu
+// sweeps them.
+template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>(),
+          int kMinBlocks = lookback_min_blocks<In, Out>(), int kPerLane = kLookbackPerLane>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
 lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
                      int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
                      bool exclusive, bool vector_ok) {
-  using Tile = LookbackTile<In, Out, Op>;
+  using Tile = LookbackTile<In, Out, Op, kThreads, kItems>;
   using Acc = typename Tile::Acc;
   const ScanOperator<Op> op;
   __shared__ Acc warp_totals[Tile::kWarps];
@@ -117,7 +120,7 @@ lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
       if (lane == 0) status.publish(tile, kTileInclusive, aggregate);
     } else {
       if (lane == 0) status.publish(tile, kTileAggregate, aggregate);
-      prefix = look_back<Acc, Op>(status, tile, tile - c.chunk, lane);
+      prefix = look_back<Acc, Op, kPerLane>(status, tile, tile - c.chunk, lane);
       if (lane == 0) status.publish(tile, kTileInclusive, op(prefix, aggregate));
     }
     if (lane < Tile::kWarps) warp_prefixes[lane] = op(prefix, warp_exclusive);
