@@ -111,10 +111,10 @@ void run(int64_t n, int sms) {
     const float cub_again = median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
     printf("CUB again %.4f ms\n", cub_again);
     sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
-    sweep<T, Acc, 256, 4, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
-    sweep<T, Acc, 256, 2, kRO, kCH, 4>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
-    sweep<T, Acc, 512, 4, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
     sweep<T, Acc, 128, 4, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep<T, Acc, 128, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep<T, Acc, 128, 6, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep<T, Acc, 128, 8, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
   }
   CHECK(cudaGetLastError());
   cudaFree(in); cudaFree(out); cudaFree(partials); cudaFree(tickets); cudaFree(temp);

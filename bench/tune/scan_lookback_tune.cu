@@ -129,17 +129,12 @@ void run(int64_t n, int sms) {
     Case<T> c{in, out, n, scratch, &expected, median_ms(cub_run), copy_gbps};
     printf("CUB again %.4f ms\n", c.cub_ms);
     candidate<T, 256, 32, 4>(c);  // the library's choice
+    candidate<T, 256, 32, 4, 8>(c);
     candidate<T, 256, 32, 4, 2>(c);
-    candidate<T, 256, 32, 4, 1>(c);
-    candidate<T, 256, 32, 3>(c);
-    candidate<T, 512, 32, 2, 2>(c);
-    candidate<T, 128, 32, 8>(c);
-    candidate<T, 128, 32, 6>(c);
-    candidate<T, 512, 32, 2>(c);
-    candidate<T, 384, 32, 2>(c);
-    candidate<T, 256, 16, 6>(c);
-    candidate<T, 512, 16, 3>(c);
-    candidate<T, 1024, 16, 1>(c);
+    candidate<T, 256, 32, 3, 8>(c);
+    candidate<T, 128, 32, 8, 8>(c);
+    candidate<T, 512, 32, 2, 8>(c);
+    candidate<T, 512, 16, 3, 8>(c);
   }
   CHECK(cudaFree(in));
   CHECK(cudaFree(out));

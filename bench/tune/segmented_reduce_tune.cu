@@ -108,17 +108,16 @@ void run(int64_t segments, int64_t length, int sms) {
   for (int rep = 0; rep < 2; ++rep) {
     Case c{x, seg, out, &expected, median_ms(cub_run), sms};
     printf("CUB again %.4f ms\n", c.cub_ms);
-    candidate<256, 256, 4>("block", c, 0);  // the library's long-segment choice
-    candidate<256, 256, 4>("block", c, 1);
-    candidate<256, 256, 4>("block", c, 2);
+    candidate<256, 256, 4>("block", c, 0);  // the library's long-segment choice before this sweep
     candidate<128, 128, 4>("block", c, 1);
-    candidate<512, 512, 2>("block", c, 1);
-    candidate<256, 256, 8>("block", c, 1);
+    candidate<128, 128, 8>("block", c, 1);
+    candidate<128, 128, 2>("block", c, 1);
+    candidate<64, 64, 4>("block", c, 1);
+    candidate<64, 64, 8>("block", c, 1);
     candidate<32, 256, 4>("warp", c, 0);  // the library's short-segment choice
-    candidate<32, 256, 4>("warp", c, 1);
-    candidate<32, 128, 4>("warp", c, 1);
     candidate<32, 256, 8>("warp", c, 1);
-    candidate<32, 256, 8>("warp", c, 2);
+    candidate<32, 128, 8>("warp", c, 1);
+    candidate<32, 64, 8>("warp", c, 1);
   }
   CHECK(cudaFree(x));
   CHECK(cudaFree(out));

@@ -26,9 +26,13 @@ constexpr int kLookbackThreads = 256;
 constexpr int kLookbackPerLane = 4;  // predecessors each lane inspects per step: 128 tiles per step
 
 // The exclusive prefix of `tile` (warp 0; every lane gets it) from a TileStatus-like `status`
-// (publish/read of (flag, Acc)): walks back 128 tiles per step,
-// combining aggregates until the nearest inclusive prefix, which ends the walk. Tiles before the
-// row's first count as an inclusive identity.
+// (publish/read of (flag, Acc)): walks back 32 * kPerLane tiles per step, combining aggregates until
+// the nearest inclusive prefix, which ends the walk. Tiles before the row's first count as an
+// inclusive identity.
+//
+// A step first issues all kPerLane reads of every lane, then spins only on the predecessors that
+// had published nothing yet: the reads are independent, so a step costs one round trip to L2
+// rather than kPerLane of them (the first version waited for each read before issuing the next).
 template <class Acc, class Op, int kPerLane = kLookbackPerLane, class Status>
 __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_tile, int lane) {
   const ScanOperator<Op> op;
@@ -40,12 +44,13 @@ __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_t
 #pragma unroll
     for (int j = 0; j < kPerLane; ++j) {  // group kPerLane - 1 is nearest to the tile
       const int64_t predecessor = end - (kPerLane - j) * kWarpSize + lane;
-      flag[j] = kTileInclusive;
       value[j] = identity;
-      if (predecessor >= row_first_tile) {
-        while ((flag[j] = status.read(predecessor, &value[j])) == kTileInvalid) {
-        }
-      }
+      flag[j] = predecessor >= row_first_tile ? status.read(predecessor, &value[j]) : kTileInclusive;
+    }
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) {
+      const int64_t predecessor = end - (kPerLane - j) * kWarpSize + lane;
+      while (flag[j] == kTileInvalid) flag[j] = status.read(predecessor, &value[j]);
     }
     // The nearest inclusive predecessor: everything before it is already inside its prefix.
     int nearest_group = -1, nearest_lane = 0;
