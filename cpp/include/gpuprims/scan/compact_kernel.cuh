@@ -94,7 +94,7 @@ compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask
       if (lane == 0) status.publish(tile, kTileInclusive, aggregate);
     } else {
       if (lane == 0) status.publish(tile, kTileAggregate, aggregate);
-      prefix = look_back<int64_t, Sum>(status, tile, 0, lane);
+      prefix = look_back<int64_t, Sum, kLookbackPerLane, LookbackReads::kParallel>(status, tile, 0, lane);
       if (lane == 0) status.publish(tile, kTileInclusive, prefix + aggregate);
     }
     if (lane < kWarps) warp_offsets[lane] = warp_exclusive;

@@ -25,15 +25,25 @@ namespace scan_detail {
 constexpr int kLookbackThreads = 256;
 constexpr int kLookbackPerLane = 4;  // predecessors each lane inspects per step: 128 tiles per step
 
+// How a look-back step reads its 32 * kPerLane predecessors.
+enum class LookbackReads {
+  kSerial,    // each lane waits for one read before issuing the next: kPerLane round trips per step
+  kParallel,  // each lane issues all kPerLane reads, then spins on those that found nothing yet
+};
+// Measured on the H200 (bench/tune/scan_lookback_tune.cu and scan_lookback_ab.py, same runs as CUB):
+// the scan's 8192-item tiles are faster with serial reads (0.965x CUB vs 0.885x parallel), the
+// compaction's 4096-item tiles with parallel ones (0.935x DeviceSelect::Flagged vs 0.873x serial).
+// With serial reads the nearest predecessors are polled last, after the far ones' round trips, so
+// they have usually published by then; with parallel reads a walk costs one round trip, which pays
+// off where tiles are small and many (compaction), but early polls of the nearest tiles, which have
+// not published yet, add spinning traffic on the status lines the publishers are writing.
+
 // The exclusive prefix of `tile` (warp 0; every lane gets it) from a TileStatus-like `status`
 // (publish/read of (flag, Acc)): walks back 32 * kPerLane tiles per step, combining aggregates until
 // the nearest inclusive prefix, which ends the walk. Tiles before the row's first count as an
 // inclusive identity.
-//
-// A step first issues all kPerLane reads of every lane, then spins only on the predecessors that
-// had published nothing yet: the reads are independent, so a step costs one round trip to L2
-// rather than kPerLane of them (the first version waited for each read before issuing the next).
-template <class Acc, class Op, int kPerLane = kLookbackPerLane, class Status>
+template <class Acc, class Op, int kPerLane = kLookbackPerLane, LookbackReads kReads = LookbackReads::kSerial,
+          class Status>
 __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_tile, int lane) {
   const ScanOperator<Op> op;
   const Acc identity = ScanOperator<Op>::template identity<Acc>();
@@ -46,11 +56,16 @@ __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_t
       const int64_t predecessor = end - (kPerLane - j) * kWarpSize + lane;
       value[j] = identity;
       flag[j] = predecessor >= row_first_tile ? status.read(predecessor, &value[j]) : kTileInclusive;
+      if constexpr (kReads == LookbackReads::kSerial) {
+        while (flag[j] == kTileInvalid) flag[j] = status.read(predecessor, &value[j]);
+      }
     }
+    if constexpr (kReads == LookbackReads::kParallel) {
 #pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {
-      const int64_t predecessor = end - (kPerLane - j) * kWarpSize + lane;
-      while (flag[j] == kTileInvalid) flag[j] = status.read(predecessor, &value[j]);
+      for (int j = 0; j < kPerLane; ++j) {
+        const int64_t predecessor = end - (kPerLane - j) * kWarpSize + lane;
+        while (flag[j] == kTileInvalid) flag[j] = status.read(predecessor, &value[j]);
+      }
     }
     // The nearest inclusive predecessor: everything before it is already inside its prefix.
     int nearest_group = -1, nearest_lane = 0;

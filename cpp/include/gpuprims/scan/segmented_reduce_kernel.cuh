@@ -1,8 +1,8 @@
 #pragma once
 // Segmented reduction over CSR offsets: a group of threads (one warp for short segments, a block
-// for long ones) per segment, 4 independent (16-byte where aligned) loads in flight per thread, then a warp or block
-// reduction in a fixed order (deterministic). Offsets are clamped into [0, n] and an inverted
-// segment is empty, so bad offsets never read out of bounds.
+// for long ones) per segment, kUnroll independent (16-byte where aligned) loads in flight per
+// thread, then a warp or block reduction in a fixed order (deterministic). Offsets are clamped into
+// [0, n] and an inverted segment is empty, so bad offsets never read out of bounds.
 #include <cstdint>
 
 #include "gpuprims/block/block_reduce.cuh"
@@ -14,7 +14,6 @@
 namespace gpuprims {
 namespace scan_detail {
 
-constexpr int kSegmentThreads = 256;
 constexpr int kSegmentUnroll = 4;
 
 struct Segments {
@@ -36,8 +35,8 @@ struct Segments {
 };
 
 // kGroup threads reduce one segment: 32 (a warp) or kThreads (the block); kUnroll loads in flight
-// per thread (the defaults are the library's; bench/tune/segmented_reduce_tune.cu sweeps them).
-template <class T, class Acc, class Op, int kGroup, int kThreads = kSegmentThreads, int kUnroll = kSegmentUnroll>
+// per thread (the library's shapes: cpp/src/scan/segmented_reduce.cu).
+template <class T, class Acc, class Op, int kGroup, int kThreads, int kUnroll = kSegmentUnroll>
 __global__ void __launch_bounds__(kThreads)
 segmented_reduce_kernel(const T* __restrict__ x, Segments seg, bool vector_ok) {
   constexpr int kGroupsPerBlock = kThreads / kGroup;
