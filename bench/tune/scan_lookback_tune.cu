@@ -62,10 +62,11 @@ struct Case {
   double copy_gbps;
 };
 
-template <class T, int kThreads, int kItems, int kMinBlocks, int kPerLane = kLookbackPerLane>
+template <class T, int kThreads, int kItems, int kMinBlocks, int kPerLane = kLookbackPerLane,
+          LookbackReads kReads = LookbackReads::kSerial, int kSleep = 0>
 void candidate(const Case<T>& c) {
   using Sum = reduce_detail::Sum;
-  auto kernel = lookback_scan_kernel<T, T, Sum, kThreads, kItems, kMinBlocks, kPerLane>;
+  auto kernel = lookback_scan_kernel<T, T, Sum, kThreads, kItems, kMinBlocks, kPerLane, kReads, kSleep>;
   constexpr int64_t kTile = int64_t(kThreads) * kItems;
   const int64_t tiles = (c.n + kTile - 1) / kTile;
   ScanLayout layout;
@@ -91,9 +92,10 @@ void candidate(const Case<T>& c) {
     if (std::is_integral<T>::value ? g != e : !(std::fabs(g - e) <= 1e-3 * (1.0 + std::fabs(e)))) ++bad;
   }
   const double gbps = 2.0 * c.n * sizeof(T) / ms / 1e6;
-  printf("%s %-7s threads=%4d items=%2d tile=%6lld minblocks=%d window=%3d resident=%d regs=%3d  %.4f ms  %6.1f GB/s  %5.1f %% copy  %.3fx CUB  (%lld bad)\n",
+  printf("%s %-7s threads=%4d items=%2d tile=%6lld minblocks=%d window=%3d %s sleep=%3d resident=%d regs=%3d  %.4f ms  %6.1f GB/s  %5.1f %% copy  %.3fx CUB  (%lld bad)\n",
          bad == 0 ? "PASS" : "FAIL", std::is_integral<T>::value ? "int32" : "float32", kThreads, kItems,
-         (long long)kTile, kMinBlocks, 32 * kPerLane, resident, attr.numRegs, ms, gbps, 100.0 * gbps / c.copy_gbps, c.cub_ms / ms,
+         (long long)kTile, kMinBlocks, 32 * kPerLane,
+         kReads == LookbackReads::kSerial ? "serial  " : "parallel", kSleep, resident, attr.numRegs, ms, gbps, 100.0 * gbps / c.copy_gbps, c.cub_ms / ms,
          (long long)bad);
 }
 
@@ -128,13 +130,16 @@ void run(int64_t n, int sms) {
   for (int rep = 0; rep < 2; ++rep) {
     Case<T> c{in, out, n, scratch, &expected, median_ms(cub_run), copy_gbps};
     printf("CUB again %.4f ms\n", c.cub_ms);
+    constexpr auto kPar = LookbackReads::kParallel, kSer = LookbackReads::kSerial;
     candidate<T, 256, 32, 4>(c);  // the library's choice
-    candidate<T, 256, 32, 4, 8>(c);
-    candidate<T, 256, 32, 4, 2>(c);
-    candidate<T, 256, 32, 3, 8>(c);
-    candidate<T, 128, 32, 8, 8>(c);
-    candidate<T, 512, 32, 2, 8>(c);
-    candidate<T, 512, 16, 3, 8>(c);
+    candidate<T, 256, 32, 4, 4, kSer, 32>(c);
+    candidate<T, 256, 32, 4, 4, kSer, 128>(c);
+    candidate<T, 256, 32, 4, 4, kSer, 500>(c);
+    candidate<T, 256, 32, 4, 4, kPar, 0>(c);
+    candidate<T, 256, 32, 4, 4, kPar, 128>(c);
+    candidate<T, 256, 32, 4, 4, kPar, 500>(c);
+    candidate<T, 256, 32, 4, 8, kSer, 128>(c);
+    candidate<T, 256, 32, 4, 2, kPar, 128>(c);
   }
   CHECK(cudaFree(in));
   CHECK(cudaFree(out));
