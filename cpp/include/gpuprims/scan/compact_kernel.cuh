@@ -3,8 +3,8 @@
 // decoupled look-back (over counts, CountStatus) gives the tile's output offset, and each thread
 // writes its selected items (values, or their indices for nonzero()).
 //
-// A thread owns 16 consecutive flags (one 16-byte load when the mask is contiguous and aligned) and
-// the 16 values under them (16-byte loads when contiguous and aligned, skipped where no flag is set).
+// A thread owns kItems consecutive flags (16 in the library: one 16-byte load when the mask is
+// contiguous and aligned) and the values under them (16-byte loads when contiguous and aligned, skipped where no flag is set).
 // Selected values are first packed into shared memory in order, then the block writes its
 // contiguous output range with consecutive threads on consecutive elements: coalesced stores
 // instead of each thread scattering its own few.
@@ -27,48 +27,55 @@ struct Strided1D {
   int64_t n, mask_step, value_step, out_step, out_len;
 };
 
-// Bits == void: write indices (int64) instead of values.
-template <class Bits>
-__global__ void __launch_bounds__(kCompactThreads)
+// Bits == void: write indices (int64) instead of values. The shape parameters default to the
+// library's choice; bench/tune/compact_tune.cu sweeps them.
+template <class Bits, int kThreads = kCompactThreads, int kItems = kCompactItems,
+          LookbackReads kReads = LookbackReads::kParallel, int kPerLane = kLookbackPerLane>
+__global__ void __launch_bounds__(kThreads)
 compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask, void* __restrict__ out,
                int64_t* __restrict__ count, Strided1D shape, int64_t tiles, unsigned long long* tile_counter,
                CountStatus status, bool mask_vector_ok, bool values_vector_ok) {
-  constexpr int kWarps = kCompactThreads / kWarpSize;
+  static_assert(kItems % 16 == 0, "whole 16-byte flag loads per thread");
+  constexpr int kWarps = kThreads / kWarpSize;
+  constexpr int kTile = kThreads * kItems;
   using Item = std::conditional_t<std::is_void<Bits>::value, int64_t, Bits>;
   const Sum sum;
   __shared__ int64_t warp_counts[kWarps];
   __shared__ int64_t warp_offsets[kWarps];  // within the tile
   __shared__ int64_t tile_id, tile_prefix, tile_count;
-  __shared__ Item staged[kCompactTile];
+  __shared__ Item staged[kTile];
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   if (threadIdx.x == 0) tile_id = int64_t(atomicAdd(tile_counter, 1ull));
   __syncthreads();
   const int64_t tile = tile_id;
-  const int64_t first = tile * kCompactTile + int64_t(threadIdx.x) * kCompactItems;
+  const int64_t first = tile * kTile + int64_t(threadIdx.x) * kItems;
 
-  bool flag[kCompactItems];
-  if (mask_vector_ok && first + kCompactItems <= shape.n) {
-    const uint4 bits = __ldg(reinterpret_cast<const uint4*>(mask + first));
-    uint8_t bytes[kCompactItems];
-    memcpy(bytes, &bits, sizeof(bytes));
+  bool flag[kItems];
+  if (mask_vector_ok && first + kItems <= shape.n) {
 #pragma unroll
-    for (int j = 0; j < kCompactItems; ++j) flag[j] = bytes[j] != 0;
+    for (int v = 0; v < kItems / 16; ++v) {
+      const uint4 bits = __ldg(reinterpret_cast<const uint4*>(mask + first) + v);
+      uint8_t bytes[16];
+      memcpy(bytes, &bits, sizeof(bytes));
+#pragma unroll
+      for (int j = 0; j < 16; ++j) flag[v * 16 + j] = bytes[j] != 0;
+    }
   } else {
 #pragma unroll
-    for (int j = 0; j < kCompactItems; ++j) flag[j] = first + j < shape.n && mask[(first + j) * shape.mask_step] != 0;
+    for (int j = 0; j < kItems; ++j) flag[j] = first + j < shape.n && mask[(first + j) * shape.mask_step] != 0;
   }
   int selected = 0;
 #pragma unroll
-  for (int j = 0; j < kCompactItems; ++j) selected += flag[j];
+  for (int j = 0; j < kItems; ++j) selected += flag[j];
 
-  Item item[kCompactItems];
+  Item item[kItems];
   if constexpr (std::is_void<Bits>::value) {
 #pragma unroll
-    for (int j = 0; j < kCompactItems; ++j) item[j] = first + j;
-  } else if (values_vector_ok && first + kCompactItems <= shape.n) {
+    for (int j = 0; j < kItems; ++j) item[j] = first + j;
+  } else if (values_vector_ok && first + kItems <= shape.n) {
     constexpr int kPerVector = 16 / sizeof(Bits);
 #pragma unroll
-    for (int v = 0; v < kCompactItems / kPerVector; ++v) {
+    for (int v = 0; v < kItems / kPerVector; ++v) {
       bool any = false;
 #pragma unroll
       for (int j = 0; j < kPerVector; ++j) any |= flag[v * kPerVector + j];
@@ -79,7 +86,7 @@ compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask
     }
   } else {
 #pragma unroll
-    for (int j = 0; j < kCompactItems; ++j)
+    for (int j = 0; j < kItems; ++j)
       if (flag[j]) item[j] = values[(first + j) * shape.value_step];
   }
 
@@ -94,7 +101,7 @@ compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask
       if (lane == 0) status.publish(tile, kTileInclusive, aggregate);
     } else {
       if (lane == 0) status.publish(tile, kTileAggregate, aggregate);
-      prefix = look_back<int64_t, Sum, kLookbackPerLane, LookbackReads::kParallel>(status, tile, 0, lane);
+      prefix = look_back<int64_t, Sum, kPerLane, kReads>(status, tile, 0, lane);
       if (lane == 0) status.publish(tile, kTileInclusive, prefix + aggregate);
     }
     if (lane < kWarps) warp_offsets[lane] = warp_exclusive;
@@ -108,14 +115,14 @@ compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask
 
   int position = int(warp_offsets[warp] + inclusive - selected);
 #pragma unroll
-  for (int j = 0; j < kCompactItems; ++j) {
+  for (int j = 0; j < kItems; ++j) {
     if (flag[j]) staged[position++] = item[j];
   }
   __syncthreads();
   const int64_t base = tile_prefix;
   // out= shorter than the count: what does not fit is not written (the count still says how many)
   const int64_t fits = base >= shape.out_len ? 0 : (shape.out_len - base < tile_count ? shape.out_len - base : tile_count);
-  for (int i = threadIdx.x; i < fits; i += kCompactThreads) static_cast<Item*>(out)[(base + i) * shape.out_step] = staged[i];
+  for (int i = threadIdx.x; i < fits; i += kThreads) static_cast<Item*>(out)[(base + i) * shape.out_step] = staged[i];
 }
 
 }  // namespace scan_detail
