@@ -4,8 +4,8 @@
 // writes its selected items (values, or their indices for nonzero()).
 //
 // A thread owns kItems consecutive flags (16 in the library: one 16-byte load when the mask is
-// contiguous and aligned) and the values under them (16-byte loads when contiguous and aligned, skipped where no flag is set).
-// Selected values are first packed into shared memory in order, then the block writes its
+// contiguous and aligned) and the values under them (16-byte loads when contiguous and aligned,
+// skipped where no flag is set). Selected values are first packed into shared memory in order, then the block writes its
 // contiguous output range with consecutive threads on consecutive elements: coalesced stores
 // instead of each thread scattering its own few.
 // Values are copied as raw bits of their element size (Bits = uint8/16/32/64): nothing is converted.
