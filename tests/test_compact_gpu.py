@@ -10,7 +10,8 @@ import gpuprims
 
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
-SIZES = (1, 15, 16, 17, 4095, 4096, 4097, 3 * 4096 + 5, 2**20 + 3)
+# Tiles hold 4096 items for 8-byte outputs (int64 values, nonzero's indices), 8192 for the rest.
+SIZES = (1, 15, 16, 17, 31, 33, 4095, 4096, 4097, 8191, 8192, 8193, 3 * 4096 + 5, 3 * 8192 + 5, 2**20 + 3)
 
 
 def need(fw):
@@ -109,7 +110,7 @@ def test_segmented_reduce_int32_offsets_and_strides(rng):
 
 def test_sanitize_compact(rng):
     need(TORCH_CUDA)
-    for n in (1, 4097, 3 * 4096 + 5):
+    for n in (1, 4097, 3 * 4096 + 5, 8193, 3 * 8192 + 5):
         x = torch.randn(n, device="cuda")
         m = torch.rand(n, device="cuda") < 0.5
         assert torch.equal(gpuprims.compact(x, m), x[m])

@@ -126,11 +126,11 @@ int main() {
   for (int rep = 0; rep < 2; ++rep) {
     Case c{values, mask, out, count, n, scratch, &expected, expected_count, median_ms(cub_run)};
     printf("CUB again %.4f ms\n", c.cub_ms);
-    candidate<256, 16, kPar>(c);  // the library's choice
+    candidate<256, 16, kPar>(c);  // the library's choice for 8-byte items
     candidate<256, 16, kSer>(c);
     candidate<256, 16, kPar, 8>(c);
     candidate<256, 32, kPar>(c);
-    candidate<256, 32, kSer>(c);
+    candidate<256, 32, kSer>(c);  // the library's choice for 4-byte items
     candidate<128, 32, kPar>(c);
     candidate<512, 16, kPar>(c);
     candidate<128, 16, kPar>(c);

@@ -45,7 +45,7 @@ Status compact_device(const CompactArgs& a, const Strided1D& s, int device, cuda
     GPUPRIMS_CUDA_CHECK("compact", cudaMemsetAsync(a.count->data, 0, sizeof(int64_t), stream));
     return Status::ok();
   }
-  const int64_t tiles = ceil_div(s.n, kCompactTile);
+  const int64_t tiles = ceil_div(s.n, compact_tile<Bits>());
   const std::size_t counter_bytes = 256, bytes = counter_bytes + align_up(CountStatus::bytes(tiles));
   StreamScratch scratch;
   GPUPRIMS_TRY(scratch.allocate(bytes, device, stream, "compact"));

@@ -3,9 +3,9 @@
 // decoupled look-back (over counts, CountStatus) gives the tile's output offset, and each thread
 // writes its selected items (values, or their indices for nonzero()).
 //
-// A thread owns kItems consecutive flags (16 in the library: one 16-byte load when the mask is
-// contiguous and aligned) and the values under them (16-byte loads when contiguous and aligned,
-// skipped where no flag is set). Selected values are first packed into shared memory in order, then the block writes its
+// A thread owns kItems consecutive flags (16-byte loads when the mask is contiguous and aligned)
+// and the values under them (16-byte loads when contiguous and aligned, skipped where no flag is
+// set). Selected values are first packed into shared memory in order, then the block writes its
 // contiguous output range with consecutive threads on consecutive elements: coalesced stores
 // instead of each thread scattering its own few.
 // Values are copied as raw bits of their element size (Bits = uint8/16/32/64): nothing is converted.
@@ -20,8 +20,27 @@ namespace gpuprims {
 namespace scan_detail {
 
 constexpr int kCompactThreads = 256;
-constexpr int kCompactItems = 16;
-constexpr int kCompactTile = kCompactThreads * kCompactItems;
+
+// Flags per thread and look-back reads, by the size of what is written (bench/tune/compact_tune.cu,
+// H200, 2^28 4-byte values, 50 % mask, against DeviceSelect::Flagged in the same program):
+// 8192-item tiles (32 per thread) with serial look-back reads 1.050-1.055x; 4096-item tiles with
+// parallel reads 0.932-0.938x (serial 0.864x); 8192 with parallel reads 0.94x; 512 threads x 16
+// 1.01x. 8-byte items (float64 values, nonzero's int64 indices) keep 4096-item tiles: 8192 of them
+// staged would exceed the 48 KB of static shared memory.
+template <class Item>
+constexpr int compact_items() {
+  return sizeof(Item) <= 4 ? 32 : 16;
+}
+template <class Item>
+constexpr LookbackReads compact_reads() {
+  return compact_items<Item>() == 32 ? LookbackReads::kSerial : LookbackReads::kParallel;
+}
+template <class Bits>
+using compact_item_t = std::conditional_t<std::is_void<Bits>::value, int64_t, Bits>;
+template <class Bits>
+constexpr int64_t compact_tile() {
+  return int64_t(kCompactThreads) * compact_items<compact_item_t<Bits>>();
+}
 
 struct Strided1D {
   int64_t n, mask_step, value_step, out_step, out_len;
@@ -29,8 +48,8 @@ struct Strided1D {
 
 // Bits == void: write indices (int64) instead of values. The shape parameters default to the
 // library's choice; bench/tune/compact_tune.cu sweeps them.
-template <class Bits, int kThreads = kCompactThreads, int kItems = kCompactItems,
-          LookbackReads kReads = LookbackReads::kParallel, int kPerLane = kLookbackPerLane>
+template <class Bits, int kThreads = kCompactThreads, int kItems = compact_items<compact_item_t<Bits>>(),
+          LookbackReads kReads = compact_reads<compact_item_t<Bits>>(), int kPerLane = kLookbackPerLane>
 __global__ void __launch_bounds__(kThreads)
 compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask, void* __restrict__ out,
                int64_t* __restrict__ count, Strided1D shape, int64_t tiles, unsigned long long* tile_counter,
@@ -38,7 +57,7 @@ compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask
   static_assert(kItems % 16 == 0, "whole 16-byte flag loads per thread");
   constexpr int kWarps = kThreads / kWarpSize;
   constexpr int kTile = kThreads * kItems;
-  using Item = std::conditional_t<std::is_void<Bits>::value, int64_t, Bits>;
+  using Item = compact_item_t<Bits>;
   const Sum sum;
   __shared__ int64_t warp_counts[kWarps];
   __shared__ int64_t warp_offsets[kWarps];  // within the tile
