@@ -1,7 +1,7 @@
 // Tuning sweep for the vectorized reduction (docs/reduce.md, "Tuning evidence"): load shape
-// (loads in flight x accumulators per vector, block size), blocks per SM in whole
-// waves of the measured occupancy, and the cost of a ticket memset, next to CUB, on 2^28 int32 and
-// float32 sums.
+// (loads in flight x accumulators per vector, block size), blocks per SM in whole waves of the
+// measured occupancy, and the cost of a pool-allocated partials buffer, next to CUB, on 2^28
+// int32 and float32 sums.
 // Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/reduce_vectorized_tune.cu -o /tmp/tune && /tmp/tune
 #include <algorithm>
@@ -50,7 +50,7 @@ float median_ms(F f, int reps = 30) {
 }
 
 template <class T, class Acc, int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition, int kSplit = 1>
-void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, unsigned* tickets, int sms,
+void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, unsigned* tickets, cudaMemPool_t pool, int sms,
            float cub_ms, double cub_result) {
   ReduceLayout layout;
   layout.num_rows = 1;
@@ -64,12 +64,15 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
   for (int bps : {2 * resident, 3 * resident, 4 * resident, 5 * resident, 6 * resident}) {
     const int blocks = sms * bps;
 
+    // As the library launches it: the partials from a stream-ordered pool allocation per call.
     const float ms = median_ms([&] {
-      cudaMemsetAsync(tickets, 0, 4);
+      void* scratch = nullptr;
+      CHECK(cudaMallocFromPoolAsync(&scratch, sizeof(Acc) * blocks, pool, 0));
       reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>
-          <<<dim3(blocks, 1), kThreads>>>(p, partials, tickets);
+          <<<dim3(blocks, 1), kThreads>>>(p, static_cast<Acc*>(scratch), tickets);
+      CHECK(cudaFreeAsync(scratch, 0));
     });
-    // The kernel leaves the ticket at 0, so back-to-back launches also run without the memset.
+    // The same kernel with a persistent partials buffer (the kernel leaves the ticket at 0).
     const float ms_bare = median_ms([&] {
       reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>
           <<<dim3(blocks, 1), kThreads>>>(p, partials, tickets);
@@ -77,7 +80,7 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
     T result;
     CHECK(cudaMemcpy(&result, out, sizeof(T), cudaMemcpyDeviceToHost));
     const bool ok = std::abs(double(result) - cub_result) <= 1e-5 * std::abs(cub_result);
-    printf("%s %-8s %-16s threads=%4d unroll=%d waves=%d blocks/SM=%2d  %.4f ms  %.1f GB/s  %.3fx CUB   no memset %.4f ms %.3fx\n",
+    printf("%s %-8s %-16s threads=%4d unroll=%d waves=%d blocks/SM=%2d  pool-allocated partials %.4f ms  %.1f GB/s  %.3fx CUB   persistent partials %.4f ms %.3fx\n",
            ok ? "PASS" : "FAIL",
            sizeof(T) == 4 && Acc(0.5) != Acc(0) ? "float32" : "int32", label, kThreads, kUnroll, bps / resident, bps, ms,
            n * sizeof(T) / ms / 1e6, cub_ms / ms, ms_bare, cub_ms / ms_bare);
@@ -107,14 +110,16 @@ void run(int64_t n, int sms) {
   printf("CUB %.4f ms %.1f GB/s (sum %.1f)\n", cub_ms, n * sizeof(T) / cub_ms / 1e6, cub_result);
   constexpr auto kRO = LoadPolicy::kReadOnly;
   constexpr auto kCH = Partition::kChunks;
+  cudaMemPool_t pool;
+  CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
   for (int rep = 0; rep < 2; ++rep) {  // twice: differences below the run-to-run spread are noise
     const float cub_again = median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
     printf("CUB again %.4f ms\n", cub_again);
-    sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 4, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 6, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 8, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
+    sweep<T, Acc, 128, 4, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
+    sweep<T, Acc, 128, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
+    sweep<T, Acc, 128, 6, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
+    sweep<T, Acc, 128, 8, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
   }
   CHECK(cudaGetLastError());
   cudaFree(in); cudaFree(out); cudaFree(partials); cudaFree(tickets); cudaFree(temp);
