@@ -20,7 +20,7 @@ using scan_detail::Segments;
 // Segments averaging fewer items than this get a warp each (8 warps per block, at most 64 blocks
 // per SM, looping); longer ones a 128-thread block each (one block per segment). Measured with
 // bench/tune/segmented_reduce_tune.cu on the H200 against DeviceSegmentedReduce::Sum: 65536 x 4096
-// float32, a 128-thread block per segment 0.999-1.007x (the former 256-thread blocks looping over
+// float32, a 128-thread block per segment 0.998-1.004x (the former 256-thread blocks looping over
 // a capped grid 0.982-0.986x, 512 threads 0.61x, warps 0.99-1.0x); 262144 x 1024, warps 2.27x.
 constexpr int64_t kBlockSegmentItems = 1024;
 constexpr int kWarpSegmentThreads = 256;
