@@ -2,17 +2,17 @@
 // the library ran before (ClassicRowOnChip) against candidates that prefetch the next row during
 // the current row's reductions (kPrefetch, persistent grid), trim the per-element work (kLean) and
 // halve the values per thread, for softmax / log_softmax (softmax kind) and layer_norm / rms_norm
-// (norm kind), float32 and bfloat16, 16384 x 8192 and 65536 x 4096 (512 MiB of fp32 per array,
-// ten times the H200's L2), next to a 16-byte copy kernel and cudaMemcpy of the same bytes (the
-// ceiling: "%copy" = best copy time / kernel time, bytes = x read + y written).
+// (norm kind), float32 and bfloat16, 16384 x 8192 and 65536 x 4096 (512 MiB and 1 GiB of fp32
+// per array, 8 and 17 times the H200's 60 MiB L2), next to a 16-byte copy kernel and cudaMemcpy of
+// the same bytes (the ceiling: "%copy" = best copy time / kernel time, bytes = x read + y written).
 // Every candidate's output is compared with the classic kernel's (max |diff| / max |y|: PASS when
 // within 1e-5 for float32, 2^-7 for bfloat16, i.e. about one bf16 rounding step of the largest
 // output, and no NaN), and the classic kernel with a float64 host reference on three rows.
 // Each row: median of 25 timed launches (CUDA events) after 3 warm-ups; the whole sweep runs
 // twice, so differences smaller than the spread between the passes are noise.
 // The library's tuned tiles (BlockTile in cpp/src/norms/row_on_chip_launch.cuh) are the rows
-// "prefetch+lean x16 r64" (float32, and the bfloat16 softmax kind) and "prefetch+lean x32 r128"
-// (the bfloat16 norm kind); "classic x32" is what the library ran in runs 7-15.
+// "lean x32" (the classic tile and register bound with kLean); "classic x32" is what the library
+// ran in runs 7-15. A crash names the case it happened in (g_running).
 // Build and run on the GPU machine (about 1 minute of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_forward_tune.cu -o /tmp/norms_tune && /tmp/norms_tune
 #include <algorithm>
@@ -28,11 +28,16 @@
 using namespace gpuprims;
 using namespace gpuprims::norms;
 
+// What is running, named by a failing CHECK: an asynchronous error (an out-of-bounds access) is
+// reported by a later call, so every case synchronizes and checks before the next one starts.
+static const char* g_running = "setup";
+
 #define CHECK(x)                                                                                   \
   do {                                                                                             \
     cudaError_t e_ = (x);                                                                          \
     if (e_ != cudaSuccess) {                                                                       \
-      printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                    \
+      printf("%s:%d %s: %s (while running: %s)\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_), \
+             g_running);                                                                           \
       exit(1);                                                                                     \
     }                                                                                              \
   } while (0)
@@ -204,7 +209,14 @@ void run_config(const Problem& pr, const char* label, bool is_classic) {
   const int64_t blocks =
       row_on_chip_blocks<Cfg>(pr.rows, row_on_chip_prefetches<Cfg, true, false>, resident, pr.sms);
   NormParams p = params_for(pr, is_classic ? pr.y_ref : pr.y);
+  char running[160];
+  snprintf(running, sizeof running, "%s %s %lldx%lld %s", pr.op, dtype_label<T>(), (long long)pr.rows,
+           (long long)pr.len, label);
+  g_running = running;
   CHECK(cudaMemset(p.y, 0xff, pr.rows * pr.len * sizeof(T)));  // NaN everywhere: a missed element shows
+  kernel<<<unsigned(blocks), Cfg::kThreads>>>(p);  // once alone, so a fault is caught here
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
   const float ms = median_ms([&] { kernel<<<unsigned(blocks), Cfg::kThreads>>>(p); });
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
@@ -220,6 +232,7 @@ void run_config(const Problem& pr, const char* label, bool is_classic) {
     compare_kernel<T><<<pr.sms * 8, 256>>>(static_cast<const T*>(pr.y), static_cast<const T*>(pr.y_ref),
                                            pr.rows * pr.len, pr.stats);
     CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
     unsigned s[4];
     CHECK(cudaMemcpy(s, pr.stats, sizeof s, cudaMemcpyDeviceToHost));
     float diff, mag;
@@ -230,6 +243,7 @@ void run_config(const Problem& pr, const char* label, bool is_classic) {
     const bool pass = rel <= tol && s[2] == 0 && s[3] == 0;
     snprintf(verdict, sizeof verdict, "vs classic %.2e nan=%u/%u %s", rel, s[2], s[3], pass ? "PASS" : "FAIL");
   }
+  g_running = "between cases";
   printf("%-11s %-8s %5lldx%-5lld %-24s %3d regs %4d B spill %2d blk/SM %6lld blocks  %.4f ms %6.0f GB/s "
          "%5.1f %%copy  %s\n",
          pr.op, dtype_label<T>(), (long long)pr.rows, (long long)pr.len, label, attr.numRegs,
@@ -260,6 +274,9 @@ void run_candidates(const Problem& pr) {
 template <class T>
 void run_dtype(int64_t rows, int64_t len, void* x, void* y_ref, void* y, void* w, void* b, unsigned* stats, int sms) {
   const int64_t n = rows * len;
+  char running[96];
+  snprintf(running, sizeof running, "data and copy, %s %lldx%lld", dtype_label<T>(), (long long)rows, (long long)len);
+  g_running = running;
   fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(x), n, 1, -4.0f, 4.0f);
   fill_random<T><<<sms, 256>>>(static_cast<T*>(w), len, 2, 0.5f, 1.5f);
   fill_random<T><<<sms, 256>>>(static_cast<T*>(b), len, 3, -1.0f, 1.0f);
@@ -269,6 +286,7 @@ void run_dtype(int64_t rows, int64_t len, void* x, void* y_ref, void* y, void* w
     copy_kernel<<<sms * 8, 256>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), bytes / 16);
   });
   const float memcpy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice)); });
+  CHECK(cudaDeviceSynchronize());
   const float copy_ms = std::min(kernel_ms, memcpy_ms);
   printf("\ncopy %s %lldx%lld: kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms (%.0f GB/s); ceiling %.0f GB/s\n",
          dtype_label<T>(), (long long)rows, (long long)len, kernel_ms, 2.0 * bytes / kernel_ms / 1e6, memcpy_ms,
@@ -303,7 +321,7 @@ int main() {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs, L2 %d MiB\n", prop.name, sms, prop.l2CacheSize >> 20);
-  const int64_t max_bytes = (int64_t(1) << 27) * 4;  // 16384 x 8192 float32
+  const int64_t max_bytes = (int64_t(1) << 28) * 4;  // 65536 x 4096 float32 (twice 16384 x 8192)
   void *x, *y_ref, *y, *w, *b;
   unsigned* stats;
   CHECK(cudaMalloc(&x, max_bytes));
