@@ -12,47 +12,47 @@ namespace gpuprims {
 namespace norms {
 
 // Performance step 2 (docs/norms.md): the 4096- and 8192-element tiles of float32 / float16 /
-// bfloat16 prefetch each group's next row in a persistent grid and run the lean per-element path
-// (BlockTile below). false: every tile runs the classic configuration of runs 7-15.
-// bench/tune/norms_forward_tune.cu times both.
-constexpr bool kRowOnChipTuned = false;
+// bfloat16 run the lean per-element path on the vector path (BlockTile below). false: every tile
+// runs the classic configuration of runs 7-15. bench/tune/norms_forward_tune.cu times both.
+constexpr bool kRowOnChipTuned = true;
 
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
-// kThreads). Classic: kThreads threads with 32 values each (16 for float64). Tuned: 2 * kThreads
-// threads with 16 values each, prefetching and lean, at most 64 registers (1024 resident threads
-// per SM: 64 KiB of float32 / 32 KiB of bfloat16 next-row loads in flight per SM while the rows
-// before them are reduced and written), except the fp16 / bf16 norm kind, which spilled 28 bytes
-// at that bound and keeps 32 values per thread at 128 registers (512 threads: the same bytes in
-// flight). float64 and the residual (add-norm) kernels stay classic.
+// kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
+// bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
+// float32 16384 x 8192 against the classic 69-90 % (softmax, log_softmax, layer_norm; rms_norm
+// 94.8 against 96.2), while the prefetching candidates (kPrefetch, persistent grid) measured
+// 85-89 % (harness run of 2026-11-22). float64 and the residual (add-norm) kernels stay classic,
+// and the element-wise path ignores kLean.
 template <class T, RowKind kKind, bool kResidual, int kThreads>
 struct BlockTile {
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr bool kTuned = kRowOnChipTuned && !kResidual && sizeof(T) <= 4;
-  static constexpr bool kSixteenValues = !(sizeof(T) == 2 && kKind == RowKind::kNorm);
-  using Tuned = std::conditional_t<kSixteenValues,
-                                   RowOnChipConfig<2 * kThreads, 1, 16 / kLanes, 1024 / (2 * kThreads), true, true>,
-                                   RowOnChipConfig<kThreads, 1, 32 / kLanes, 512 / kThreads, true, true>>;
   using Classic = ClassicRowOnChip<T, kKind, kThreads, 1, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
+  using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, Classic::kMinBlocks, false, true>;
   using type = std::conditional_t<kTuned, Tuned, Classic>;
-  static_assert(type::kThreads * type::kVecs * kLanes == kThreads * (sizeof(T) == 8 ? 16 : 32), "capacity");
 };
 
-// A prefetching kernel runs one persistent wave (row_on_chip_blocks); the others a block per group.
-template <class T, RowKind kKind, bool kResidual, class Cfg>
+// The vector path runs VectorCfg, the element-wise path ElementCfg (the block tiles pass the
+// classic configuration: kLean and kPrefetch do not apply there, and a tuned configuration with
+// 512 threads spilled 220 bytes on that path under its 128-register cap). A prefetching kernel
+// runs one persistent wave (row_on_chip_blocks); the others a block per group of rows.
+template <class T, RowKind kKind, bool kResidual, class VectorCfg, class ElementCfg = VectorCfg>
 Status launch_row_on_chip(const NormLaunch& l) {
   const char* op = norm_op_name(l.op);
   const bool vector = l.params.vec_ok;
-  const void* kernel = vector ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, Cfg, true, kResidual>)
-                              : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, Cfg, false, kResidual>);
-  const bool prefetches = vector && row_on_chip_prefetches<Cfg, true, kResidual>;
+  const void* kernel = vector
+      ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual>)
+      : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
+  const int threads = vector ? VectorCfg::kThreads : ElementCfg::kThreads;
+  const bool prefetches = vector && row_on_chip_prefetches<VectorCfg, true, kResidual>;
   int per_sm = 1;
-  if (prefetches) {
-    GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, 0));
-  }
-  const int64_t blocks = row_on_chip_blocks<Cfg>(l.params.layout.num_rows, prefetches, per_sm, l.sm_count);
+  if (prefetches) GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  const int64_t rows = l.params.layout.num_rows;
+  const int64_t blocks = vector ? row_on_chip_blocks<VectorCfg>(rows, prefetches, per_sm, l.sm_count)
+                                : row_on_chip_blocks<ElementCfg>(rows, false, per_sm, l.sm_count);
   NormParams params = l.params;
   void* args[] = {&params};
-  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)), dim3(Cfg::kThreads), args, 0, l.stream));
+  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)), dim3(threads), args, 0, l.stream));
   return check_launch(op, l.stream);
 }
 
@@ -77,10 +77,12 @@ Status run_row_on_chip(const NormLaunch& l) {
   }
   constexpr int kMidValues = sizeof(T) == 8 ? 16 : 32;
   if (n <= 128 * kMidValues) {
-    return launch_row_on_chip<T, kKind, kResidual, typename BlockTile<T, kKind, kResidual, 128>::type>(l);
+    using Tile = BlockTile<T, kKind, kResidual, 128>;
+    return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic>(l);
   }
   if (n <= 256 * kMidValues) {
-    return launch_row_on_chip<T, kKind, kResidual, typename BlockTile<T, kKind, kResidual, 256>::type>(l);
+    using Tile = BlockTile<T, kKind, kResidual, 256>;
+    return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic>(l);
   }
   constexpr int kBigValues = sizeof(T) == 8 ? 8 : 16;
   static_assert(1024 * kBigValues == kRowOnChipCapacity / (sizeof(T) == 8 ? 2 : 1), "launch.hpp's capacity");
