@@ -275,6 +275,34 @@ def test_cuda_graph_capture(rng):
     torch.testing.assert_close(y_small, torch.nn.functional.layer_norm(small, (300,)), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32"))
+@pytest.mark.parametrize("op", OPS)
+def test_lean_tiles_many_rows_and_special_values(rng, op, dtype):
+    """row_on_chip's tuned 4096- / 8192-element tiles (docs/norms.md, performance step 2: the lean
+    vector path; a prefetching configuration would also walk several rows per group, as these row
+    counts exceed one wave of resident blocks): full and partly filled tiles, the statistics
+    outputs (check()), and special rows late in the grid (the lean path's fmax row max must still
+    give NaN rows, its ex2 exponential -inf -> 0)."""
+    need(TORCH_CUDA)
+    for n, rows in ((4096, 1601), (2056, 1601), (8192, 701), (6144, 701)):
+        a = data(rng, (rows, n), dtype)
+        check_torch(op, a, dtype, rng)
+        a[rows - 1, :] = -np.inf
+        a[rows - 2, n // 3] = np.nan
+        a[rows - 3, : n // 2] = -np.inf
+        a[rows - 4, n - 1] = np.inf
+        x = TORCH_CUDA.make(a, dtype)
+        t = torch.from_numpy(a.astype(np.float32))  # torch on the CPU, float32, as the IEEE reference
+        want = {"softmax": lambda: torch.softmax(t, -1), "log_softmax": lambda: torch.log_softmax(t, -1),
+                "layer_norm": lambda: torch.nn.functional.layer_norm(t, (n,)),
+                "rms_norm": lambda: torch.nn.functional.rms_norm(t, (n,), eps=1e-6)}[op]().numpy()
+        got = to_numpy(run_op(op, x)).astype(np.float64)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"n={n}")
+        tol = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-5}[dtype]
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.nanmax(np.abs(want[np.isfinite(want)])),
+                                   err_msg=f"n={n}")
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_bitwise_reproducible(rng, op):
     need(TORCH_CUDA)

@@ -2,6 +2,7 @@
 // The row_on_chip launch and its tile shapes, shared by variant_row_on_chip.cu (the forward ops) and
 // variant_add_norm.cu (the same kernels with the residual-add prologue).
 #include <string>
+#include <type_traits>
 
 #include "gpuprims/norms/row_on_chip.cuh"
 #include "gpuprims/util/math.cuh"
@@ -10,48 +11,84 @@
 namespace gpuprims {
 namespace norms {
 
-template <class T, RowKind kKind, bool kResidual, int kThreadsPerRow, int kRowsPerBlock, int kVecs>
+// Performance step 2 (docs/norms.md): the 4096- and 8192-element tiles of float32 / float16 /
+// bfloat16 run the lean per-element path on the vector path (BlockTile below). false: every tile
+// runs the classic configuration of runs 7-15. bench/tune/norms_forward_tune.cu times both.
+constexpr bool kRowOnChipTuned = true;
+
+// The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
+// kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
+// bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
+// float32 16384 x 8192 against the classic 69-90 % (softmax, log_softmax, layer_norm; rms_norm
+// 94.8 against 96.2), while the prefetching candidates (kPrefetch, persistent grid) measured
+// 85-89 % (harness run of 2026-11-22). float64 and the residual (add-norm) kernels stay classic,
+// and the element-wise path ignores kLean.
+template <class T, RowKind kKind, bool kResidual, int kThreads>
+struct BlockTile {
+  static constexpr int kLanes = Vec16<T>::kLanes;
+  static constexpr bool kTuned = kRowOnChipTuned && !kResidual && sizeof(T) <= 4;
+  using Classic = ClassicRowOnChip<T, kKind, kThreads, 1, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
+  using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, Classic::kMinBlocks, false, true>;
+  using type = std::conditional_t<kTuned, Tuned, Classic>;
+};
+
+// The vector path runs VectorCfg, the element-wise path ElementCfg (the block tiles pass the
+// classic configuration: kLean and kPrefetch do not apply there, and a tuned configuration with
+// 512 threads spilled 220 bytes on that path under its 128-register cap). A prefetching kernel
+// runs one persistent wave (row_on_chip_blocks); the others a block per group of rows.
+template <class T, RowKind kKind, bool kResidual, class VectorCfg, class ElementCfg = VectorCfg>
 Status launch_row_on_chip(const NormLaunch& l) {
-  const void* kernel = l.params.vec_ok
-      ? reinterpret_cast<const void*>(
-            &row_on_chip_kernel<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs, true, kResidual>)
-      : reinterpret_cast<const void*>(
-            &row_on_chip_kernel<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs, false, kResidual>);
-  const int64_t groups = ceil_div<int64_t>(l.params.layout.num_rows, kRowsPerBlock);
+  const char* op = norm_op_name(l.op);
+  const bool vector = l.params.vec_ok;
+  const void* kernel = vector
+      ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual>)
+      : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
+  const int threads = vector ? VectorCfg::kThreads : ElementCfg::kThreads;
+  const bool prefetches = vector && row_on_chip_prefetches<VectorCfg, true, kResidual>;
+  int per_sm = 1;
+  if (prefetches) GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  const int64_t rows = l.params.layout.num_rows;
+  const int64_t blocks = vector ? row_on_chip_blocks<VectorCfg>(rows, prefetches, per_sm, l.sm_count)
+                                : row_on_chip_blocks<ElementCfg>(rows, false, per_sm, l.sm_count);
   NormParams params = l.params;
   void* args[] = {&params};
-  const char* op = norm_op_name(l.op);
-  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(groups)), dim3(kThreadsPerRow * kRowsPerBlock),
-                                           args, 0, l.stream));
+  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)), dim3(threads), args, 0, l.stream));
   return check_launch(op, l.stream);
 }
 
 // Four tile shapes, the smallest that holds the row. Each thread holds a fixed number of values
 // whatever the dtype (16-byte vectors: 4 fp32, 8 fp16/bf16, 2 fp64), so capacities are in elements:
 //   a warp per row, 4 rows per block, 16 values per thread:    512 elements
-//   a block of 128 threads, 32 values per thread:             4096 elements (16 float64 values, 2048)
-//   a block of 256 threads, 32 values per thread:             8192 elements (at most 128 registers
-//                                                              a thread: 16 float64 values, 4096)
+//   a block tile (BlockTile) for up to 4096 elements (float64 2048) and one for up to 8192 (4096)
 //   a block of 1024 threads, 16 values per thread:           16384 elements (64 registers a thread:
 //                                                              8 float64 values, 8192)
 // A warp per short row keeps every thread busy without block-wide synchronization. The bytes a
 // thread has in flight are its *filled* slots, while its registers are set by the tile's size: a
-// 4096-element bf16 row in the 256-thread tile fills half of every thread's slots (32 bytes of
-// loads a thread for 32 registers of values), so rows up to 4096 elements get a 128-thread tile
-// that is full (64 bytes of bf16, 128 of fp32 a thread) and twice the blocks per SM to overlap one
+// 4096-element bf16 row in the 8192-element tile fills half of every thread's slots, so rows up to
+// 4096 elements get a tile half as wide that is full, and twice the blocks per SM to overlap one
 // block's reductions with another's loads. Longer rows go to split_row.
 // kResidual: add_layer_norm / add_rms_norm, whose rows must fit (row_on_chip_capacity).
 template <class T, RowKind kKind, bool kResidual>
 Status run_row_on_chip(const NormLaunch& l) {
   constexpr int kLanes = Vec16<T>::kLanes;
   const int64_t n = l.params.layout.row_len;
-  if (n <= 32 * 16) return launch_row_on_chip<T, kKind, kResidual, 32, 4, 16 / kLanes>(l);
+  if (n <= 32 * 16) {
+    return launch_row_on_chip<T, kKind, kResidual, ClassicRowOnChip<T, kKind, 32, 4, 16 / kLanes>>(l);
+  }
   constexpr int kMidValues = sizeof(T) == 8 ? 16 : 32;
-  if (n <= 128 * kMidValues) return launch_row_on_chip<T, kKind, kResidual, 128, 1, kMidValues / kLanes>(l);
-  if (n <= 256 * kMidValues) return launch_row_on_chip<T, kKind, kResidual, 256, 1, kMidValues / kLanes>(l);
+  if (n <= 128 * kMidValues) {
+    using Tile = BlockTile<T, kKind, kResidual, 128>;
+    return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic>(l);
+  }
+  if (n <= 256 * kMidValues) {
+    using Tile = BlockTile<T, kKind, kResidual, 256>;
+    return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic>(l);
+  }
   constexpr int kBigValues = sizeof(T) == 8 ? 8 : 16;
   static_assert(1024 * kBigValues == kRowOnChipCapacity / (sizeof(T) == 8 ? 2 : 1), "launch.hpp's capacity");
-  if (n <= 1024 * kBigValues) return launch_row_on_chip<T, kKind, kResidual, 1024, 1, kBigValues / kLanes>(l);
+  if (n <= 1024 * kBigValues) {
+    return launch_row_on_chip<T, kKind, kResidual, ClassicRowOnChip<T, kKind, 1024, 1, kBigValues / kLanes>>(l);
+  }
   if constexpr (kResidual) {
     return value_error(std::string(norm_op_name(l.op)) + ": a residual row beyond row_on_chip's capacity");
   } else {

@@ -33,6 +33,17 @@ struct BlockReduce {
   // warp folds the partials itself, in the same order, so all threads hold identical bits.
   template <class Op>
   __device__ __forceinline__ static T allreduce(T v, Op op, TempStorage& temp) {
+    v = allreduce_unsynced(v, op, temp);
+    __syncthreads();                     // every warp has read temp before anyone rewrites it
+    return v;
+  }
+
+  // allreduce() without its trailing barrier: `temp` may be rewritten only after the block has
+  // passed another barrier. A caller that alternates between two TempStorage gets that barrier
+  // from the next reduction (every thread reads this one's slots before arriving there), so each
+  // reduction costs one barrier instead of two.
+  template <class Op>
+  __device__ __forceinline__ static T allreduce_unsynced(T v, Op op, TempStorage& temp) {
     const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
     v = warp_reduce(v, op);
     if (lane == 0) temp.warp_partials[warp] = v;
@@ -40,9 +51,7 @@ struct BlockReduce {
     v = temp.warp_partials[lane < kWarps ? lane : 0];
 #pragma unroll
     for (int mask = kWarps / 2; mask > 0; mask >>= 1) v = op(v, shfl_xor(v, mask));
-    v = shfl_idx(v, 0);                  // lane 0 combined exactly the kWarps partials (see above)
-    __syncthreads();                     // every warp has read temp before anyone rewrites it
-    return v;
+    return shfl_idx(v, 0);               // lane 0 combined exactly the kWarps partials (see above)
   }
 };
 

@@ -24,37 +24,97 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
   return vector && threads <= 512 ? resident / threads : 1;
 }
 
+// How a row_on_chip kernel runs (its template argument):
+//   kThreadsPerRow, kRowsPerBlock, kVecs: the tile (RowTile); kRowsPerBlock > 1 for warps only.
+//   kMinBlocks: __launch_bounds__' resident blocks per SM, i.e. the register bound, for the vector
+//     path (the element-wise path gets 1: see min_blocks_for).
+//   kPrefetch (vector path, no residual): each group loads the vectors of its next row before it
+//     reduces and writes the current one, so its loads stay in flight through the reduction
+//     barriers and the stores instead of stopping at every row; block reductions alternate two
+//     shared slots (one barrier each instead of two). Meant for a persistent grid
+//     (row_on_chip_blocks), every group walking several rows; correct with any grid.
+//   kLean (vector path): per-slot bounds, kLanes-way sums, fmax row max, exp_lean and hardware
+//     pair rounding of fp16 / bf16 outputs (row_stats.cuh, RowTile::store): fewer instructions
+//     per element, which 2-byte types, at twice the elements per byte of fp32, need most.
+template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_, bool kLean_>
+struct RowOnChipConfig {
+  static constexpr int kThreadsPerRow = kThreadsPerRow_;
+  static constexpr int kRowsPerBlock = kRowsPerBlock_;
+  static constexpr int kThreads = kThreadsPerRow_ * kRowsPerBlock_;
+  static constexpr int kVecs = kVecs_;
+  static constexpr int kMinBlocks = kMinBlocks_;
+  static constexpr bool kPrefetch = kPrefetch_;
+  static constexpr bool kLean = kLean_;
+};
+
+// The configuration row_on_chip ran before kPrefetch / kLean (kept for the A/B in
+// bench/tune/norms_forward_tune.cu and as the flip-back): one row per group, grid = groups.
+template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs>
+using ClassicRowOnChip = RowOnChipConfig<kThreadsPerRow, kRowsPerBlock, kVecs,
+                                         min_blocks_for(kThreadsPerRow * kRowsPerBlock, true, sizeof(T), kKind),
+                                         false, false>;
+
+// Whether row_on_chip_kernel<T, kKind, Cfg, kVector, kResidual> prefetches (and so wants the
+// persistent grid of row_on_chip_blocks).
+template <class Cfg, bool kVector, bool kResidual>
+constexpr bool row_on_chip_prefetches = Cfg::kPrefetch && kVector && !kResidual;
+
 // kVector: p.vec_ok, as a template argument so that each instantiation holds one access path
 // (with both, the scalar path's addresses inflate the register count of the vector one).
 // kResidual (norm kind): the row is x + residual, rounded to T, also written to p.sum.
-template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector,
-          bool kResidual = false>
-__global__ void __launch_bounds__(kThreadsPerRow * kRowsPerBlock,
-                                  min_blocks_for(kThreadsPerRow * kRowsPerBlock, kVector, sizeof(T), kKind))
+template <class T, RowKind kKind, class Cfg, bool kVector, bool kResidual = false>
+__global__ void __launch_bounds__(Cfg::kThreads, kVector ? Cfg::kMinBlocks : 1)
 row_on_chip_kernel(NormParams p) {
-  using Tile = RowTile<T, kThreadsPerRow, kVecs>;
+  constexpr int kThreadsPerRow = Cfg::kThreadsPerRow, kRowsPerBlock = Cfg::kRowsPerBlock;
+  constexpr bool kPrefetch = row_on_chip_prefetches<Cfg, kVector, kResidual>;
+  constexpr bool kLean = Cfg::kLean && kVector;
+  using Tile = RowTile<T, kThreadsPerRow, Cfg::kVecs>;
   using Acc = typename Tile::Acc;
   using Group = RowGroup<Acc, kThreadsPerRow>;
   static_assert(Group::kIsWarp || kRowsPerBlock == 1, "a block-wide group owns the whole block");
-  __shared__ typename Group::TempStorage temp;
+  __shared__ typename Group::TempStorage temp[kPrefetch ? 2 : 1];
+  auto reduce = [&] {
+    if constexpr (kPrefetch) return typename Group::Alternating{temp};
+    else return typename Group::Synced{temp[0]};
+  }();
 
   const RowLayout& layout = p.layout;
   const int len = static_cast<int>(layout.row_len);  // <= Tile::kCapacity, checked by the host
   const int rank = threadIdx.x % kThreadsPerRow;
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
+  const int64_t step = int64_t(gridDim.x) * kRowsPerBlock;
+  int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreadsPerRow;
+  // kPrefetch: the vectors of `row` (and its first element, the norm kind's frame), loaded one
+  // iteration ahead.
+  typename Tile::Vectors next;
+  Acc next_first = Acc(0);
+  const auto prefetch = [&](int64_t r) {
+    const T* xr = x + layout.x_row_offset(r);
+    next.load(xr, len, rank);
+    if constexpr (kKind == RowKind::kNorm) next_first = row_first(xr, len);
+  };
+  if constexpr (kPrefetch) {
+    if (row < layout.num_rows) prefetch(row);
+  }
   // The loop bound is uniform over the group that owns a row, so the group's reductions (and a
   // block's __syncthreads) are reached by all of its threads.
-  for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreadsPerRow; row < layout.num_rows;
-       row += int64_t(gridDim.x) * kRowsPerBlock) {
+  for (; row < layout.num_rows; row += step) {
     const T* xr = x + layout.x_row_offset(row);
     Tile tile;
-    tile.load(xr, layout.x_elem_stride, 0, len, rank, kVector, tile_fill<kKind, Acc>());
+    Acc first = Acc(0);
+    if constexpr (kPrefetch) {
+      tile.unpack(next, len, rank, tile_fill<kKind, Acc>());
+      first = next_first;
+      if (row + step < layout.num_rows) prefetch(row + step);
+    } else {
+      tile.load(xr, layout.x_elem_stride, 0, len, rank, kVector, tile_fill<kKind, Acc>());
+    }
     if constexpr (kKind == RowKind::kSoftmax) {
       if (!p.log) {  // uniform over the grid: every thread of a group takes the same path
-        const Acc inv_sum = softmax_exponentiate<Tile, Group>(tile, len, rank, temp);
-        tile.store(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector, nullptr, 1, nullptr,
-                   1, [inv_sum](Acc e, Acc, Acc) { return e * inv_sum; });
+        const Acc inv_sum = softmax_exponentiate<kLean>(tile, len, rank, reduce);
+        tile.template store<kLean>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector, nullptr,
+                                   1, nullptr, 1, [inv_sum](Acc e, Acc, Acc) { return e * inv_sum; });
         continue;
       }
     }
@@ -64,24 +124,38 @@ row_on_chip_kernel(NormParams p) {
       const RowLayout& rl = p.residual_layout;
       const T* rr = static_cast<const T*>(p.residual) + rl.x_row_offset(row);
       tile.add_rounded(rr, rl.x_elem_stride, 0, len, rank, kVector);
-      tile.store(static_cast<T*>(p.sum) + rl.y_row_offset(row), rl.y_elem_stride, 0, len, rank, kVector, nullptr, 1,
-                 nullptr, 1, [](Acc v, Acc, Acc) { return v; });
+      tile.template store<kLean>(static_cast<T*>(p.sum) + rl.y_row_offset(row), rl.y_elem_stride, 0, len, rank,
+                                 kVector, nullptr, 1, nullptr, 1, [](Acc v, Acc, Acc) { return v; });
       // The frame from the sum's first element, as row_frame would read it from a stored sum.
-      const Acc first = len > 0 ? cast_value<Acc>(cast_value<T>(cast_value<Acc>(xr[0]) + cast_value<Acc>(rr[0])))
-                                : Acc(0);
+      const Acc first_sum = len > 0 ? cast_value<Acc>(cast_value<T>(cast_value<Acc>(xr[0]) + cast_value<Acc>(rr[0])))
+                                    : Acc(0);
+      frame = make_row_frame(first_sum, p.center);
+    } else if constexpr (kPrefetch) {
       frame = make_row_frame(first, p.center);
     } else {
       frame = row_frame(xr, len, p.center);
     }
-    RowStats<Acc> stats = chunk_partial<kKind, Tile, Group>(tile, len, rank, frame, p.center, temp);
+    RowStats<Acc> stats = chunk_partial<kKind, kLean>(tile, len, rank, frame, p.center, reduce);
     if constexpr (kKind == RowKind::kNorm) {
       stats = norm_row_stats(stats, frame, len, p.eps);
       if (rank == 0) write_row_stats(p, row, stats, frame.shift);
     }
-    tile.store(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector,
-               static_cast<const T*>(p.weight), p.weight_stride, static_cast<const T*>(p.bias), p.bias_stride,
-               RowOutput<kKind, Acc>(stats, frame.shift, p.log));
+    tile.template store<kLean>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector,
+                               static_cast<const T*>(p.weight), p.weight_stride, static_cast<const T*>(p.bias),
+                               p.bias_stride, RowOutput<kKind, Acc>(stats, frame.shift, p.log));
   }
+}
+
+// Blocks to launch for `num_rows` rows: one per group of rows; for a prefetching kernel
+// (row_on_chip_prefetches) at most one wave (resident_per_sm blocks on each of sm_count SMs),
+// every group then walking its rows with the next one in flight (a wider grid would give most
+// groups a single row: nothing to prefetch).
+template <class Cfg>
+inline int64_t row_on_chip_blocks(int64_t num_rows, bool prefetches, int resident_per_sm, int sm_count) {
+  const int64_t groups = (num_rows + Cfg::kRowsPerBlock - 1) / Cfg::kRowsPerBlock;
+  if (!prefetches) return groups;
+  const int64_t wave = int64_t(resident_per_sm > 0 ? resident_per_sm : 1) * sm_count;
+  return groups < wave ? groups : wave;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -105,7 +179,8 @@ chunk_stats_kernel(NormParams p, RowStats<acc_t<T>>* partial) {
     Tile tile;
     tile.load(xr, layout.x_elem_stride, begin, len, threadIdx.x, kVector, tile_fill<kKind, Acc>());
     const RowFrame<Acc> frame = row_frame(xr, layout.row_len, p.center);
-    const RowStats<Acc> s = chunk_partial<kKind, Tile, Group>(tile, len, threadIdx.x, frame, p.center, temp);
+    typename Group::Synced reduce{temp};
+    const RowStats<Acc> s = chunk_partial<kKind, false>(tile, len, threadIdx.x, frame, p.center, reduce);
     if (threadIdx.x == 0) partial[row * chunks + blockIdx.x] = s;
   }
 }

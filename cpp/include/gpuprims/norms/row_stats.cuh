@@ -6,6 +6,7 @@
 #include "gpuprims/norms/norm_params.hpp"
 #include "gpuprims/norms/row_math.hpp"
 #include "gpuprims/norms/row_tile.cuh"
+#include "gpuprims/util/ptx_sm80.cuh"
 
 namespace gpuprims {
 namespace norms {
@@ -17,24 +18,61 @@ __device__ __forceinline__ Acc tile_fill() {
   return kKind == RowKind::kSoftmax ? -std::numeric_limits<Acc>::infinity() : Acc(0);
 }
 
+// The first element of a row of row_len elements as Acc (0 for an empty row): the RowFrame's anchor.
+template <class T>
+__device__ __forceinline__ acc_t<T> row_first(const T* row, int64_t row_len) {
+  return row_len > 0 ? cast_value<acc_t<T>>(row[0]) : acc_t<T>(0);
+}
+
 // The row's RowFrame (row_math.hpp), from its first element.
 template <class T>
 __device__ __forceinline__ RowFrame<acc_t<T>> row_frame(const T* row, int64_t row_len, bool center) {
-  return make_row_frame(row_len > 0 ? cast_value<acc_t<T>>(row[0]) : acc_t<T>(0), center);
+  return make_row_frame(row_first(row, row_len), center);
 }
 
-// The chunk's max (NaN if it holds a NaN), the same on every thread of the group; the tile's fill
-// (-inf, tile_fill) leaves it unchanged.
-template <class Tile, class Group>
-__device__ __forceinline__ typename Tile::Acc tile_max(const Tile& tile, typename Group::TempStorage& temp) {
+// kLean in what follows: the tile was filled on the vector path (every slot a whole vector or
+// fill), so bounds are checked per slot, sums run in kLanes independent chains, the max drops NaN
+// (the NaN then reaches the sum: see tile_max) and fp16 / bf16 tiles exponentiate with exp_lean.
+// The reductions go through `reduce(v, op)`: RowGroup::Synced or RowGroup::Alternating.
+
+// exp(d) for d = x - max <= 0 on the lean path. fp16 / bf16 tiles: 2^(d * log2 e) on the
+// special-function unit (an FMUL and a MUFU.EX2, where expf takes about eight instructions), with
+// a relative error of about 2^-22 + |d| * 2^-24, far below the output's rounding (2^-9 bf16,
+// 2^-12 fp16); results below 2^-126 flush to 0. float32 / float64 keep the accurate exp_of.
+template <class T, class Acc>
+__device__ __forceinline__ Acc exp_lean(Acc d) {
+  if constexpr (is_half_like<T>::value) return ptx::ex2_approx_ftz(d * 1.4426950408889634f);
+  else return exp_of(d);
+}
+
+template <bool kLean, class Tile, class F>
+__device__ __forceinline__ typename Tile::Acc tile_sum(const Tile& tile, int len, int rank, F f) {
+  if constexpr (kLean) return tile.sum_of_vectors(len, rank, f);
+  else return tile.sum_of(len, rank, f);
+}
+
+struct FmaxOp {
+  template <class A> __device__ __forceinline__ A operator()(A a, A b) const { return fmax(a, b); }
+};
+
+// The chunk's max, the same on every thread of the group; the tile's fill (-inf, tile_fill)
+// leaves it unchanged. Not lean: NaN if the chunk holds a NaN. Lean: NaN is dropped (NaN only for
+// an all-NaN chunk), which is enough for softmax: a NaN element makes exp(NaN - max) and hence the
+// row sum NaN, and every output of the row is then NaN, as with the NaN max.
+template <bool kLean, class Tile, class Reduce>
+__device__ __forceinline__ typename Tile::Acc tile_max(const Tile& tile, Reduce& reduce) {
   using Acc = typename Tile::Acc;
-  Acc m = -std::numeric_limits<Acc>::infinity();
+  if constexpr (kLean) {
+    return reduce(tile.max_dropping_nan(), FmaxOp{});
+  } else {
+    Acc m = -std::numeric_limits<Acc>::infinity();
 #pragma unroll
-  for (int s = 0; s < Tile::kSlots; ++s) {
+    for (int s = 0; s < Tile::kSlots; ++s) {
 #pragma unroll
-    for (int l = 0; l < Tile::kLanes; ++l) m = nan_max(m, tile.v[s][l]);
+      for (int l = 0; l < Tile::kLanes; ++l) m = nan_max(m, tile.v[s][l]);
+    }
+    return reduce(m, NanMaxOp{});
   }
-  return Group::all(m, NanMaxOp{}, temp);
 }
 
 // Partial statistics of a chunk of `len` elements (the same on every thread of the group):
@@ -43,48 +81,55 @@ __device__ __forceinline__ typename Tile::Acc tile_max(const Tile& tile, typenam
 //   norm:    (mean of u, sum of squared deviations of u from that mean), u = (x - shift) *
 //            inv_scale; rms_norm (center false, shift 0): (0, sum of u^2). Two passes over
 //            registers: no E[x^2] - E[x]^2 cancellation.
-template <RowKind kKind, class Tile, class Group>
+template <RowKind kKind, bool kLean, class Tile, class Reduce>
 __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile& tile, int len, int rank,
                                                                       RowFrame<typename Tile::Acc> frame, bool center,
-                                                                      typename Group::TempStorage& temp) {
+                                                                      Reduce& reduce) {
   using Acc = typename Tile::Acc;
+  using T = typename Tile::Value;
   if constexpr (kKind == RowKind::kSoftmax) {
-    const Acc m = tile_max<Tile, Group>(tile, temp);
-    Acc sum = Group::all(tile.sum_of(len, rank, [m](Acc v) { return exp_of(v - m); }), SumOp{}, temp);
+    const Acc m = tile_max<kLean>(tile, reduce);
+    Acc sum = reduce(tile_sum<kLean>(tile, len, rank, [m](Acc v) {
+      if constexpr (kLean) return exp_lean<T>(v - m);
+      else return exp_of(v - m);
+    }), SumOp{});
     if (m == -std::numeric_limits<Acc>::infinity()) sum = Acc(0);
     return {m, sum};
   } else {
     const Acc shift = frame.shift, inv = frame.inv_scale;
     Acc mean = Acc(0);
     if (center) {
-      const Acc total = Group::all(tile.sum_of(len, rank, [=](Acc v) { return (v - shift) * inv; }), SumOp{}, temp);
+      const Acc total = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) { return (v - shift) * inv; }), SumOp{});
       mean = mean_of(total, len);
     }
-    const Acc m2 = Group::all(tile.sum_of(len, rank, [=](Acc v) {
+    const Acc m2 = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) {
       const Acc d = (v - shift) * inv - mean;
       return d * d;
-    }), SumOp{}, temp);
+    }), SumOp{});
     return {mean, m2};
   }
 }
 
 // Softmax (not log) of a whole row held in `tile`, with one exponential per element: the tile is
-// replaced by exp(x - max) and 1 / sum is returned, so the output is value * (1 / sum). The
-// values are those of chunk_partial + RowOutput (the same exp_of(x - max), summed in the same
+// replaced by exp(x - max) and 1 / sum is returned, so the output is value * (1 / sum). Not lean,
+// the values are those of chunk_partial + RowOutput (the same exp_of(x - max), summed in the same
 // order, the same reciprocal), which evaluate the exponential twice: once for the sum, once for
-// the output. The fill slots become exp(-inf - max) = 0 and are skipped by sum_of anyway. A row of
-// -inf (max -inf) gets sum 0 as in chunk_partial: 1 / 0 times exp(NaN) is NaN, as RowOutput gives.
-template <class Tile, class Group>
-__device__ __forceinline__ typename Tile::Acc softmax_exponentiate(Tile& tile, int len, int rank,
-                                                                   typename Group::TempStorage& temp) {
+// the output. The fill slots become exp(-inf - max) = 0 and are skipped by the sum anyway. A row
+// of -inf (max -inf) gets sum 0 as in chunk_partial: 1 / 0 times exp(NaN) is NaN, as RowOutput gives.
+template <bool kLean, class Tile, class Reduce>
+__device__ __forceinline__ typename Tile::Acc softmax_exponentiate(Tile& tile, int len, int rank, Reduce& reduce) {
   using Acc = typename Tile::Acc;
-  const Acc m = tile_max<Tile, Group>(tile, temp);
+  using T = typename Tile::Value;
+  const Acc m = tile_max<kLean>(tile, reduce);
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
 #pragma unroll
-    for (int l = 0; l < Tile::kLanes; ++l) tile.v[s][l] = exp_of(tile.v[s][l] - m);
+    for (int l = 0; l < Tile::kLanes; ++l) {
+      if constexpr (kLean) tile.v[s][l] = exp_lean<T>(tile.v[s][l] - m);
+      else tile.v[s][l] = exp_of(tile.v[s][l] - m);
+    }
   }
-  Acc sum = Group::all(tile.sum_of(len, rank, [](Acc e) { return e; }), SumOp{}, temp);
+  Acc sum = reduce(tile_sum<kLean>(tile, len, rank, [](Acc e) { return e; }), SumOp{});
   if (m == -std::numeric_limits<Acc>::infinity()) sum = Acc(0);
   return softmax_scale(RowStats<Acc>{m, sum}, false);
 }

@@ -27,6 +27,18 @@ struct NanMaxOp {
   template <class A> __device__ __forceinline__ A operator()(A a, A b) const { return nan_max(a, b); }
 };
 
+// op over the n values of `acc`, pairwise (log2 n dependent steps); n a power of two.
+template <class A, int kN, class Op>
+__device__ __forceinline__ A fold_lanes(A (&acc)[kN], Op op) {
+  static_assert((kN & (kN - 1)) == 0, "fold_lanes: a power of two");
+#pragma unroll
+  for (int w = kN / 2; w > 0; w /= 2) {
+#pragma unroll
+    for (int l = 0; l < w; ++l) acc[l] = op(acc[l], acc[l + w]);
+  }
+  return acc[0];
+}
+
 // Reductions across the threads of one row: warp shuffles for a warp, BlockReduce for a block.
 template <class Acc, int kThreadsPerRow>
 struct RowGroup {
@@ -44,10 +56,37 @@ struct RowGroup {
       return BlockReduce<Acc, kThreadsPerRow>::allreduce(v, op, temp);
     }
   }
+
+  // The group reduction as the row statistics (row_stats.cuh) call it: reduce(v, op).
+  // Synced: one TempStorage, all() above (two barriers per block reduction).
+  struct Synced {
+    TempStorage& temp;
+    template <class Op>
+    __device__ __forceinline__ Acc operator()(Acc v, Op op) { return all(v, op, temp); }
+  };
+  // Alternating: two TempStorage taken in turn, one barrier per block reduction
+  // (BlockReduce::allreduce_unsynced). Slot `turn` is rewritten two reductions later, after the
+  // barrier of the reduction in between, which every thread reaches only once it has read the
+  // slot. The turn is carried across rows, so a row with one reduction (rms_norm) alternates too.
+  struct Alternating {
+    TempStorage* slots;  // two, in shared memory
+    int turn = 0;
+    template <class Op>
+    __device__ __forceinline__ Acc operator()(Acc v, Op op) {
+      if constexpr (kIsWarp) {
+        return warp_reduce(v, op);
+      } else {
+        const Acc r = BlockReduce<Acc, kThreadsPerRow>::allreduce_unsynced(v, op, slots[turn]);
+        turn ^= 1;
+        return r;
+      }
+    }
+  };
 };
 
 template <class T, int kThreadsPerRow, int kVecs>
 struct RowTile {
+  using Value = T;
   using Acc = acc_t<T>;
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr int kSlots = kVecs;
@@ -58,6 +97,35 @@ struct RowTile {
   // Offset of slot s's first element within the chunk, for thread `rank`.
   __device__ __forceinline__ static int slot_begin(int s, int rank) { return (s * kThreadsPerRow + rank) * kLanes; }
 
+  // The tile's 16-byte vectors as loaded, before conversion to Acc: what a kernel holds for the
+  // next row while it works on the current one (half the registers of the tile for fp16/bf16).
+  struct Vectors {
+    Vec16<T> q[kVecs];
+
+    // Elements [0, len) of an aligned chunk (the vector path: len a multiple of kLanes); slots
+    // past len are not loaded.
+    __device__ __forceinline__ void load(const T* chunk, int len, int rank) {
+#pragma unroll
+      for (int s = 0; s < kVecs; ++s) {
+        if (slot_begin(s, rank) < len) q[s] = load_vec16<T, LoadPolicy::kStreaming>(chunk + slot_begin(s, rank));
+      }
+    }
+  };
+
+  // The tile from loaded vectors; slots past len hold `fill`.
+  __device__ __forceinline__ void unpack(const Vectors& in, int len, int rank, Acc fill) {
+#pragma unroll
+    for (int s = 0; s < kVecs; ++s) {
+      if (slot_begin(s, rank) < len) {
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) v[s][l] = cast_value<Acc>(in.q[s].lane[l]);
+      } else {
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) v[s][l] = fill;
+      }
+    }
+  }
+
   // Loads elements [begin, begin + len) of the row at `row` (element i at row[i * stride]); slots
   // past len hold `fill`. vec_ok: stride is 1, row + begin is 16-byte aligned and len is a
   // multiple of kLanes, so every slot is a whole vector or empty. The two paths are separate
@@ -65,6 +133,8 @@ struct RowTile {
   __device__ __forceinline__ void load(const T* row, int64_t stride, int64_t begin, int len, int rank, bool vec_ok,
                                        Acc fill) {
     if (vec_ok) {
+      // Each slot loaded and converted in one step: ptxas keeps this form at 80 registers for the
+      // fp32 256-thread tile, Vectors::load + unpack (all loads, then all conversions) at 127.
 #pragma unroll
       for (int s = 0; s < kVecs; ++s) {
         const int e0 = slot_begin(s, rank);
@@ -127,10 +197,43 @@ struct RowTile {
     return acc;
   }
 
+  // Sum over the valid elements of f(value), for the vector path (slots whole or empty): one
+  // check per slot, and kLanes accumulators (dependency chains of kVecs adds instead of one of
+  // kVecs * kLanes) added pairwise at the end. A fixed order, but not sum_of's.
+  template <class F>
+  __device__ __forceinline__ Acc sum_of_vectors(int len, int rank, F f) const {
+    Acc acc[kLanes];
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) acc[l] = Acc(0);
+#pragma unroll
+    for (int s = 0; s < kVecs; ++s) {
+      if (slot_begin(s, rank) >= len) continue;
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) acc[l] += f(v[s][l]);
+    }
+    return fold_lanes(acc, SumOp{});
+  }
+
+  // Max over every slot (the fill included) with fmax, kLanes accumulators: a NaN is dropped here,
+  // unlike nan_max; softmax_exponentiate and chunk_partial's lean path let it reach the row sum.
+  __device__ __forceinline__ Acc max_dropping_nan() const {
+    Acc acc[kLanes];
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) acc[l] = v[0][l];
+#pragma unroll
+    for (int s = 1; s < kVecs; ++s) {
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) acc[l] = fmax(acc[l], v[s][l]);
+    }
+    return fold_lanes(acc, [](Acc a, Acc b) { return fmax(a, b); });
+  }
+
   // Writes out(value, weight, bias) to elements [begin, begin + len) of y's row. Affine vectors
   // are indexed by the element's position in the row; null ones read as weight 1, bias 0.
   // vec_ok as for load(), and the affine vectors are contiguous and 16-byte aligned.
-  template <class F>
+  // kPairRounding (vector path): fp16/bf16 results rounded two at a time by the hardware
+  // (round_to_vec16) instead of element by element in software: the same values, NaN payloads aside.
+  template <bool kPairRounding = false, class F>
   __device__ __forceinline__ void store(T* row, int64_t stride, int64_t begin, int len, int rank, bool vec_ok,
                                         const T* weight, int64_t weight_stride, const T* bias, int64_t bias_stride,
                                         F out) const {
@@ -144,12 +247,15 @@ struct RowTile {
         Vec16<T> w, b, q;
         if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
         if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
+        Acc o[kLanes];
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
           const Acc wl = weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1);
           const Acc bl = bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0);
-          q.lane[l] = cast_value<T>(out(v[s][l], wl, bl));
+          o[l] = out(v[s][l], wl, bl);
+          if constexpr (!kPairRounding) q.lane[l] = cast_value<T>(o[l]);
         }
+        if constexpr (kPairRounding) q = round_to_vec16<T>(o);
         store_vec16(row + at, q);
       }
     } else {

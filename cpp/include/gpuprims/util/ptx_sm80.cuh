@@ -15,6 +15,14 @@ __device__ __forceinline__ uint4 ld_global_nc_na_v4(const void* ptr) {
   return v;
 }
 
+// 2^x by the special-function unit alone (MUFU.EX2): relative error about 2^-22, subnormal
+// results flushed to 0, 2^-inf = 0, NaN -> NaN. exp2f() adds instructions to keep subnormals.
+__device__ __forceinline__ float ex2_approx_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // The shared-memory address of a generic pointer into shared memory, as PTX's .shared operands take it.
 __device__ __forceinline__ uint32_t shared_address(const void* ptr) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));

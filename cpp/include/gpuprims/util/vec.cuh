@@ -3,7 +3,12 @@
 // prove 16-byte alignment first (see reduce_vectorized.cuh for the head/body/tail split).
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "gpuprims/core/numeric.hpp"
 #include "gpuprims/util/ptx_sm80.cuh"
 
 namespace gpuprims {
@@ -33,6 +38,33 @@ __device__ __forceinline__ void store_vec16(T* aligned_ptr, const Vec16<T>& v) {
   uint4 bits;
   memcpy(&bits, &v, sizeof(bits));
   *reinterpret_cast<uint4*>(aligned_ptr) = bits;
+}
+
+// A Vec16<T> of the kLanes values in `v` (float, or double for double), each rounded to T to
+// nearest even. fp16 / bf16 pairs take one conversion instruction (cvt.rn.f16x2.f32 /
+// cvt.rn.bf16x2.f32) where cast_value rounds each element with several integer instructions:
+// the same values, except that a NaN comes out as the canonical NaN rather than keeping its payload.
+template <class T, class Acc>
+__device__ __forceinline__ Vec16<T> round_to_vec16(const Acc (&v)[Vec16<T>::kLanes]) {
+  Vec16<T> q;
+  if constexpr (is_half_like<T>::value) {
+    uint32_t pairs[Vec16<T>::kLanes / 2];
+#pragma unroll
+    for (int i = 0; i < Vec16<T>::kLanes / 2; ++i) {
+      if constexpr (std::is_same<T, bfloat16_t>::value) {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);  // .x (low half) = v[2i]
+        memcpy(&pairs[i], &h, 4);
+      } else {
+        const __half2 h = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
+        memcpy(&pairs[i], &h, 4);
+      }
+    }
+    memcpy(&q, pairs, sizeof(q));
+  } else {
+#pragma unroll
+    for (int l = 0; l < Vec16<T>::kLanes; ++l) q.lane[l] = static_cast<T>(v[l]);
+  }
+  return q;
 }
 
 }  // namespace gpuprims
