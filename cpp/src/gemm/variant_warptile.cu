@@ -1,4 +1,5 @@
-// warptile: the 128x128 register-blocked float32 kernel (blocktile_128.cuh), 16-byte loads when rows are aligned.
+// warptile: the register-blocked float32 kernel (blocktile_128.cuh) in WarptileConfig's tiling, 16-byte
+// loads when rows are aligned.
 #include "gpuprims/gemm/blocktile_128.cuh"
 #include "launch.hpp"
 
@@ -6,13 +7,13 @@ namespace gpuprims {
 namespace gemm {
 
 Status matmul_warptile(const GemmLaunch& l) {
-  const unsigned grid = tile_grid<kBt2dTile, kBt2dTile>(l.params);
+  const unsigned grid = tile_grid<WarptileConfig::kTileM, WarptileConfig::kTileN>(l.params);
   // 16-byte global loads need both A and B rows contiguous and aligned (dispatch's a_vec_rows,
   // b_vec_rows); otherwise the same kernel with the strided scalar loader.
   if (l.params.a_vec_rows && l.params.b_vec_rows) {
-    blocked_128_kernel<Blocked128Step::kWarptile, true><<<grid, kBt2dThreads, 0, l.stream>>>(l.params);
+    blocked_128_kernel<Blocked128Step::kWarptile, true, WarptileConfig><<<grid, WarptileConfig::kThreads, 0, l.stream>>>(l.params);
   } else {
-    blocked_128_kernel<Blocked128Step::kWarptile, false><<<grid, kBt2dThreads, 0, l.stream>>>(l.params);
+    blocked_128_kernel<Blocked128Step::kWarptile, false, WarptileConfig><<<grid, WarptileConfig::kThreads, 0, l.stream>>>(l.params);
   }
   return check_launch("matmul", l.stream);
 }
