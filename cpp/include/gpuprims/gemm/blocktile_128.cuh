@@ -61,8 +61,14 @@ struct BlockedConfig {
 
 // The first rung's configuration (blocktile_2d, vectorized, and warptile before issue 6's tuning).
 using Blocked128Base = BlockedConfig<128, 128, 8, 1, 2, 4, 8, 2, 0, 1>;
-// What the warptile variant runs (one line to change; bench/tune/gemm_tune.cu times the candidates).
-using WarptileConfig = Blocked128Base;
+// What the warptile variant runs. One line to flip: Blocked128Base restores the previous kernel
+// (bench/tune/gemm_tune.cu times both and the other candidates). 16-deep slices, fetched in two
+// 8-deep parts, halve the barriers and the per-slice bookkeeping per multiply-add within the
+// registers of 8-deep ones (128 on sm_90a, no spills); the A padding keeps the transposed stores
+// of a 16-deep slice at 2-way bank conflicts instead of 4-way; bands of 8 tile rows keep the
+// blocks that run together on a squarer patch of C for L2 reuse. Static shared memory:
+// 2 x (16 x 132 + 16 x 128) words = 32.5 KiB.
+using WarptileConfig = BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 8>;
 
 // The rows and columns of the tile a thread owns: rows row(0..7), columns col(0..kThreadN-1).
 template <Blocked128Step kStep, class Cfg>

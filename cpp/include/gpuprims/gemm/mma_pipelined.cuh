@@ -31,7 +31,7 @@
 // whole rows with 16-byte stores where C's rows are contiguous and aligned.
 //
 // The shared memory is dynamic (up to 227 KiB on sm_90, 163 KiB on sm_80): the launcher raises the
-// kernel's limit with configure_mma_kernel() before launching with mma_smem_bytes<Cfg>().
+// kernel's limit with configure_mma_kernel() before launching with Cfg::kSmemBytes.
 #include <cstdint>
 #include <type_traits>
 
@@ -65,8 +65,14 @@ struct MmaConfig {
 // The previous library configuration (3 stages of 128x128x32, 8 warps of 64x32, two blocks per SM,
 // row-by-row tile order, direct 2-byte C stores), kept for the A/B in bench/tune/gemm_tune.cu.
 using MmaBase = MmaConfig<128, 128, 32, 2, 4, 3, 2, 1, false>;
-// What mma_pipelined runs (one line to change; bench/tune/gemm_tune.cu times the candidates).
-using MmaPipelinedConfig = MmaBase;
+// What mma_pipelined runs. One line to flip (MmaBase restores the previous kernel;
+// bench/tune/gemm_tune.cu times both and the other candidates). 64x64 warp tiles issue 8
+// ldmatrix.x4 per 32 mma.sync instead of 6 per 16 (docs/gemm.md, "Why mma.sync tops out where it
+// does"), which relieves shared-memory bandwidth, the limit of the 64x32 tiling; the 128x256
+// block tile reads 3/4 of the operand bytes per multiply-add that 128x128 does. 128 accumulators
+// a thread take 244 registers (sm_90a): one block of 8 warps per SM, 3 stages of 24 KiB in flight.
+// Bands of 8 tile rows for L2 reuse; 16-byte C stores through shared memory.
+using MmaPipelinedConfig = MmaConfig<128, 256, 32, 2, 4, 3, 1, 8, true>;
 
 // sm_80's register allocator spills the 64x32 tiling under the 128-register cap of two resident
 // blocks (72-80 bytes), sm_90's does not: sm_80 builds keep one block per SM whatever the config asks.
@@ -296,13 +302,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)
 }
 
 #if defined(__CUDACC__)
-// Lets the kernel use Cfg::kSmemBytes of dynamic shared memory (beyond the default 48 KiB). A
-// per-function attribute of the current device's context, not a synchronizing call: launchers set
-// it before every launch, which also covers every device a process uses.
+// Lets the kernel use Cfg::kSmemBytes of dynamic shared memory where that exceeds the default
+// 48 KiB. A per-function attribute of the current device's context, neither synchronizing nor a
+// stream operation (so it is legal during graph capture): launchers set it before every launch,
+// which also covers every device a process uses.
 template <class T, bool kAsync, class Cfg>
 cudaError_t configure_mma_kernel() {
-  return cudaFuncSetAttribute(mma_pipelined_kernel<T, kAsync, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              Cfg::kSmemBytes);
+  if constexpr (Cfg::kSmemBytes <= 48 * 1024) {
+    return cudaSuccess;
+  } else {
+    return cudaFuncSetAttribute(mma_pipelined_kernel<T, kAsync, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                Cfg::kSmemBytes);
+  }
 }
 #endif
 
