@@ -14,6 +14,8 @@
 // PASS needs both below the tolerance (float32 1e-4, bfloat16 1e-2: one bf16 rounding of the
 // output is 2^-9 relative) and every output finite; a fast wrong kernel shows FAIL.
 //
+// The bf16 section starts with the mma.sync ceiling: independent mma.sync on registers, no loads,
+// 8 warps per SM, as TFLOP/s and as the 4096^3 time it would imply.
 // Rows: "base" is the tiling before issue 6's tuning (Blocked128Base / MmaBase), "LIBRARY" what
 // the library runs now (WarptileConfig / MmaPipelinedConfig: flip those one-line aliases to adopt
 // another row), the rest candidates named by their template arguments (legend above each sweep).
@@ -264,6 +266,44 @@ void sweep_float32(cublasHandle_t h) {
   warptile<BlockedConfig<256, 128, 8, 1, 4, 2, 16, 1, 0, 8>>("256x128x8 p1 w4x2 t8x16 b1 pad0 g8", pr);
 }
 
+// The mma.sync ceiling: each warp issues kIters rounds of 32 independent m16n8k16 (a 64x64 warp
+// tile's worth) on register operands, no loads at all; the bound that no mma.sync tiling passes.
+__global__ void mma_ceiling_kernel(float* out, int iters) {
+  const uint32_t one = 0x3f803f80u;  // two bfloat16 1.0
+  const uint32_t a[4] = {one, one, one, one};
+  float acc[4][8][4] = {};
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) ptx::mma_m16n8k16<true>(acc[i][j], a, one, one);
+    }
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) sum += acc[i][j][0] + acc[i][j][1] + acc[i][j][2] + acc[i][j][3];
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+// 139 registers a thread: one block of 8 warps per SM at a time (as the 128x256 tiling), 4 waves.
+void mma_ceiling(float cublas_ms, int sms) {
+  constexpr int kThreads = 256, kIters = 4096;
+  const int blocks = 4 * sms;
+  float* out;
+  CHECK(cudaMalloc(&out, size_t(blocks) * kThreads * sizeof(float)));
+  const float ms = median_ms([&] { mma_ceiling_kernel<<<blocks, kThreads>>>(out, kIters); });
+  CHECK(cudaFree(out));
+  const double flops = 2.0 * 2048.0 * 32 * kIters * (kThreads / 32) * double(blocks);
+  const double tflops = flops / (ms * 1e-3) / 1e12;
+  // Scaled to the 4096^3 product: the time this rate would need, against cuBLAS's.
+  const double ms_4096 = 2.0 * kBig * kBig * double(kBig) / (tflops * 1e12) * 1e3;
+  printf("%-8s %-44s %8.4f %8.2f %7.3f  (ms: %d^3 at this rate)\n", "bf16", "mma.sync ceiling (no loads, 8 warps/SM)",
+         ms_4096, tflops, cublas_ms / ms_4096, kBig);
+}
+
 // ---- bfloat16 mma_pipelined: MmaConfig<TileM, TileN, TileK, WarpsM, WarpsN, Stages, MinBlocks,
 //      GroupM, SmemEpilogue> ----
 template <class Cfg>
@@ -276,9 +316,10 @@ void mma(const char* name, const Problem<bfloat16_t>& pr) {
          });
 }
 
-void sweep_bfloat16(cublasHandle_t h) {
+void sweep_bfloat16(cublasHandle_t h, int sms) {
   const Problem<bfloat16_t> pr = make_problem<bfloat16_t>(h, 1e-2);
   header("bf16", pr.cublas_ms);
+  mma_ceiling(pr.cublas_ms, sms);
   mma<MmaBase>("base 128x128x32 w2x4(64x32) s3 b2 g1 direct", pr);
   mma<MmaPipelinedConfig>("LIBRARY (MmaPipelinedConfig)", pr);
   mma<MmaConfig<128, 128, 32, 2, 4, 3, 2, 8, false>>("128x128x32 w2x4(64x32) s3 b2 g8 direct", pr);
@@ -308,7 +349,7 @@ int main() {
   CHECK_CUBLAS(cublasCreate(&h));
   CHECK_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // no TF32 for cublasSgemm
   sweep_float32(h);
-  sweep_bfloat16(h);
+  sweep_bfloat16(h, prop.multiProcessorCount);
   CHECK_CUBLAS(cublasDestroy(h));
   return 0;
 }
