@@ -18,8 +18,9 @@ TORCH_CUDA = Framework("torch", "cuda")
 # Every way to run float32 data: (algorithm, allow_tf32); wmma only as TF32.
 FLOAT32_RUNS = (("auto", False),) + tuple((v, False) for v in matmul_variants_for("float32")) + (("wmma", True),)
 # (M, K, N) around the tiles: 32 (naive, coalesced, smem_tiled), 64 (blocktile_1d), 128
-# (blocktile_2d, vectorized, warptile, wmma; mma_pipelined's M), 256 (mma_pipelined's N), K slices
-# of 8, 16 and 32, float4 tails (K, N not multiples of 4).
+# (blocktile_2d, vectorized, warptile, wmma, mma_pipelined), 256, K slices of 8, 16, 32 and 64,
+# float4 tails (K, N not multiples of 4). (warptile's 128 x 256 tiling runs only on products of
+# two waves of its tiles: test_warptile_large_tiling.)
 SHAPES = ((1, 1, 1), (7, 13, 5), (127, 129, 131), (128, 16, 128), (129, 9, 257), (65, 33, 63), (3, 1, 300),
           (200, 2, 1), (1, 300, 130), (257, 17, 255), (130, 48, 513))
 
@@ -93,9 +94,9 @@ def test_1000_cubed(rng):
 
 def test_tile_edges_on_16_byte_paths(rng):
     """Rows that keep the 16-byte paths (float4 loads, cp.async, 16-byte C stores) while M, N and K
-    end inside a tile: warptile's 16-deep slices fetched in two parts, mma_pipelined's 128 x 256
-    tiles and its staged epilogue, whose last chunk of a row is partial when C's padded rows stay
-    aligned (the padding after column n must stay untouched)."""
+    end inside a tile (warptile's 16-deep slices fetched in two parts, mma_pipelined's 64-deep
+    slices), into a padded out= whose aligned rows end inside a 16-byte chunk (the padding after
+    column n must stay untouched)."""
     need(TORCH_CUDA)
     for dtype, algorithm in (("float32", "warptile"), ("bfloat16", "mma_pipelined"), ("float16", "mma_pipelined")):
         for m, k, n in ((200, 40, 264), (264, 104, 520), (129, 8, 256), (1, 16, 8)):
@@ -106,6 +107,21 @@ def test_tile_edges_on_16_byte_paths(rng):
         assert gpuprims.matmul(TORCH_CUDA.make(a, dtype), TORCH_CUDA.make(b, dtype), algorithm=algorithm, out=out) is out
         assert_close(out, matmul_reference(a, b), matmul_tolerance(a, b, dtype), f"{algorithm} {dtype} padded out")
         assert out_base[:, :, 260:].isnan().all(), f"{algorithm} {dtype} wrote past the last column"
+
+
+def test_warptile_large_tiling(rng):
+    """warptile switches to its 128 x 256 tiling (one block per SM) once a product has two waves of
+    those tiles: ragged M, N and K there, on the 16-byte path and, for the same sizes, the strided
+    loader (which stays on the 128 x 128 tiling)."""
+    need(TORCH_CUDA)
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    row_tiles = 9
+    col_tiles = -(-2 * sms // row_tiles) + 1
+    m, k, n = 128 * row_tiles - 52, 44, 256 * col_tiles - 4
+    a, b = data(rng, (m, k), "float32"), data(rng, (k, n), "float32")
+    check_into_poisoned_out(a, b, "float32", "warptile")
+    check_into_poisoned_out(a, b, "float32", "auto")
+    check_into_poisoned_out(a, b, "float32", "warptile", view_b=lambda v: v.T.T[:, 1:])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

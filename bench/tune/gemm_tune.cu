@@ -17,8 +17,11 @@
 // The bf16 section starts with the mma.sync ceiling: independent mma.sync on registers, no loads,
 // 8 warps per SM, as TFLOP/s and as the 4096^3 time it would imply.
 // Rows: "base" is the tiling before issue 6's tuning (Blocked128Base / MmaBase), "LIBRARY" what
-// the library runs now (WarptileConfig / MmaPipelinedConfig: flip those one-line aliases to adopt
-// another row), the rest candidates named by their template arguments (legend above each sweep).
+// the library runs now (WarptileConfig for products of at least two waves of its tiles,
+// WarptileSmallConfig below that; MmaPipelinedConfig: flip those one-line aliases to adopt another
+// row), the rest candidates named by their template arguments (legend above each sweep), around
+// the best rows of the first sweep (H200, 2026-11-22; docs/gemm.md "Tuning"). Each row is also
+// timed at 1000^3 (ms1000, x1000 = cuBLAS ms / ms; the library picks the small fp32 tiling there).
 //
 // Build and run on the GPU machine (about a minute of single-threaded nvcc, ~15 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/gemm_tune.cu -o /tmp/gemm_tune -lcublas && /tmp/gemm_tune
@@ -56,7 +59,8 @@ using namespace gpuprims::gemm;
 
 namespace {
 
-constexpr int kBig = 4096;                                    // timed: kBig^3
+constexpr int kBig = 4096;                                    // timed and checked: kBig^3
+constexpr int kSmall = 1000;                                  // timed too: kSmall^3 (tile and wave effects)
 constexpr int kEdgeBatch = 2, kEdgeM = 777, kEdgeN = 1000, kEdgeK = 1000;  // checked only
 constexpr int kReps = 30;
 
@@ -156,12 +160,12 @@ double relative_error(const T* got_d, const R* want_d, size_t count) {
 // reference's, and an output buffer for the candidate.
 template <class T>
 struct Problem {
-  GemmParams big, edge;
+  GemmParams big, small, edge;  // small: the first kSmall^2 elements of big's buffers
   T* c_big;       // candidate output, big
   T* c_edge;      // candidate output, edge
   T* c_cublas;    // cuBLAS output, big
   float* c_ref;   // reference output, edge
-  float cublas_ms;
+  float cublas_ms, cublas_small_ms;
   double tolerance;
 };
 
@@ -177,17 +181,18 @@ Problem<T> make_problem(cublasHandle_t h, double tolerance) {
   pr.tolerance = tolerance;
   // cuBLAS is column-major: row-major C = A B is column-major C^T = B^T A^T, operands swapped.
   const float one = 1.0f, zero = 0.0f;
-  auto cublas = [&] {
+  auto cublas = [&](int size, T* c) {
     if constexpr (std::is_same<T, float>::value) {
-      CHECK_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, kBig, kBig, kBig, &one, b, kBig, a, kBig, &zero,
-                               pr.c_cublas, kBig));
+      CHECK_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, b, size, a, size, &zero, c, size));
     } else {
-      CHECK_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, kBig, kBig, kBig, &one, b, CUDA_R_16BF, kBig, a,
-                                CUDA_R_16BF, kBig, &zero, pr.c_cublas, CUDA_R_16BF, kBig, CUBLAS_COMPUTE_32F,
+      CHECK_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, b, CUDA_R_16BF, size, a,
+                                CUDA_R_16BF, size, &zero, c, CUDA_R_16BF, size, CUBLAS_COMPUTE_32F,
                                 CUBLAS_GEMM_DEFAULT));
     }
   };
-  pr.cublas_ms = median_ms(cublas);
+  pr.cublas_ms = median_ms([&] { cublas(kBig, pr.c_cublas); });
+  pr.small = row_major(a, b, pr.c_big, 1, kSmall, kSmall, kSmall);
+  pr.cublas_small_ms = median_ms([&] { cublas(kSmall, pr.c_big); });  // c_cublas keeps the 4096^3 product
 
   const size_t ea = size_t(kEdgeBatch) * kEdgeM * kEdgeK, eb = size_t(kEdgeBatch) * kEdgeK * kEdgeN,
                ec = size_t(kEdgeBatch) * kEdgeM * kEdgeN;
@@ -227,16 +232,18 @@ void report(const char* section, const char* name, const Problem<T>& pr, const v
   const double err_edge = relative_error(pr.c_edge, pr.c_ref, edge);
   const bool pass = err_big < pr.tolerance && err_edge < pr.tolerance;
   const float ms = median_ms([&] { launch(pr.big); });
+  const float small_ms = median_ms([&] { launch(pr.small); });
   const double tflops = 2.0 * kBig * kBig * double(kBig) / (ms * 1e-3) / 1e12;
-  printf("%-8s %-44s %8.4f %8.2f %7.3f %4d %5d %3d %9.2e %9.2e %s\n", section, name, ms, tflops, pr.cublas_ms / ms,
-         attr.numRegs, int(attr.localSizeBytes), resident, err_big, err_edge, pass ? "PASS" : "FAIL");
+  printf("%-8s %-44s %8.4f %8.2f %7.3f %4d %5d %3d %9.2e %9.2e %s %8.4f %7.3f\n", section, name, ms, tflops,
+         pr.cublas_ms / ms, attr.numRegs, int(attr.localSizeBytes), resident, err_big, err_edge, pass ? "PASS" : "FAIL",
+         small_ms, pr.cublas_small_ms / small_ms);
 }
 
-void header(const char* section, float cublas_ms) {
-  printf("\n%-8s %-44s %8s %8s %7s %4s %5s %3s %9s %9s\n", "section", "config", "ms", "TFLOP/s", "xcuBLAS", "regs",
-         "spill", "b/SM", "err4096", "err_edge");
-  printf("%-8s %-44s %8.4f %8.2f %7.3f\n", section, "cuBLAS", cublas_ms,
-         2.0 * kBig * kBig * double(kBig) / (cublas_ms * 1e-3) / 1e12, 1.0);
+void header(const char* section, float cublas_ms, float cublas_small_ms) {
+  printf("\n%-8s %-44s %8s %8s %7s %4s %5s %3s %9s %9s %4s %8s %7s\n", "section", "config", "ms", "TFLOP/s", "xcuBLAS",
+         "regs", "spill", "b/SM", "err4096", "err_edge", "", "ms1000", "x1000");
+  printf("%-8s %-44s %8.4f %8.2f %7.3f %4s %5s %3s %9s %9s %4s %8.4f %7.3f\n", section, "cuBLAS", cublas_ms,
+         2.0 * kBig * kBig * double(kBig) / (cublas_ms * 1e-3) / 1e12, 1.0, "", "", "", "", "", "", cublas_small_ms, 1.0);
 }
 
 // ---- float32 warptile: BlockedConfig<TileM, TileN, TileK, FetchParts, WarpsM, WarpsN, ThreadN,
@@ -251,19 +258,24 @@ void warptile(const char* name, const Problem<float>& pr) {
 
 void sweep_float32(cublasHandle_t h) {
   const Problem<float> pr = make_problem<float>(h, 1e-4);
-  header("fp32", pr.cublas_ms);
+  header("fp32", pr.cublas_ms, pr.cublas_small_ms);
   warptile<Blocked128Base>("base 128x128x8 p1 w2x4 t8x8 b2 pad0 g1", pr);
-  warptile<WarptileConfig>("LIBRARY (WarptileConfig)", pr);
-  warptile<BlockedConfig<128, 128, 8, 1, 2, 4, 8, 2, 0, 8>>("128x128x8 p1 w2x4 t8x8 b2 pad0 g8", pr);
-  warptile<BlockedConfig<128, 128, 8, 1, 2, 4, 8, 1, 0, 1>>("128x128x8 p1 w2x4 t8x8 b1 pad0 g1", pr);
-  warptile<BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 0, 1>>("128x128x16 p2 w2x4 t8x8 b2 pad0 g1", pr);
-  warptile<BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 1>>("128x128x16 p2 w2x4 t8x8 b2 pad4 g1", pr);
-  warptile<BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 16>>("128x128x16 p2 w2x4 t8x8 b2 pad4 g16", pr);
-  warptile<BlockedConfig<128, 128, 16, 1, 2, 4, 8, 1, 4, 8>>("128x128x16 p1 w2x4 t8x8 b1 pad4 g8", pr);
-  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 0, 8>>("128x128x8 p1 w2x2 t8x16 b2 pad0 g8", pr);
-  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 8>>("128x256x8 p1 w2x4 t8x16 b1 pad0 g8", pr);
-  warptile<BlockedConfig<128, 256, 16, 2, 2, 4, 16, 1, 0, 8>>("128x256x16 p2 w2x4 t8x16 b1 pad0 g8", pr);
-  warptile<BlockedConfig<256, 128, 8, 1, 4, 2, 16, 1, 0, 8>>("256x128x8 p1 w4x2 t8x16 b1 pad0 g8", pr);
+  warptile<WarptileConfig>("LIBRARY large (WarptileConfig)", pr);
+  warptile<WarptileSmallConfig>("LIBRARY small (WarptileSmallConfig)", pr);
+  // Around the first sweep's best (128x256x8 t8x16 g8: 0.852x): bands, A padding, 16-deep slices.
+  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 4>>("128x256x8 p1 w2x4 t8x16 b1 pad0 g4", pr);
+  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 16>>("128x256x8 p1 w2x4 t8x16 b1 pad0 g16", pr);
+  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 4, 8>>("128x256x8 p1 w2x4 t8x16 b1 pad4 g8", pr);
+  warptile<BlockedConfig<128, 256, 16, 2, 2, 4, 16, 1, 0, 4>>("128x256x16 p2 w2x4 t8x16 b1 pad0 g4", pr);
+  warptile<BlockedConfig<256, 128, 8, 1, 4, 2, 16, 1, 4, 8>>("256x128x8 p1 w4x2 t8x16 b1 pad4 g8", pr);
+  // 64x64 warp tiles at two blocks per SM (second best: 0.845x with pad0 g8).
+  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 4, 8>>("128x128x8 p1 w2x2 t8x16 b2 pad4 g8", pr);
+  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 0, 4>>("128x128x8 p1 w2x2 t8x16 b2 pad0 g4", pr);
+  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 0, 16>>("128x128x8 p1 w2x2 t8x16 b2 pad0 g16", pr);
+  // The 8x8-per-thread tiling with bands and padding combined.
+  warptile<BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 4>>("128x128x16 p2 w2x4 t8x8 b2 pad4 g4", pr);
+  warptile<BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 8>>("128x128x16 p2 w2x4 t8x8 b2 pad4 g8", pr);
+  warptile<BlockedConfig<128, 128, 8, 1, 2, 4, 8, 2, 4, 8>>("128x128x8 p1 w2x4 t8x8 b2 pad4 g8", pr);
 }
 
 // The mma.sync ceiling: each warp issues kIters rounds of 32 independent m16n8k16 (a 64x64 warp
@@ -318,22 +330,18 @@ void mma(const char* name, const Problem<bfloat16_t>& pr) {
 
 void sweep_bfloat16(cublasHandle_t h, int sms) {
   const Problem<bfloat16_t> pr = make_problem<bfloat16_t>(h, 1e-2);
-  header("bf16", pr.cublas_ms);
+  header("bf16", pr.cublas_ms, pr.cublas_small_ms);
   mma_ceiling(pr.cublas_ms, sms);
   mma<MmaBase>("base 128x128x32 w2x4(64x32) s3 b2 g1 direct", pr);
   mma<MmaPipelinedConfig>("LIBRARY (MmaPipelinedConfig)", pr);
-  mma<MmaConfig<128, 128, 32, 2, 4, 3, 2, 8, false>>("128x128x32 w2x4(64x32) s3 b2 g8 direct", pr);
-  mma<MmaConfig<128, 128, 32, 2, 4, 4, 2, 1, false>>("128x128x32 w2x4(64x32) s4 b2 g1 direct", pr);
-  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, false>>("128x128x64 w2x4(64x32) s3 b2 g1 direct", pr);
-  mma<MmaConfig<128, 128, 32, 2, 2, 4, 2, 1, false>>("128x128x32 w2x2(64x64) s4 b2 g1 direct", pr);
+  // Around the first sweep's best (128x128x64 w2x4 s3 b2 g1 direct: 0.423x): the staged
+  // epilogue (+9 % on 64x64 warps), bands, 2 stages, 32x64 warp tiles.
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true>>("128x128x64 w2x4(64x32) s3 b2 g1 smem", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 8, false>>("128x128x64 w2x4(64x32) s3 b2 g8 direct", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 8, true>>("128x128x64 w2x4(64x32) s3 b2 g8 smem", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 2, 2, 1, true>>("128x128x64 w2x4(64x32) s2 b2 g1 smem", pr);
+  mma<MmaConfig<128, 128, 64, 4, 2, 3, 2, 1, true>>("128x128x64 w4x2(32x64) s3 b2 g1 smem", pr);
   mma<MmaConfig<128, 128, 32, 2, 2, 4, 2, 8, true>>("128x128x32 w2x2(64x64) s4 b2 g8 smem", pr);
-  mma<MmaConfig<128, 128, 64, 2, 2, 3, 2, 8, true>>("128x128x64 w2x2(64x64) s3 b2 g8 smem", pr);
-  mma<MmaConfig<128, 256, 32, 2, 4, 3, 1, 1, false>>("128x256x32 w2x4(64x64) s3 b1 g1 direct", pr);
-  mma<MmaConfig<128, 256, 32, 2, 4, 3, 1, 8, false>>("128x256x32 w2x4(64x64) s3 b1 g8 direct", pr);
-  mma<MmaConfig<128, 256, 32, 2, 4, 4, 1, 8, true>>("128x256x32 w2x4(64x64) s4 b1 g8 smem", pr);
-  mma<MmaConfig<128, 256, 64, 2, 4, 3, 1, 8, true>>("128x256x64 w2x4(64x64) s3 b1 g8 smem", pr);
-  mma<MmaConfig<256, 128, 32, 4, 2, 3, 1, 8, true>>("256x128x32 w4x2(64x64) s3 b1 g8 smem", pr);
-  mma<MmaConfig<256, 128, 32, 4, 2, 4, 1, 8, true>>("256x128x32 w4x2(64x64) s4 b1 g8 smem", pr);
 }
 
 }  // namespace

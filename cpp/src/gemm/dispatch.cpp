@@ -277,6 +277,7 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
   p.c_vec_rows = rows_vector_aligned(c, p.sc);
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(a.device.id, op));
+  GPUPRIMS_TRY(multiprocessor_count(a.device.id, &l.sm_count));  // cached per device after the first call
   return run_matmul_variant(options.algorithm, options.allow_tf32, l);
 }
 

@@ -20,7 +20,7 @@
 //
 // The warptile step is a template over its tiling (WarptileConfig: block tile, K slice depth, warps,
 // columns per thread, blocks per SM, A-slice padding, tile order), so that bench/tune/gemm_tune.cu
-// times the same kernel code in other shapes; kWarptileConfig below is the one the library runs.
+// times the same kernel code in other shapes; WarptileConfig and WarptileSmallConfig below are what the library runs.
 // blocktile_2d and vectorized run the 128x128x8 / 256-thread configuration only.
 #include "gpuprims/gemm/tile_loop.cuh"
 
@@ -59,16 +59,22 @@ struct BlockedConfig {
   static_assert(kTileK % kFetchParts == 0, "parts of equal depth");
 };
 
-// The first rung's configuration (blocktile_2d, vectorized, and warptile before issue 6's tuning).
+// The first rung's configuration (blocktile_2d, vectorized, and warptile before issue 6's tuning:
+// 0.788x cuBLAS at 4096^3 on the H200 in the harness).
 using Blocked128Base = BlockedConfig<128, 128, 8, 1, 2, 4, 8, 2, 0, 1>;
-// What the warptile variant runs. One line to flip: Blocked128Base restores the previous kernel
-// (bench/tune/gemm_tune.cu times both and the other candidates). 16-deep slices, fetched in two
-// 8-deep parts, halve the barriers and the per-slice bookkeeping per multiply-add within the
-// registers of 8-deep ones (128 on sm_90a, no spills); the A padding keeps the transposed stores
-// of a 16-deep slice at 2-way bank conflicts instead of 4-way; bands of 8 tile rows keep the
-// blocks that run together on a squarer patch of C for L2 reuse. Static shared memory:
-// 2 x (16 x 132 + 16 x 128) words = 32.5 KiB.
-using WarptileConfig = BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 8>;
+// What the warptile variant runs, chosen by problem size in variant_warptile.cu (each a one-line
+// alias; Blocked128Base restores the kernel before issue 6's tuning). Measured on the H200 at
+// 4096^3 (bench/tune/gemm_tune.cu, docs/gemm.md "Tuning"):
+//   WarptileConfig       128x256x8, 8 warps of 64x64 (8x16 outputs a thread: 6 float4 shared
+//                        loads per 128 FMAs instead of 4 per 64), one block per SM (241 registers),
+//                        bands of 8 tile rows: 0.852x cuBLAS, the best row. Used when the product
+//                        has at least two waves of its tiles.
+//   WarptileSmallConfig  128x128x16 slices fetched in two 8-deep parts (half the barriers and
+//                        slice bookkeeping within the 128 registers of two blocks per SM), A rows
+//                        padded to 132 words: 0.841x; smaller products, where 128x256 tiles would
+//                        leave SMs idle, and the strided-loader instantiation.
+using WarptileConfig = BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 8>;
+using WarptileSmallConfig = BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 1>;
 
 // The rows and columns of the tile a thread owns: rows row(0..7), columns col(0..kThreadN-1).
 template <Blocked128Step kStep, class Cfg>

@@ -63,16 +63,17 @@ struct MmaConfig {
 };
 
 // The previous library configuration (3 stages of 128x128x32, 8 warps of 64x32, two blocks per SM,
-// row-by-row tile order, direct 2-byte C stores), kept for the A/B in bench/tune/gemm_tune.cu.
+// row-by-row tile order, direct 2-byte C stores: 0.359x cuBLAS at 4096^3 on the H200), kept for the
+// A/B in bench/tune/gemm_tune.cu.
 using MmaBase = MmaConfig<128, 128, 32, 2, 4, 3, 2, 1, false>;
 // What mma_pipelined runs. One line to flip (MmaBase restores the previous kernel;
-// bench/tune/gemm_tune.cu times both and the other candidates). 64x64 warp tiles issue 8
-// ldmatrix.x4 per 32 mma.sync instead of 6 per 16 (docs/gemm.md, "Why mma.sync tops out where it
-// does"), which relieves shared-memory bandwidth, the limit of the 64x32 tiling; the 128x256
-// block tile reads 3/4 of the operand bytes per multiply-add that 128x128 does. 128 accumulators
-// a thread take 244 registers (sm_90a): one block of 8 warps per SM, 3 stages of 24 KiB in flight.
-// Bands of 8 tile rows for L2 reuse; 16-byte C stores through shared memory.
-using MmaPipelinedConfig = MmaConfig<128, 256, 32, 2, 4, 3, 1, 8, true>;
+// bench/tune/gemm_tune.cu times both and the other candidates). Measured on the H200 at 4096^3:
+// 64-deep K slices (3 stages of 32 KiB, 96 KiB a block, still two blocks of 8 warps per SM at
+// 127 registers) reach 0.423x cuBLAS against 0.359x for MmaBase, the best row of the first sweep:
+// half the pipeline waits and barriers per multiply-add. 64x64 warp tiles (less ldmatrix traffic,
+// but ~240 registers) did not help, and one block per SM (128x256, 256x128) lost: the barrier of
+// each slice then stalls every warp of the SM (docs/gemm.md, "Why mma.sync tops out where it does").
+using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, false>;
 
 // sm_80's register allocator spills the 64x32 tiling under the 128-register cap of two resident
 // blocks (72-80 bytes), sm_90's does not: sm_80 builds keep one block per SM whatever the config asks.
