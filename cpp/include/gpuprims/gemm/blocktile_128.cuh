@@ -18,9 +18,10 @@
 //                 the other buffer after them, so each slice costs one barrier and global latency
 //                 hides behind arithmetic.
 //
-// The warptile step is a template over its tiling (WarptileConfig: block tile, K slice depth, warps,
+// The warptile step is a template over its tiling (BlockedConfig: block tile, K slice depth, warps,
 // columns per thread, blocks per SM, A-slice padding, tile order), so that bench/tune/gemm_tune.cu
-// times the same kernel code in other shapes; WarptileConfig and WarptileSmallConfig below are what the library runs.
+// times the same kernel code in other shapes; WarptileConfig and WarptileSmallConfig below are
+// what the library runs.
 // blocktile_2d and vectorized run the 128x128x8 / 256-thread configuration only.
 #include "gpuprims/gemm/tile_loop.cuh"
 
