@@ -18,9 +18,11 @@ TORCH_CUDA = Framework("torch", "cuda")
 # Every way to run float32 data: (algorithm, allow_tf32); wmma only as TF32.
 FLOAT32_RUNS = (("auto", False),) + tuple((v, False) for v in matmul_variants_for("float32")) + (("wmma", True),)
 # (M, K, N) around the tiles: 32 (naive, coalesced, smem_tiled), 64 (blocktile_1d), 128
-# (blocktile_2d, vectorized, warptile), K slices of 8 and 32, float4 tails (K, N not multiples of 4).
+# (blocktile_2d, vectorized, warptile, wmma, mma_pipelined), 256, K slices of 8, 16, 32 and 64,
+# float4 tails (K, N not multiples of 4). (warptile's 128 x 256 tiling runs only on products of
+# two waves of its tiles: test_warptile_large_tiling.)
 SHAPES = ((1, 1, 1), (7, 13, 5), (127, 129, 131), (128, 16, 128), (129, 9, 257), (65, 33, 63), (3, 1, 300),
-          (200, 2, 1), (1, 300, 130))
+          (200, 2, 1), (1, 300, 130), (257, 17, 255), (130, 48, 513))
 
 
 def need(fw):
@@ -84,9 +86,42 @@ def test_1000_cubed(rng):
         assert_close(gpuprims.matmul(x, y, algorithm=algorithm), ref, tol, algorithm)
     assert_close(gpuprims.matmul(x, y, algorithm="wmma", allow_tf32=True), ref,
                  matmul_tolerance(a, b, "float32", tf32=True), "wmma tf32")
-    a16, b16 = data(rng, (1000, 1000), "float16"), data(rng, (1000, 1000), "float16")
-    assert_close(gpuprims.matmul(TORCH_CUDA.make(a16, "float16"), TORCH_CUDA.make(b16, "float16")),
-                 matmul_reference(a16, b16), matmul_tolerance(a16, b16, "float16"), "auto float16")
+    for dtype in ("float16", "bfloat16"):
+        a16, b16 = data(rng, (1000, 1000), dtype), data(rng, (1000, 1000), dtype)
+        assert_close(gpuprims.matmul(TORCH_CUDA.make(a16, dtype), TORCH_CUDA.make(b16, dtype)),
+                     matmul_reference(a16, b16), matmul_tolerance(a16, b16, dtype), f"auto {dtype}")
+
+
+def test_tile_edges_on_16_byte_paths(rng):
+    """Rows that keep the 16-byte paths (float4 loads, cp.async, 16-byte C stores) while M, N and K
+    end inside a tile (warptile's 16-deep slices fetched in two parts, mma_pipelined's 64-deep
+    slices), into a padded out= whose aligned rows end inside a 16-byte chunk (the padding after
+    column n must stay untouched)."""
+    need(TORCH_CUDA)
+    for dtype, algorithm in (("float32", "warptile"), ("bfloat16", "mma_pipelined"), ("float16", "mma_pipelined")):
+        for m, k, n in ((200, 40, 264), (264, 104, 520), (129, 8, 256), (1, 16, 8)):
+            check_into_poisoned_out(data(rng, (m, k), dtype), data(rng, (k, n), dtype), dtype, algorithm)
+        a, b = data(rng, (3, 131, 72), dtype), data(rng, (72, 260), dtype)
+        out_base = poisoned((3, 131, 264), dtype)  # rows of 264: 16-byte aligned, 4 columns of padding
+        out = out_base[:, :, :260]
+        assert gpuprims.matmul(TORCH_CUDA.make(a, dtype), TORCH_CUDA.make(b, dtype), algorithm=algorithm, out=out) is out
+        assert_close(out, matmul_reference(a, b), matmul_tolerance(a, b, dtype), f"{algorithm} {dtype} padded out")
+        assert out_base[:, :, 260:].isnan().all(), f"{algorithm} {dtype} wrote past the last column"
+
+
+def test_warptile_large_tiling(rng):
+    """warptile switches to its 128 x 256 tiling (one block per SM) once a product has two waves of
+    those tiles: ragged M, N and K there, on the 16-byte path and, for the same sizes, the strided
+    loader (which stays on the 128 x 128 tiling)."""
+    need(TORCH_CUDA)
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    row_tiles = 9
+    col_tiles = -(-2 * sms // row_tiles) + 1
+    m, k, n = 128 * row_tiles - 52, 44, 256 * col_tiles - 4
+    a, b = data(rng, (m, k), "float32"), data(rng, (k, n), "float32")
+    check_into_poisoned_out(a, b, "float32", "warptile")
+    check_into_poisoned_out(a, b, "float32", "auto")
+    check_into_poisoned_out(a, b, "float32", "warptile", view_b=lambda v: v.T.T[:, 1:])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -306,21 +341,29 @@ def test_cuda_graph_capture(rng):
     b = torch.from_numpy(data(rng, (300, 129), "float32")).cuda()
     c = torch.empty((257, 129), device="cuda")
     y = torch.empty((257,), device="cuda")
+    # bfloat16 with rows that take mma_pipelined's cp.async path (its launcher sets the kernel's
+    # dynamic shared-memory attribute before every launch, inside the capture too)
+    a16, b16 = a[:, :296].bfloat16(), b[:296, :128].bfloat16()
+    c16 = torch.empty((257, 128), device="cuda", dtype=torch.bfloat16)
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
         gpuprims.matmul(a, b, out=c)
+        gpuprims.matmul(a16, b16, out=c16)
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         gpuprims.matmul(a, b, out=c)
         gpuprims.gemv(a, b[:, 0], out=y)
+        gpuprims.matmul(a16, b16, out=c16)
     a.copy_(torch.from_numpy(data(rng, (257, 300), "float32")).cuda())
+    a16.copy_(a[:, :296])
     g.replay()
     torch.cuda.synchronize()
     ref = a.double() @ b.double()
     torch.testing.assert_close(c.double(), ref, rtol=1e-5, atol=1e-4)
     torch.testing.assert_close(y.double(), ref[:, 0], rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(c16.double(), a16.double() @ b16.double(), rtol=2e-2, atol=2e-2)
 
 
 def test_bitwise_reproducible(rng):
@@ -378,9 +421,12 @@ def test_sanitize_small(rng):
         check_into_poisoned_out(a[:, :5], b[:5], "float32", algorithm, allow_tf32=tf32)
     a16, b16 = data(rng, (2, 33, 17), "float16"), data(rng, (17, 40), "float16")  # element-wise loads
     aligned16, baligned16 = data(rng, (64, 40), "bfloat16"), data(rng, (40, 136), "bfloat16")  # 16-byte rows
+    out_base = poisoned((64, 136), "bfloat16")  # aligned rows, the last chunk of each row partial
     for algorithm in matmul_variants_for("float16"):
         check_into_poisoned_out(a16, b16, "float16", algorithm)
         check_into_poisoned_out(aligned16, baligned16, "bfloat16", algorithm)
+        check_matmul(TORCH_CUDA, aligned16, baligned16[:, :132], "bfloat16", algorithm=algorithm,
+                     out=out_base[:, :132])
     for algorithm in GEMV_VARIANTS:
         check_gemv(TORCH_CUDA, a, b[:, 0].copy(), "float32", algorithm=algorithm)
         check_gemv(TORCH_CUDA, a, b[:, 0].copy(), "float32", algorithm=algorithm, view_a=lambda v: v[:, 1:],

@@ -31,17 +31,17 @@ const std::vector<GemmVariantInfo>& matmul_variants() {
        "blocktile_2d with 16-byte global loads (when rows are aligned), the A tile stored transposed, "
        "float4 shared-memory reads and 16-byte C stores (float32)", true},
       {int(GemmAlgorithm::kWarptile), "warptile",
-       "vectorized with warp-level tiling (each warp a 64x32 sub-tile, conflict-free float4 shared "
+       "vectorized with warp-level tiling (a sub-tile per warp, conflict-free float4 shared "
        "reads) and double-buffered shared memory: the next K slice is loaded while this one is "
-       "multiplied, one barrier per slice (float32)", true},
+       "multiplied, one barrier per slice; tiling: WarptileConfig in blocktile_128.cuh (float32)", true},
       {int(GemmAlgorithm::kWmma), "wmma",
        "tensor cores through nvcuda::wmma: 128x128 block tile, 32-deep K slices in padded shared memory, "
        "each warp 4x2 16x16 fragments accumulated in float32 (float16, bfloat16; float32 as TF32 only "
        "with allow_tf32)", true},
       {int(GemmAlgorithm::kMmaPipelined), "mma_pipelined",
-       "mma.sync m16n8k16 fed by ldmatrix from XOR-swizzled shared memory, filled by a 3-stage cp.async "
+       "mma.sync m16n8k16 fed by ldmatrix from XOR-swizzled shared memory, filled by a multi-stage cp.async "
        "pipeline (16-byte copies when rows are contiguous and aligned, element gathers otherwise); "
-       "128x128x32 tiles, 8 warps of 64x32 (float16, bfloat16)", true},
+       "tiling: MmaPipelinedConfig in mma_pipelined.cuh (float16, bfloat16)", true},
   };
   return v;
 }
@@ -277,6 +277,7 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
   p.c_vec_rows = rows_vector_aligned(c, p.sc);
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(a.device.id, op));
+  GPUPRIMS_TRY(multiprocessor_count(a.device.id, &l.sm_count));  // cached per device after the first call
   return run_matmul_variant(options.algorithm, options.allow_tf32, l);
 }
 

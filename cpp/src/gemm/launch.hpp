@@ -14,6 +14,7 @@ struct GemmLaunch {
   GemmParams params;
   DType dtype;
   cudaStream_t stream;
+  int sm_count;  // of the device (GPU launches only): variants that pick a tiling by problem size
 };
 
 struct GemvLaunch {

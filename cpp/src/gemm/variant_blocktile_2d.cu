@@ -6,8 +6,8 @@ namespace gpuprims {
 namespace gemm {
 
 Status matmul_blocktile_2d(const GemmLaunch& l) {
-  const unsigned grid = tile_grid<kBt2dTile, kBt2dTile>(l.params);
-  blocked_128_kernel<Blocked128Step::kBlocktile2d, false><<<grid, kBt2dThreads, 0, l.stream>>>(l.params);
+  const unsigned grid = tile_grid<Blocked128Base::kTileM, Blocked128Base::kTileN>(l.params);
+  blocked_128_kernel<Blocked128Step::kBlocktile2d, false><<<grid, Blocked128Base::kThreads, 0, l.stream>>>(l.params);
   return check_launch("matmul", l.stream);
 }
 

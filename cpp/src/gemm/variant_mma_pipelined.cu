@@ -1,5 +1,5 @@
-// mma_pipelined: mma.sync + ldmatrix + 3-stage cp.async pipeline (mma_pipelined.cuh). float16 and
-// bfloat16 (dispatch enforces it).
+// mma_pipelined: mma.sync + ldmatrix + multi-stage cp.async pipeline (mma_pipelined.cuh) in
+// MmaPipelinedConfig's tiling. float16 and bfloat16 (dispatch enforces it).
 #include "gpuprims/gemm/mma_pipelined.cuh"
 #include "launch.hpp"
 
@@ -7,24 +7,28 @@ namespace gpuprims {
 namespace gemm {
 namespace {
 
+template <class T, bool kAsync>
+Status launch_config(const GemmLaunch& l) {
+  using Cfg = MmaPipelinedConfig;
+  GPUPRIMS_CUDA_CHECK("matmul", (configure_mma_kernel<T, kAsync, Cfg>()));
+  const unsigned grid = tile_grid<Cfg::kTileM, Cfg::kTileN>(l.params);
+  mma_pipelined_kernel<T, kAsync, Cfg><<<grid, Cfg::kThreads, Cfg::kSmemBytes, l.stream>>>(l.params);
+  return check_launch("matmul", l.stream);
+}
+
 template <class T>
-void launch(const GemmLaunch& l) {
-  const unsigned grid = tile_grid<kMmaTile, kMmaTile>(l.params);
+Status launch(const GemmLaunch& l) {
   // cp.async needs both operands' rows contiguous and 16-byte aligned; otherwise every chunk is
   // gathered element by element into the same shared layout.
-  if (l.params.a_vec_rows && l.params.b_vec_rows) {
-    mma_pipelined_kernel<T, true><<<grid, kMmaThreads, 0, l.stream>>>(l.params);
-  } else {
-    mma_pipelined_kernel<T, false><<<grid, kMmaThreads, 0, l.stream>>>(l.params);
-  }
+  if (l.params.a_vec_rows && l.params.b_vec_rows) return launch_config<T, true>(l);
+  return launch_config<T, false>(l);
 }
 
 }  // namespace
 
 Status matmul_mma_pipelined(const GemmLaunch& l) {
-  if (l.dtype == DType::kBFloat16) launch<bfloat16_t>(l);
-  else launch<half_t>(l);
-  return check_launch("matmul", l.stream);
+  if (l.dtype == DType::kBFloat16) return launch<bfloat16_t>(l);
+  return launch<half_t>(l);
 }
 
 }  // namespace gemm

@@ -6,13 +6,13 @@ namespace gpuprims {
 namespace gemm {
 
 Status matmul_vectorized(const GemmLaunch& l) {
-  const unsigned grid = tile_grid<kBt2dTile, kBt2dTile>(l.params);
+  const unsigned grid = tile_grid<Blocked128Base::kTileM, Blocked128Base::kTileN>(l.params);
   // 16-byte global loads need both A and B rows contiguous and aligned (dispatch's a_vec_rows,
   // b_vec_rows); otherwise the same kernel with the strided scalar loader.
   if (l.params.a_vec_rows && l.params.b_vec_rows) {
-    blocked_128_kernel<Blocked128Step::kVectorized, true><<<grid, kBt2dThreads, 0, l.stream>>>(l.params);
+    blocked_128_kernel<Blocked128Step::kVectorized, true><<<grid, Blocked128Base::kThreads, 0, l.stream>>>(l.params);
   } else {
-    blocked_128_kernel<Blocked128Step::kVectorized, false><<<grid, kBt2dThreads, 0, l.stream>>>(l.params);
+    blocked_128_kernel<Blocked128Step::kVectorized, false><<<grid, Blocked128Base::kThreads, 0, l.stream>>>(l.params);
   }
   return check_launch("matmul", l.stream);
 }

@@ -1,27 +1,37 @@
 #pragma once
 // mma_pipelined: float16 / bfloat16 on tensor cores through mma.sync m16n8k16, fed by ldmatrix
-// from swizzled shared memory that a 3-stage cp.async pipeline fills.
+// from swizzled shared memory that a multi-stage cp.async pipeline fills.
 //
-// A 256-thread block computes a 128x128 output tile in 32-deep K slices; its 8 warps (2 x 4) each
-// own 64x32 outputs as 4 x 4 m16n8 accumulator fragments (64 float32 registers). Per 16-deep step a
-// warp issues 4 ldmatrix.x4 for A (16x16 each), 2 ldmatrix.x4.trans for B (16x16 each, two n8
-// fragments) and 16 mma.sync.
+// The kernel is a template over its tiling (MmaConfig): a block of kWarpsM x kWarpsN warps computes
+// a kTileM x kTileN output tile in kTileK-deep K slices; each warp owns a (kTileM / kWarpsM) x
+// (kTileN / kWarpsN) sub-tile as m16n8 accumulator fragments (float32). Per 16-deep step a warp
+// issues one ldmatrix.x4 per m16 fragment row of A (16x16), one ldmatrix.x4.trans per pair of n8
+// fragments of B (16x16) and one mma.sync per fragment. MmaPipelinedConfig below is what the
+// library runs; bench/tune/gemm_tune.cu times the same kernel in other tilings.
 //
-// Pipeline: slices kt+1 and kt+2 are in flight (cp.async, one commit group per slice) while slice kt
-// is multiplied. At the top of step kt a thread waits until at most one of its groups is pending
-// (slice kt has landed) and the block synchronizes, which also proves every warp done with slice
-// kt-1, whose stage is then refilled with slice kt+2.
+// Pipeline: slices kt+1 .. kt+kStages-1 are in flight (cp.async, one commit group per slice) while
+// slice kt is multiplied. At the top of step kt a thread waits until at most kStages-2 of its groups
+// are pending (slice kt has landed) and the block synchronizes, which also proves every warp done
+// with slice kt-1, whose stage is then refilled with slice kt+kStages-1.
 //
-// Shared memory, per stage: A as 128 rows of 64 bytes (32 K values), B as 32 rows of 256 bytes
-// (128 N values), in 16-byte chunks. An ldmatrix phase reads 8 rows at one logical chunk; the
-// swizzles spread them over all 32 banks:
-//   A: chunk c of row r is stored at chunk c ^ ((r / 2) % 4)  (two 64-byte rows per 128-byte line)
-//   B: chunk c of row k is stored at chunk c ^ (k % 8)        (within its aligned group of 8)
+// Shared memory, per stage: A as kTileM rows of kTileK values, B as kTileK rows of kTileN values,
+// in 16-byte chunks. An ldmatrix phase reads 8 rows at one logical chunk; the swizzles spread them
+// over all 32 banks:
+//   A, 4 chunks a row (kTileK 32): chunk c of row r at chunk c ^ ((r / 2) % 4) (two rows a 128-byte line)
+//   A, 8k chunks a row (kTileK 64, ...) and B (kTileN >= 64): chunk c of row r at c ^ (r % 8)
 //
 // Loads: with A and B rows contiguous and 16-byte aligned (dispatch's a_vec_rows / b_vec_rows:
 // kAsync), every full 16-byte chunk is one cp.async; chunks that cross the matrix edge, and every
 // chunk of other layouts (transposed, strided, misaligned operands), are gathered element by
 // element (zero outside the matrix) and stored synchronously into the same swizzled place.
+//
+// Epilogue: either each thread stores its fragments' values straight to C (2-byte stores, 4 lanes
+// per 16 bytes of a row), or (kSmemEpilogue) the block stages the converted tile in shared memory
+// (rows padded by 16 bytes: the fragment writes of a warp hit 32 distinct banks) and then writes
+// whole rows with 16-byte stores where C's rows are contiguous and aligned.
+//
+// The shared memory is dynamic (up to 227 KiB on sm_90, 163 KiB on sm_80): the launcher raises the
+// kernel's limit with configure_mma_kernel() before launching with Cfg::kSmemBytes.
 #include <cstdint>
 #include <type_traits>
 
@@ -31,23 +41,55 @@
 namespace gpuprims {
 namespace gemm {
 
-constexpr int kMmaTile = 128;  // M and N
-constexpr int kMmaTileK = 32;
-constexpr int kMmaThreads = 256;
-constexpr int kMmaStages = 3;
-constexpr int kMmaStageBytesA = kMmaTile * kMmaTileK * 2;
-constexpr int kMmaStageBytesB = kMmaTileK * kMmaTile * 2;
-constexpr int kMmaStageBytes = kMmaStageBytesA + kMmaStageBytesB;  // 16 KiB; 3 stages: the 48 KiB static limit
-// Two resident blocks per SM need <= 128 registers a thread: sm_90's register allocator fits the
-// kernel in 128 without spilling, sm_80's does not (72-80 bytes of spills), so sm_80 keeps one block.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-constexpr int kMmaMinBlocks = 1;
-#else
-constexpr int kMmaMinBlocks = 2;
-#endif
+template <int kTileM_, int kTileN_, int kTileK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_,
+          int kGroupM_, bool kSmemEpilogue_>
+struct MmaConfig {
+  static constexpr int kTileM = kTileM_, kTileN = kTileN_, kTileK = kTileK_;
+  static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int kWarpM = kTileM / kWarpsM, kWarpN = kTileN / kWarpsN;  // a warp's sub-tile
+  static constexpr int kFragsM = kWarpM / 16, kFragsN = kWarpN / 8;           // m16 x n8 fragments
+  static constexpr int kStages = kStages_, kMinBlocks = kMinBlocks_, kGroupM = kGroupM_;
+  static constexpr bool kSmemEpilogue = kSmemEpilogue_;
+  static constexpr int kChunksA = kTileK / 8, kChunksB = kTileN / 8;  // 16-byte chunks per row
+  static constexpr int kStageBytesA = kTileM * kTileK * 2, kStageBytesB = kTileK * kTileN * 2;
+  static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
+  static constexpr int kEpiloguePitch = kTileN * 2 + 16;  // bytes per staged C row
+  static constexpr int kEpilogueBytes = kSmemEpilogue ? kTileM * kEpiloguePitch : 0;
+  static constexpr int kSmemBytes = kStages * kStageBytes > kEpilogueBytes ? kStages * kStageBytes : kEpilogueBytes;
+  static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0, "whole ldmatrix.x4 tiles per warp");
+  static_assert(kTileK % 16 == 0 && (kChunksA == 4 || kChunksA % 8 == 0) && kChunksB % 8 == 0,
+                "the swizzles need 64-byte or 128k-byte A rows and 128k-byte B rows");
+  static_assert(kStages >= 2, "a pipeline needs a stage in flight");
+};
 
-__device__ __forceinline__ int swizzle_a(int r, int c) { return r * 64 + ((c ^ ((r >> 1) & 3)) << 4); }
-__device__ __forceinline__ int swizzle_b(int k, int c) { return k * 256 + ((c ^ (k & 7)) << 4); }
+// The previous library configuration (3 stages of 128x128x32, 8 warps of 64x32, two blocks per SM,
+// row-by-row tile order, direct 2-byte C stores: 0.359x cuBLAS at 4096^3 on the H200), kept for the
+// A/B in bench/tune/gemm_tune.cu.
+using MmaBase = MmaConfig<128, 128, 32, 2, 4, 3, 2, 1, false>;
+// What mma_pipelined runs. One line to flip (MmaBase restores the previous kernel;
+// bench/tune/gemm_tune.cu times both and the other candidates). Measured on the H200 at 4096^3:
+// 64-deep K slices (3 stages of 32 KiB, 96 KiB a block, still two blocks of 8 warps per SM at
+// 127 registers) reach 0.423x cuBLAS against 0.359x for MmaBase, the best row of the first sweep:
+// half the pipeline waits and barriers per multiply-add. 64x64 warp tiles (less ldmatrix traffic,
+// but ~240 registers) did not help, and one block per SM (128x256, 256x128) lost: the barrier of
+// each slice then stalls every warp of the SM (docs/gemm.md, "Why mma.sync tops out where it does").
+using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, false>;
+
+// sm_80's register allocator spills the 64x32 tiling under the 128-register cap of two resident
+// blocks (72-80 bytes), sm_90's does not: sm_80 builds keep one block per SM whatever the config asks.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kMmaMaxMinBlocks = 1;
+#else
+constexpr int kMmaMaxMinBlocks = 2;
+#endif
+constexpr int mma_min_blocks(int wanted) { return wanted < kMmaMaxMinBlocks ? wanted : kMmaMaxMinBlocks; }
+
+// Byte offset of 16-byte chunk c of row r in a stage's A (rows of kChunks chunks) or B region.
+template <int kChunks>
+__device__ __forceinline__ int swizzle_rows(int r, int c) {
+  if constexpr (kChunks == 4) return r * 64 + ((c ^ ((r >> 1) & 3)) << 4);
+  else return r * kChunks * 16 + ((c ^ (r & 7)) << 4);
+}
 
 // 8 elements at src, src + stride, ..., the first `count` real, the rest zero, as 16 bytes.
 template <class T>
@@ -74,121 +116,207 @@ __device__ __forceinline__ void copy_chunk(const T* src, int64_t stride, int cou
 
 __device__ __forceinline__ int clamp_chunk(int64_t left) { return left <= 0 ? 0 : (left >= 8 ? 8 : static_cast<int>(left)); }
 
-// Streams the K slices of one output tile into the stages. Thread t copies chunks t and t + 256 of
-// each slice: A rows t/4 and t/4 + 64 at chunk t%4, B rows (K) t/16 and t/16 + 16 at chunk t%16.
-// The second chunk of each operand lies a fixed distance from the first, in global memory and in
-// the swizzled stage alike (the swizzles depend on row / 2 % 4 and row % 8), so a thread keeps one
-// source pointer per operand, advanced by one slice per fetch.
-template <bool kAsync, class T>
+// Streams the K slices of one output tile into the stages. A slice has kTileM x kChunksA chunks of
+// A and kTileK x kChunksB of B; thread t copies A chunk t % kChunksA of rows t / kChunksA + i * kRowStepA
+// and B chunk t % kChunksB of K rows t / kChunksB + i * kRowStepB. The row steps are multiples of
+// 8, so every chunk of a thread has the swizzle of its first one and lies a fixed distance from it,
+// in global memory and in the stage alike: a thread keeps one source pointer per operand, advanced
+// by one slice per load.
+template <class Cfg, bool kAsync, class T>
 struct MmaSliceLoader {
-  const T* a_src;  // A(m0 + t/4, k0 + 8 (t%4)) of the next slice
-  const T* b_src;  // B(k0 + t/16, n0 + 8 (t%16)) of the next slice
+  static constexpr int kRowStepA = Cfg::kThreads / Cfg::kChunksA, kPerThreadA = Cfg::kTileM / kRowStepA;
+  static constexpr int kRowStepB = Cfg::kThreads / Cfg::kChunksB, kPerThreadB = Cfg::kTileK / kRowStepB;
+  static_assert(Cfg::kThreads % Cfg::kChunksA == 0 && Cfg::kTileM % kRowStepA == 0 && kRowStepA % 8 == 0,
+                "A: whole rows of chunks per pass, swizzle-invariant row steps");
+  static_assert(Cfg::kThreads % Cfg::kChunksB == 0 && Cfg::kTileK % kRowStepB == 0 && kRowStepB % 8 == 0,
+                "B: whole rows of chunks per pass, swizzle-invariant row steps");
+  const T* a_src;  // A(m0 + t / kChunksA, k0 + 8 (t % kChunksA)) of the next slice
+  const T* b_src;  // B(k0 + t / kChunksB, n0 + 8 (t % kChunksB)) of the next slice
   int64_t k_next;  // the next slice's k0
-  int a_rows_inside;  // of this thread's two A rows, how many lie inside (0, 1 or 2)
-  int b_cols_left;    // columns of this thread's B chunk inside the matrix (may be <= 0)
+  int a_rows_left;  // rows inside the matrix from this thread's first A row (may be <= 0)
+  int b_cols_left;  // columns of this thread's B chunk inside the matrix (may be <= 0)
   int a_offset, b_offset;  // this thread's first chunk in a stage, bytes
 
   __device__ __forceinline__ MmaSliceLoader(const GemmParams& p, const T* a_tile, const T* b_tile, int m_left,
                                             int n_left, int t) {
-    const int ar = t / 4, ac = t % 4, br = t / 16, bc = t % 16;
+    const int ar = t / Cfg::kChunksA, ac = t % Cfg::kChunksA, br = t / Cfg::kChunksB, bc = t % Cfg::kChunksB;
     a_src = a_tile + ar * p.sa.row + (8 * ac) * p.sa.col;
     b_src = b_tile + br * p.sb.row + (8 * bc) * p.sb.col;
     k_next = 0;
-    a_rows_inside = (ar < m_left) + (ar + 64 < m_left);
+    a_rows_left = m_left - ar;
     b_cols_left = n_left - 8 * bc;
-    a_offset = swizzle_a(ar, ac);
-    b_offset = kMmaStageBytesA + swizzle_b(br, bc);
+    a_offset = swizzle_rows<Cfg::kChunksA>(ar, ac);
+    b_offset = Cfg::kStageBytesA + swizzle_rows<Cfg::kChunksB>(br, bc);
   }
 
   __device__ __forceinline__ void load_next(const GemmParams& p, unsigned char* stage, int t) {
-    const int a_count = clamp_chunk(p.k - k_next - 8 * (t % 4));
-    copy_chunk<kAsync>(a_src, p.sa.col, a_rows_inside > 0 ? a_count : 0, stage + a_offset);
-    copy_chunk<kAsync>(a_src + 64 * p.sa.row, p.sa.col, a_rows_inside > 1 ? a_count : 0,
-                       stage + a_offset + 64 * 64);
+    const int a_count = clamp_chunk(p.k - k_next - 8 * (t % Cfg::kChunksA));
+#pragma unroll
+    for (int i = 0; i < kPerThreadA; ++i) {
+      copy_chunk<kAsync>(a_src + i * kRowStepA * p.sa.row, p.sa.col, i * kRowStepA < a_rows_left ? a_count : 0,
+                         stage + a_offset + i * kRowStepA * Cfg::kChunksA * 16);
+    }
     const int b_count = clamp_chunk(b_cols_left);
-    const int64_t b_row = k_next + t / 16;
-    copy_chunk<kAsync>(b_src, p.sb.col, b_row < p.k ? b_count : 0, stage + b_offset);
-    copy_chunk<kAsync>(b_src + 16 * p.sb.row, p.sb.col, b_row + 16 < p.k ? b_count : 0, stage + b_offset + 16 * 256);
-    a_src += kMmaTileK * p.sa.col;
-    b_src += kMmaTileK * p.sb.row;
-    k_next += kMmaTileK;
+    const int64_t b_row = k_next + t / Cfg::kChunksB;
+#pragma unroll
+    for (int i = 0; i < kPerThreadB; ++i) {
+      copy_chunk<kAsync>(b_src + i * kRowStepB * p.sb.row, p.sb.col, b_row + i * kRowStepB < p.k ? b_count : 0,
+                         stage + b_offset + i * kRowStepB * Cfg::kChunksB * 16);
+    }
+    a_src += Cfg::kTileK * p.sa.col;
+    b_src += Cfg::kTileK * p.sb.row;
+    k_next += Cfg::kTileK;
   }
 };
 
-template <class T, bool kAsync>
-__global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocks) mma_pipelined_kernel(GemmParams p) {
+// Fragment (i, j) register e of a warp holds row wm + 16i + g + 8(e / 2), column wn + 8j + 2(lane %
+// 4) + e % 2 of the tile (g = lane / 4).
+template <class Cfg, class T>
+__device__ __forceinline__ void store_fragments_direct(const GemmParams& p, T* c, int64_t z, int64_t m0, int64_t n0,
+                                                       int m_left, int n_left, int wm, int wn, int lane,
+                                                       const float (&acc)[Cfg::kFragsM][Cfg::kFragsN][4]) {
+  const int g = lane / 4, tq = lane % 4;
+#pragma unroll
+  for (int i = 0; i < Cfg::kFragsM; ++i) {
+#pragma unroll
+    for (int e2 = 0; e2 < 2; ++e2) {
+      const int r = wm + 16 * i + g + 8 * e2;
+      if (r >= m_left) continue;
+      T* c_row = c + p.sc.offset(z, m0 + r, n0);
+#pragma unroll
+      for (int j = 0; j < Cfg::kFragsN; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = wn + 8 * j + 2 * tq + e;
+          if (col < n_left) c_row[col * p.sc.col] = cast_value<T>(acc[i][j][2 * e2 + e]);
+        }
+      }
+    }
+  }
+}
+
+// Stages the converted tile in shared memory (which must be free: every warp past its last
+// ldmatrix, no cp.async in flight), then writes it row by row: a thread takes 16-byte chunk q % kChunksN
+// of row q / kChunksN, one 16-byte store where the chunk is inside and C's rows are contiguous and
+// aligned (c_vec_rows), element stores otherwise. Ends with a barrier, after which the shared
+// memory is free again.
+template <class Cfg, class T>
+__device__ __forceinline__ void store_fragments_staged(const GemmParams& p, T* c, int64_t z, int64_t m0, int64_t n0,
+                                                       int m_left, int n_left, int wm, int wn, int t,
+                                                       const float (&acc)[Cfg::kFragsM][Cfg::kFragsN][4],
+                                                       unsigned char* smem) {
+  const int lane = t % 32, g = lane / 4, tq = lane % 4;
+#pragma unroll
+  for (int i = 0; i < Cfg::kFragsM; ++i) {
+#pragma unroll
+    for (int e2 = 0; e2 < 2; ++e2) {
+      unsigned char* row = smem + (wm + 16 * i + g + 8 * e2) * Cfg::kEpiloguePitch;
+#pragma unroll
+      for (int j = 0; j < Cfg::kFragsN; ++j) {
+        const uint32_t lo = cast_value<T>(acc[i][j][2 * e2]).bits, hi = cast_value<T>(acc[i][j][2 * e2 + 1]).bits;
+        *reinterpret_cast<uint32_t*>(row + (wn + 8 * j + 2 * tq) * 2) = lo | (hi << 16);
+      }
+    }
+  }
+  __syncthreads();
+  constexpr int kChunksN = Cfg::kTileN / 8;
+  static_assert(Cfg::kTileM * kChunksN % Cfg::kThreads == 0, "whole passes over the tile");
+#pragma unroll 4
+  for (int q = t; q < Cfg::kTileM * kChunksN; q += Cfg::kThreads) {
+    const int r = q / kChunksN, col = 8 * (q % kChunksN);
+    if (r >= m_left || col >= n_left) continue;
+    const uint4 v = *reinterpret_cast<const uint4*>(smem + r * Cfg::kEpiloguePitch + col * 2);
+    T* dst = c + p.sc.offset(z, m0 + r, n0 + col);
+    if (p.c_vec_rows && col + 8 <= n_left) {
+      *reinterpret_cast<uint4*>(dst) = v;
+    } else {
+      const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        if (col + e < n_left) dst[e * p.sc.col] = T{static_cast<uint16_t>(w[e / 2] >> (16 * (e % 2)))};
+      }
+    }
+  }
+  __syncthreads();
+}
+
+template <class T, bool kAsync, class Cfg = MmaPipelinedConfig>
+__global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)) mma_pipelined_kernel(GemmParams p) {
   constexpr bool kBf16 = std::is_same<T, bfloat16_t>::value;
-  __shared__ __align__(128) unsigned char smem[kMmaStages * kMmaStageBytes];
+  constexpr int kStages = Cfg::kStages;
+  extern __shared__ __align__(128) unsigned char smem[];  // Cfg::kSmemBytes
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
-  const int wm = warp / 4 * 64, wn = warp % 4 * 32;  // the warp's 64x32 sub-tile
+  const int wm = warp / Cfg::kWarpsN * Cfg::kWarpM, wn = warp % Cfg::kWarpsN * Cfg::kWarpN;  // the warp's sub-tile
   const uint32_t smem_shared = ptx::shared_address(smem);
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
   T* c = static_cast<T*>(p.c);
-  for_each_tile<kMmaTile, kMmaTile>(p, [&](int64_t z, int64_t m0, int64_t n0) {
-    const int m_left = clamp_left(p.m, m0, kMmaTile), n_left = clamp_left(p.n, n0, kMmaTile);
+  for_each_tile<Cfg::kTileM, Cfg::kTileN, Cfg::kGroupM>(p, [&](int64_t z, int64_t m0, int64_t n0) {
+    const int m_left = clamp_left(p.m, m0, Cfg::kTileM), n_left = clamp_left(p.n, n0, Cfg::kTileN);
     const T* a_tile = a + p.sa.offset(z, m0, 0);
     const T* b_tile = b + p.sb.offset(z, 0, n0);
-    const int64_t k_slices = (p.k + kMmaTileK - 1) / kMmaTileK;
-    float acc[4][4][4] = {};  // [m16 fragment][n8 fragment][register]
-    MmaSliceLoader<kAsync, T> loader(p, a_tile, b_tile, m_left, n_left, t);
+    const int64_t k_slices = (p.k + Cfg::kTileK - 1) / Cfg::kTileK;
+    float acc[Cfg::kFragsM][Cfg::kFragsN][4] = {};  // [m16 fragment][n8 fragment][register]
+    MmaSliceLoader<Cfg, kAsync, T> loader(p, a_tile, b_tile, m_left, n_left, t);
 #pragma unroll
-    for (int s = 0; s < kMmaStages - 1; ++s) {
-      if (s < k_slices) loader.load_next(p, smem + s * kMmaStageBytes, t);
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < k_slices) loader.load_next(p, smem + s * Cfg::kStageBytes, t);
       ptx::cp_async_commit();  // one group per slice, empty or not, so that the wait count below holds
     }
     for (int64_t kt = 0; kt < k_slices; ++kt) {
-      ptx::cp_async_wait<kMmaStages - 2>();  // this thread's copies of slice kt have landed
-      __syncthreads();                        // everyone's have, and everyone is done with slice kt-1
-      const int64_t next = kt + kMmaStages - 1;
-      if (next < k_slices) loader.load_next(p, smem + (next % kMmaStages) * kMmaStageBytes, t);
+      ptx::cp_async_wait<kStages - 2>();  // this thread's copies of slice kt have landed
+      __syncthreads();                     // everyone's have, and everyone is done with slice kt-1
+      const int64_t next = kt + kStages - 1;
+      if (next < k_slices) loader.load_next(p, smem + (next % kStages) * Cfg::kStageBytes, t);
       ptx::cp_async_commit();
-      const uint32_t a_stage = smem_shared + static_cast<uint32_t>(kt % kMmaStages) * kMmaStageBytes;
-      const uint32_t b_stage = a_stage + kMmaStageBytesA;
+      const uint32_t a_stage = smem_shared + static_cast<uint32_t>(kt % kStages) * Cfg::kStageBytes;
+      const uint32_t b_stage = a_stage + Cfg::kStageBytesA;
 #pragma unroll
-      for (int kk = 0; kk < kMmaTileK; kk += 16) {
-        uint32_t af[4][4], bf[2][4];
+      for (int kk = 0; kk < Cfg::kTileK; kk += 16) {
+        uint32_t af[Cfg::kFragsM][4], bf[Cfg::kFragsN / 2][4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          ptx::ldmatrix_x4(af[i], a_stage + swizzle_a(wm + 16 * i + lane % 16, kk / 8 + lane / 16));
+        for (int i = 0; i < Cfg::kFragsM; ++i) {
+          ptx::ldmatrix_x4(af[i], a_stage + swizzle_rows<Cfg::kChunksA>(wm + 16 * i + lane % 16, kk / 8 + lane / 16));
         }
 #pragma unroll
-        for (int jp = 0; jp < 2; ++jp) {
-          ptx::ldmatrix_x4_trans(bf[jp], b_stage + swizzle_b(kk + lane % 8 + 8 * (lane / 8 % 2),
-                                                             (wn + 16 * jp) / 8 + lane / 16));
+        for (int jp = 0; jp < Cfg::kFragsN / 2; ++jp) {
+          ptx::ldmatrix_x4_trans(bf[jp], b_stage + swizzle_rows<Cfg::kChunksB>(kk + lane % 8 + 8 * (lane / 8 % 2),
+                                                                              (wn + 16 * jp) / 8 + lane / 16));
         }
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < Cfg::kFragsM; ++i) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
+          for (int j = 0; j < Cfg::kFragsN; ++j) {
             ptx::mma_m16n8k16<kBf16>(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
           }
         }
       }
     }
     ptx::cp_async_wait<0>();
-    __syncthreads();  // every stage is free before the next tile's prologue refills them
-    // Fragment (i, j) register e holds row wm + 16i + g + 8(e / 2), column wn + 8j + 2(lane % 4) + e % 2.
-    const int g = lane / 4, tq = lane % 4;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-#pragma unroll
-      for (int e2 = 0; e2 < 2; ++e2) {
-        const int r = wm + 16 * i + g + 8 * e2;
-        if (r >= m_left) continue;
-        T* c_row = c + p.sc.offset(z, m0 + r, n0);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int col = wn + 8 * j + 2 * tq + e;
-            if (col < n_left) c_row[col * p.sc.col] = cast_value<T>(acc[i][j][2 * e2 + e]);
-          }
-        }
-      }
+    __syncthreads();  // every stage is free: for the staged epilogue and the next tile's prologue
+    if constexpr (Cfg::kSmemEpilogue) {
+      store_fragments_staged<Cfg>(p, c, z, m0, n0, m_left, n_left, wm, wn, t, acc, smem);
+    } else {
+      store_fragments_direct<Cfg>(p, c, z, m0, n0, m_left, n_left, wm, wn, lane, acc);
     }
   });
 }
+
+#if defined(__CUDACC__)
+// Lets the kernel use Cfg::kSmemBytes of dynamic shared memory where that exceeds the default
+// 48 KiB. A per-function attribute of the current device's context, neither synchronizing nor a
+// stream operation (so it is legal during graph capture): launchers set it before every launch,
+// which also covers every device a process uses.
+template <class T, bool kAsync, class Cfg>
+cudaError_t configure_mma_kernel() {
+  if constexpr (Cfg::kSmemBytes <= 48 * 1024) {
+    return cudaSuccess;
+  } else {
+    return cudaFuncSetAttribute(mma_pipelined_kernel<T, kAsync, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                Cfg::kSmemBytes);
+  }
+}
+#endif
 
 }  // namespace gemm
 }  // namespace gpuprims

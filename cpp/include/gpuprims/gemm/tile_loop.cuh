@@ -10,18 +10,37 @@ namespace gpuprims {
 namespace gemm {
 
 // Calls body(z, m0, n0) for every kTileM x kTileN output tile this block owns. The tiles of all
-// batches are numbered in one int64 sequence (column tiles fastest, so blocks that run together
-// share A's row panel in L2) and a 1-D grid strides through it: any size fits the grid, and one
-// loop counter stays live instead of three. The trip count is uniform across the block, so bodies
-// may synchronize.
-template <int kTileM, int kTileN, class Body>
+// batches are numbered in one int64 sequence and a 1-D grid strides through it: any size fits the
+// grid, and one loop counter stays live instead of three. The trip count is uniform across the
+// block, so bodies may synchronize.
+//
+// Order within a batch (rasterization): tiles come in bands of kGroupM tile rows; inside a band
+// the row index runs fastest, then the column. Blocks that run together then cover a roughly
+// square patch of C (kGroupM rows by resident_blocks / kGroupM columns) and share both A's row
+// panels and B's column panels in L2, where a row-by-row order (kGroupM = 1: column tiles
+// fastest) shares A's panel but streams all of B through L2 once per row of tiles. The last band
+// may hold fewer rows.
+template <int kTileM, int kTileN, int kGroupM = 1, class Body>
 __device__ __forceinline__ void for_each_tile(const GemmParams& p, Body&& body) {
+  static_assert(kGroupM >= 1, "a band holds at least one row of tiles");
+  const int64_t m_tiles = (p.m + kTileM - 1) / kTileM;
   const int64_t n_tiles = (p.n + kTileN - 1) / kTileN;
-  const int64_t tiles_per_batch = (p.m + kTileM - 1) / kTileM * n_tiles;
+  const int64_t tiles_per_batch = m_tiles * n_tiles;
   const int64_t tiles = tiles_per_batch * p.batch;
   for (int64_t i = blockIdx.x; i < tiles; i += gridDim.x) {
     const int64_t z = i / tiles_per_batch, in_batch = i - z * tiles_per_batch;
-    const int64_t tm = in_batch / n_tiles, tn = in_batch - tm * n_tiles;
+    int64_t tm, tn;
+    if constexpr (kGroupM == 1) {
+      tm = in_batch / n_tiles;
+      tn = in_batch - tm * n_tiles;
+    } else {
+      const int64_t band_tiles = kGroupM * n_tiles;
+      const int64_t band = in_batch / band_tiles, in_band = in_batch - band * band_tiles;
+      const int64_t first_row = band * kGroupM;
+      const int64_t band_rows = m_tiles - first_row < kGroupM ? m_tiles - first_row : kGroupM;
+      tn = in_band / band_rows;
+      tm = first_row + (in_band - tn * band_rows);
+    }
     body(z, tm * kTileM, tn * kTileN);
   }
 }

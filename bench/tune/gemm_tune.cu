@@ -1,0 +1,363 @@
+// Tuning sweep for the two matmul variants issue 6 targets (docs/gemm.md, "Tuning"): the float32
+// `warptile` kernel (blocktile_128.cuh) and the bfloat16 `mma_pipelined` kernel (mma_pipelined.cuh),
+// each instantiated in the library's current configuration (WarptileConfig / MmaPipelinedConfig),
+// the previous one (Blocked128Base / MmaBase) and candidate tilings, next to cuBLAS in the same
+// process (cublasSgemm with the default math mode: no TF32; cublasGemmEx bf16 with float32
+// compute). The kernels timed are the library's own templates, not copies.
+//
+// Per candidate: median of 30 timed launches (CUDA events, 3 warm-ups) on row-major 4096^3 with
+// random non-zero inputs, TFLOP/s, speed relative to cuBLAS (cuBLAS ms / candidate ms: the issue's
+// "x cuBLAS"), registers / spill bytes / resident blocks per SM, and two checks:
+//   err4096  max |C - C_cublas| / max |C_cublas| on the timed 4096^3 product;
+//   err_edge the same against a simple float32 reference kernel on a batch of 2 products of
+//            777 x 1000 x 1000 (edge tiles in M, N and K, the batch loop, 16-byte paths).
+// PASS needs both below the tolerance (float32 1e-4, bfloat16 1e-2: one bf16 rounding of the
+// output is 2^-9 relative) and every output finite; a fast wrong kernel shows FAIL.
+//
+// The bf16 section starts with the mma.sync ceiling: independent mma.sync on registers, no loads,
+// 8 warps per SM, as TFLOP/s and as the 4096^3 time it would imply.
+// Rows: "base" is the tiling before issue 6's tuning (Blocked128Base / MmaBase), "LIBRARY" what
+// the library runs now (WarptileConfig for products of at least two waves of its tiles,
+// WarptileSmallConfig below that; MmaPipelinedConfig: flip those one-line aliases to adopt another
+// row), the rest candidates named by their template arguments (legend above each sweep), around
+// the best rows of the first sweep (H200, 2026-11-22; docs/gemm.md "Tuning"). Each row is also
+// timed at 1000^3 (ms1000, x1000 = cuBLAS ms / ms; the library picks the small fp32 tiling there).
+//
+// Build and run on the GPU machine (about a minute of single-threaded nvcc, ~15 s of run time):
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/gemm_tune.cu -o /tmp/gemm_tune -lcublas && /tmp/gemm_tune
+// Add -Xptxas=-v,-warn-spills to see each candidate's registers at compile time.
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "gpuprims/gemm/blocktile_128.cuh"
+#include "gpuprims/gemm/mma_pipelined.cuh"
+
+using namespace gpuprims;
+using namespace gpuprims::gemm;
+
+#define CHECK(x)                                                                                  \
+  do {                                                                                            \
+    cudaError_t e_ = (x);                                                                         \
+    if (e_ != cudaSuccess) {                                                                      \
+      printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                   \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+#define CHECK_CUBLAS(x)                                                                           \
+  do {                                                                                            \
+    cublasStatus_t s_ = (x);                                                                      \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                            \
+      printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cublasGetStatusString(s_));                \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+
+namespace {
+
+constexpr int kBig = 4096;                                    // timed and checked: kBig^3
+constexpr int kSmall = 1000;                                  // timed too: kSmall^3 (tile and wave effects)
+constexpr int kEdgeBatch = 2, kEdgeM = 777, kEdgeN = 1000, kEdgeK = 1000;  // checked only
+constexpr int kReps = 30;
+
+template <class T>
+__host__ __device__ float as_float(T v) { return to_float(v); }
+template <>
+__host__ __device__ float as_float<float>(float v) { return v; }
+
+// The simple reference: one thread per output, float32 sum in K order.
+template <class T>
+__global__ void reference_kernel(GemmParams p) {
+  const int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x, m = blockIdx.y, z = blockIdx.z;
+  if (n >= p.n) return;
+  const T* a = static_cast<const T*>(p.a);
+  const T* b = static_cast<const T*>(p.b);
+  float acc = 0.0f;
+  for (int64_t k = 0; k < p.k; ++k) acc = fmaf(as_float(a[p.sa.offset(z, m, k)]), as_float(b[p.sb.offset(z, k, n)]), acc);
+  static_cast<float*>(p.c)[p.sc.offset(z, m, n)] = acc;
+}
+
+// Row-major contiguous batch x (m, k) @ (k, n): the layout the 16-byte paths need (cudaMalloc
+// bases are 256-byte aligned, k and n are multiples of 8).
+GemmParams row_major(const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  GemmParams p{};
+  p.a = a;
+  p.b = b;
+  p.c = c;
+  p.batch = batch;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.sa = {m * k, k, 1};
+  p.sb = {k * n, n, 1};
+  p.sc = {m * n, n, 1};
+  p.a_vec_rows = p.b_vec_rows = p.c_vec_rows = true;
+  return p;
+}
+
+// Random values in +-[0.25, 1): non-zero, mixed signs.
+template <class T>
+T* random_device(size_t count, uint32_t seed) {
+  std::vector<T> h(count);
+  uint32_t x = seed;
+  for (auto& v : h) {
+    x = x * 1664525u + 1013904223u;
+    const float mag = 0.25f + 0.75f * float(x >> 8) / 16777216.0f;
+    v = cast_value<T>((x & 1u) ? mag : -mag);
+  }
+  T* d;
+  CHECK(cudaMalloc(&d, count * sizeof(T)));
+  CHECK(cudaMemcpy(d, h.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <class F>
+float median_ms(F launch) {
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  for (int i = 0; i < 3; ++i) launch();
+  CHECK(cudaGetLastError());
+  std::vector<float> t;
+  for (int i = 0; i < kReps; ++i) {
+    CHECK(cudaEventRecord(start));
+    launch();
+    CHECK(cudaEventRecord(stop));
+    CHECK(cudaEventSynchronize(stop));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    t.push_back(ms);
+  }
+  CHECK(cudaGetLastError());
+  CHECK(cudaEventDestroy(start));
+  CHECK(cudaEventDestroy(stop));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// max |got - want| / max |want|; infinity when got holds a non-finite value.
+template <class T, class R>
+double relative_error(const T* got_d, const R* want_d, size_t count) {
+  std::vector<T> got(count);
+  std::vector<R> want(count);
+  CHECK(cudaMemcpy(got.data(), got_d, count * sizeof(T), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(want.data(), want_d, count * sizeof(R), cudaMemcpyDeviceToHost));
+  double max_diff = 0.0, max_want = 0.0;
+  for (size_t i = 0; i < count; ++i) {
+    const double g = as_float(got[i]), w = as_float(want[i]);
+    if (!std::isfinite(g)) return INFINITY;
+    max_diff = std::max(max_diff, std::fabs(g - w));
+    max_want = std::max(max_want, std::fabs(w));
+  }
+  return max_want > 0.0 ? max_diff / max_want : max_diff;
+}
+
+// One dtype's buffers: the timed 4096^3 problem with cuBLAS's product, the edge problem with the
+// reference's, and an output buffer for the candidate.
+template <class T>
+struct Problem {
+  GemmParams big, small, edge;  // small: the first kSmall^2 elements of big's buffers
+  T* c_big;       // candidate output, big
+  T* c_edge;      // candidate output, edge
+  T* c_cublas;    // cuBLAS output, big
+  float* c_ref;   // reference output, edge
+  float cublas_ms, cublas_small_ms;
+  double tolerance;
+};
+
+template <class T>
+Problem<T> make_problem(cublasHandle_t h, double tolerance) {
+  Problem<T> pr{};
+  const size_t big = size_t(kBig) * kBig;
+  T* a = random_device<T>(big, 1);
+  T* b = random_device<T>(big, 2);
+  CHECK(cudaMalloc(&pr.c_big, big * sizeof(T)));
+  CHECK(cudaMalloc(&pr.c_cublas, big * sizeof(T)));
+  pr.big = row_major(a, b, pr.c_big, 1, kBig, kBig, kBig);
+  pr.tolerance = tolerance;
+  // cuBLAS is column-major: row-major C = A B is column-major C^T = B^T A^T, operands swapped.
+  const float one = 1.0f, zero = 0.0f;
+  auto cublas = [&](int size, T* c) {
+    if constexpr (std::is_same<T, float>::value) {
+      CHECK_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, b, size, a, size, &zero, c, size));
+    } else {
+      CHECK_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, b, CUDA_R_16BF, size, a,
+                                CUDA_R_16BF, size, &zero, c, CUDA_R_16BF, size, CUBLAS_COMPUTE_32F,
+                                CUBLAS_GEMM_DEFAULT));
+    }
+  };
+  pr.cublas_ms = median_ms([&] { cublas(kBig, pr.c_cublas); });
+  pr.small = row_major(a, b, pr.c_big, 1, kSmall, kSmall, kSmall);
+  pr.cublas_small_ms = median_ms([&] { cublas(kSmall, pr.c_big); });  // c_cublas keeps the 4096^3 product
+
+  const size_t ea = size_t(kEdgeBatch) * kEdgeM * kEdgeK, eb = size_t(kEdgeBatch) * kEdgeK * kEdgeN,
+               ec = size_t(kEdgeBatch) * kEdgeM * kEdgeN;
+  T* a_edge = random_device<T>(ea, 3);
+  T* b_edge = random_device<T>(eb, 4);
+  CHECK(cudaMalloc(&pr.c_edge, ec * sizeof(T)));
+  CHECK(cudaMalloc(&pr.c_ref, ec * sizeof(float)));
+  pr.edge = row_major(a_edge, b_edge, pr.c_edge, kEdgeBatch, kEdgeM, kEdgeN, kEdgeK);
+  GemmParams ref = pr.edge;
+  ref.c = pr.c_ref;
+  reference_kernel<T><<<dim3((kEdgeN + 127) / 128, kEdgeM, kEdgeBatch), 128>>>(ref);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  return pr;
+}
+
+unsigned grid_for(const GemmParams& p, int tile_m, int tile_n) {
+  return unsigned((p.m + tile_m - 1) / tile_m * ((p.n + tile_n - 1) / tile_n) * p.batch);
+}
+
+template <class T, class Launch>
+void report(const char* section, const char* name, const Problem<T>& pr, const void* kernel, int threads,
+            int smem_bytes, Launch launch) {
+  cudaFuncAttributes attr;
+  CHECK(cudaFuncGetAttributes(&attr, kernel));
+  int resident = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, smem_bytes));
+  // Checks first (poisoned outputs: a tile the kernel skips stays NaN and fails).
+  const size_t big = size_t(kBig) * kBig, edge = size_t(kEdgeBatch) * kEdgeM * kEdgeN;
+  CHECK(cudaMemset(pr.c_big, 0xff, big * sizeof(T)));
+  CHECK(cudaMemset(pr.c_edge, 0xff, edge * sizeof(T)));
+  launch(pr.big);
+  launch(pr.edge);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  const double err_big = relative_error(pr.c_big, pr.c_cublas, big);
+  const double err_edge = relative_error(pr.c_edge, pr.c_ref, edge);
+  const bool pass = err_big < pr.tolerance && err_edge < pr.tolerance;
+  const float ms = median_ms([&] { launch(pr.big); });
+  const float small_ms = median_ms([&] { launch(pr.small); });
+  const double tflops = 2.0 * kBig * kBig * double(kBig) / (ms * 1e-3) / 1e12;
+  printf("%-8s %-44s %8.4f %8.2f %7.3f %4d %5d %3d %9.2e %9.2e %s %8.4f %7.3f\n", section, name, ms, tflops,
+         pr.cublas_ms / ms, attr.numRegs, int(attr.localSizeBytes), resident, err_big, err_edge, pass ? "PASS" : "FAIL",
+         small_ms, pr.cublas_small_ms / small_ms);
+}
+
+void header(const char* section, float cublas_ms, float cublas_small_ms) {
+  printf("\n%-8s %-44s %8s %8s %7s %4s %5s %3s %9s %9s %4s %8s %7s\n", "section", "config", "ms", "TFLOP/s", "xcuBLAS",
+         "regs", "spill", "b/SM", "err4096", "err_edge", "", "ms1000", "x1000");
+  printf("%-8s %-44s %8.4f %8.2f %7.3f %4s %5s %3s %9s %9s %4s %8.4f %7.3f\n", section, "cuBLAS", cublas_ms,
+         2.0 * kBig * kBig * double(kBig) / (cublas_ms * 1e-3) / 1e12, 1.0, "", "", "", "", "", "", cublas_small_ms, 1.0);
+}
+
+// ---- float32 warptile: BlockedConfig<TileM, TileN, TileK, FetchParts, WarpsM, WarpsN, ThreadN,
+//      MinBlocks, PadA, GroupM> ----
+template <class Cfg>
+void warptile(const char* name, const Problem<float>& pr) {
+  auto kernel = blocked_128_kernel<Blocked128Step::kWarptile, true, Cfg>;
+  report("fp32", name, pr, reinterpret_cast<const void*>(kernel), Cfg::kThreads, 0, [&](const GemmParams& p) {
+    kernel<<<grid_for(p, Cfg::kTileM, Cfg::kTileN), Cfg::kThreads>>>(p);
+  });
+}
+
+void sweep_float32(cublasHandle_t h) {
+  const Problem<float> pr = make_problem<float>(h, 1e-4);
+  header("fp32", pr.cublas_ms, pr.cublas_small_ms);
+  warptile<Blocked128Base>("base 128x128x8 p1 w2x4 t8x8 b2 pad0 g1", pr);
+  warptile<WarptileConfig>("LIBRARY large (WarptileConfig)", pr);
+  warptile<WarptileSmallConfig>("LIBRARY small (WarptileSmallConfig)", pr);
+  // Around the first sweep's best (128x256x8 t8x16 g8: 0.852x): bands, A padding, 16-deep slices.
+  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 4>>("128x256x8 p1 w2x4 t8x16 b1 pad0 g4", pr);
+  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 16>>("128x256x8 p1 w2x4 t8x16 b1 pad0 g16", pr);
+  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 4, 8>>("128x256x8 p1 w2x4 t8x16 b1 pad4 g8", pr);
+  warptile<BlockedConfig<128, 256, 16, 2, 2, 4, 16, 1, 0, 4>>("128x256x16 p2 w2x4 t8x16 b1 pad0 g4", pr);
+  warptile<BlockedConfig<256, 128, 8, 1, 4, 2, 16, 1, 4, 8>>("256x128x8 p1 w4x2 t8x16 b1 pad4 g8", pr);
+  // 64x64 warp tiles at two blocks per SM (second best: 0.845x with pad0 g8).
+  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 4, 8>>("128x128x8 p1 w2x2 t8x16 b2 pad4 g8", pr);
+  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 0, 4>>("128x128x8 p1 w2x2 t8x16 b2 pad0 g4", pr);
+  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 0, 16>>("128x128x8 p1 w2x2 t8x16 b2 pad0 g16", pr);
+  // The 8x8-per-thread tiling with bands and padding combined.
+  warptile<BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 4>>("128x128x16 p2 w2x4 t8x8 b2 pad4 g4", pr);
+  warptile<BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 8>>("128x128x16 p2 w2x4 t8x8 b2 pad4 g8", pr);
+  warptile<BlockedConfig<128, 128, 8, 1, 2, 4, 8, 2, 4, 8>>("128x128x8 p1 w2x4 t8x8 b2 pad4 g8", pr);
+}
+
+// The mma.sync ceiling: each warp issues kIters rounds of 32 independent m16n8k16 (a 64x64 warp
+// tile's worth) on register operands, no loads at all; the bound that no mma.sync tiling passes.
+__global__ void mma_ceiling_kernel(float* out, int iters) {
+  const uint32_t one = 0x3f803f80u;  // two bfloat16 1.0
+  const uint32_t a[4] = {one, one, one, one};
+  float acc[4][8][4] = {};
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) ptx::mma_m16n8k16<true>(acc[i][j], a, one, one);
+    }
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) sum += acc[i][j][0] + acc[i][j][1] + acc[i][j][2] + acc[i][j][3];
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+// 139 registers a thread: one block of 8 warps per SM at a time (as the 128x256 tiling), 4 waves.
+void mma_ceiling(float cublas_ms, int sms) {
+  constexpr int kThreads = 256, kIters = 4096;
+  const int blocks = 4 * sms;
+  float* out;
+  CHECK(cudaMalloc(&out, size_t(blocks) * kThreads * sizeof(float)));
+  const float ms = median_ms([&] { mma_ceiling_kernel<<<blocks, kThreads>>>(out, kIters); });
+  CHECK(cudaFree(out));
+  const double flops = 2.0 * 2048.0 * 32 * kIters * (kThreads / 32) * double(blocks);
+  const double tflops = flops / (ms * 1e-3) / 1e12;
+  // Scaled to the 4096^3 product: the time this rate would need, against cuBLAS's.
+  const double ms_4096 = 2.0 * kBig * kBig * double(kBig) / (tflops * 1e12) * 1e3;
+  printf("%-8s %-44s %8.4f %8.2f %7.3f  (ms: %d^3 at this rate)\n", "bf16", "mma.sync ceiling (no loads, 8 warps/SM)",
+         ms_4096, tflops, cublas_ms / ms_4096, kBig);
+}
+
+// ---- bfloat16 mma_pipelined: MmaConfig<TileM, TileN, TileK, WarpsM, WarpsN, Stages, MinBlocks,
+//      GroupM, SmemEpilogue> ----
+template <class Cfg>
+void mma(const char* name, const Problem<bfloat16_t>& pr) {
+  auto kernel = mma_pipelined_kernel<bfloat16_t, true, Cfg>;
+  CHECK((configure_mma_kernel<bfloat16_t, true, Cfg>()));
+  report("bf16", name, pr, reinterpret_cast<const void*>(kernel), Cfg::kThreads, Cfg::kSmemBytes,
+         [&](const GemmParams& p) {
+           kernel<<<grid_for(p, Cfg::kTileM, Cfg::kTileN), Cfg::kThreads, Cfg::kSmemBytes>>>(p);
+         });
+}
+
+void sweep_bfloat16(cublasHandle_t h, int sms) {
+  const Problem<bfloat16_t> pr = make_problem<bfloat16_t>(h, 1e-2);
+  header("bf16", pr.cublas_ms, pr.cublas_small_ms);
+  mma_ceiling(pr.cublas_ms, sms);
+  mma<MmaBase>("base 128x128x32 w2x4(64x32) s3 b2 g1 direct", pr);
+  mma<MmaPipelinedConfig>("LIBRARY (MmaPipelinedConfig)", pr);
+  // Around the first sweep's best (128x128x64 w2x4 s3 b2 g1 direct: 0.423x): the staged
+  // epilogue (+9 % on 64x64 warps), bands, 2 stages, 32x64 warp tiles.
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true>>("128x128x64 w2x4(64x32) s3 b2 g1 smem", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 8, false>>("128x128x64 w2x4(64x32) s3 b2 g8 direct", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 8, true>>("128x128x64 w2x4(64x32) s3 b2 g8 smem", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 2, 2, 1, true>>("128x128x64 w2x4(64x32) s2 b2 g1 smem", pr);
+  mma<MmaConfig<128, 128, 64, 4, 2, 3, 2, 1, true>>("128x128x64 w4x2(32x64) s3 b2 g1 smem", pr);
+  mma<MmaConfig<128, 128, 32, 2, 2, 4, 2, 8, true>>("128x128x32 w2x2(64x64) s4 b2 g8 smem", pr);
+}
+
+}  // namespace
+
+int main() {
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  printf("%s, %d SMs, %d KiB L2; %d^3 row-major, median of %d; xcuBLAS = cuBLAS ms / ms; "
+         "err = max|C - C_want| / max|C_want| (err_edge: batch %d of %dx%dx%d vs a float32 reference)\n",
+         prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1024, kBig, kReps, kEdgeBatch, kEdgeM, kEdgeN,
+         kEdgeK);
+  cublasHandle_t h;
+  CHECK_CUBLAS(cublasCreate(&h));
+  CHECK_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // no TF32 for cublasSgemm
+  sweep_float32(h);
+  sweep_bfloat16(h, prop.multiProcessorCount);
+  CHECK_CUBLAS(cublasDestroy(h));
+  return 0;
+}
