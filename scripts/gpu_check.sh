@@ -2,7 +2,8 @@
 # The project's GPU check: build, GPU tests, compute-sanitizer (memcheck, racecheck) on the small GPU
 # tests, benchmarks. Usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]  (default families: reduce scan histogram norms gemm)
 # Logs and benchmark JSON land in OUTDIR; a short summary is printed last. See ../shared/DEVICE.md.
-# SKIP_SANITIZER=1 skips step 3; PYTEST_ARGS adds arguments to step 2 (e.g. "-m 'not big'").
+# SKIP_SANITIZER=1 skips step 3, SKIP_TESTS=1 step 2, SKIP_BENCH=1 step 4 (to split the check across
+# calls of a limited length); PYTEST_ARGS adds arguments to step 2 (e.g. "-m 'not big'").
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]}
 shift
@@ -25,8 +26,10 @@ fi
 grep -E "spill|C7510" "$OUT/build.log" | sort -u > "$OUT/ptxas_warnings.txt" || true
 
 # 2. every test (CPU and GPU), from outside the source tree so the installed package is imported
-( cd tests && timeout ${TEST_TIMEOUT:-1500} python3 -m pytest -q -p no:cacheprovider --timeout 600 ${PYTEST_ARGS:-} . ) > "$OUT/tests.txt" 2>&1
-record tests "$(tail -1 "$OUT/tests.txt")"
+if [ -z "${SKIP_TESTS:-}" ]; then
+  ( cd tests && timeout ${TEST_TIMEOUT:-1500} python3 -m pytest -q -p no:cacheprovider --timeout 600 ${PYTEST_ARGS:-} . ) > "$OUT/tests.txt" 2>&1
+  record tests "$(tail -1 "$OUT/tests.txt")"
+fi
 
 # 3. compute-sanitizer on the small GPU tests (caching allocators off so out-of-bounds accesses show)
 sanitize() {
@@ -43,10 +46,14 @@ if [ -z "${SKIP_SANITIZER:-}" ]; then
 fi
 
 # 4. benchmarks
-for family in $FAMILIES; do
-  python3 -m gpuprims.bench "$family" --json "$OUT/$family.json" > "$OUT/bench_$family.txt" 2>&1
-  record "bench $family" "rc=$?"
-done
+if [ -z "${SKIP_BENCH:-}" ]; then
+  for family in $FAMILIES; do
+    python3 -m gpuprims.bench "$family" --json "$OUT/$family.json" > "$OUT/bench_$family.txt" 2>&1
+    record "bench $family" "rc=$?"
+  done
+fi
 
 echo; echo "===== summary"; printf '%s\n' "${summary[@]}"
-for family in $FAMILIES; do echo "----- $family"; cat "$OUT/bench_$family.txt"; done
+if [ -z "${SKIP_BENCH:-}" ]; then
+  for family in $FAMILIES; do echo "----- $family"; cat "$OUT/bench_$family.txt"; done
+fi
