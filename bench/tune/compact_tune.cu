@@ -13,14 +13,10 @@
 
 #include "gpuprims/scan/compact_kernel.cuh"
 
+#include "tune_common.cuh"
+
 using namespace gpuprims;
 using namespace gpuprims::scan_detail;
-
-#define CHECK(x)                                                                      \
-  do {                                                                                \
-    cudaError_t e = (x);                                                              \
-    if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } \
-  } while (0)
 
 __global__ void fill(uint32_t* values, uint8_t* mask, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -31,28 +27,6 @@ __global__ void fill(uint32_t* values, uint8_t* mask, int64_t n) {
     values[i] = uint32_t(h);
     mask[i] = (h >> 40) & 1;
   }
-}
-
-template <class F>
-float median_ms(F f, int reps = 30) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    CHECK(cudaEventRecord(a));
-    f();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  return t[t.size() / 2];
 }
 
 struct Case {
@@ -81,7 +55,7 @@ void candidate(const Case& c) {
   cudaFuncAttributes attr;
   CHECK(cudaFuncGetAttributes(&attr, kernel));
   CHECK(cudaMemset(c.out, 0xff, c.expected_count * sizeof(uint32_t)));  // poison
-  const float ms = median_ms([&] {
+  const float ms = tune::median_ms([&] {
     CHECK(cudaMemsetAsync(c.scratch, 0, bytes));
     kernel<<<unsigned(tiles), kThreads>>>(c.values, c.mask, c.out, c.count, shape, tiles, counter, status, true, true);
   });
@@ -113,7 +87,7 @@ int main() {
   void* temp;
   CHECK(cudaMalloc(&temp, temp_bytes));
   auto cub_run = [&] { CHECK(cub::DeviceSelect::Flagged(temp, temp_bytes, values, mask, out, count, n)); };
-  const float cub_ms = median_ms(cub_run);
+  const float cub_ms = tune::median_ms(cub_run);
   int64_t expected_count = 0;
   CHECK(cudaMemcpy(&expected_count, count, 8, cudaMemcpyDeviceToHost));
   std::vector<uint32_t> expected(expected_count);
@@ -124,7 +98,7 @@ int main() {
   CHECK(cudaMalloc(&scratch, 256 + CountStatus::bytes(n / 2048 + 1)));
   constexpr auto kPar = LookbackReads::kParallel, kSer = LookbackReads::kSerial;
   for (int rep = 0; rep < 2; ++rep) {
-    Case c{values, mask, out, count, n, scratch, &expected, expected_count, median_ms(cub_run)};
+    Case c{values, mask, out, count, n, scratch, &expected, expected_count, tune::median_ms(cub_run)};
     printf("CUB again %.4f ms\n", c.cub_ms);
     candidate<256, 16, kPar>(c);  // the library's choice for 8-byte items
     candidate<256, 16, kSer>(c);

@@ -13,40 +13,16 @@
 
 #include "gpuprims/reduce/reduce_vectorized.cuh"
 
+#include "tune_common.cuh"
+
 using namespace gpuprims;
 using namespace gpuprims::reduce_detail;
-
-#define CHECK(x)                                                                   \
-  do {                                                                             \
-    cudaError_t e = (x);                                                           \
-    if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } \
-  } while (0)
 
 // Non-zero data: small integers (exact float sums, no overflow of int32 partials in the check).
 template <class T>
 __global__ void fill_random(T* p, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     p[i] = T((i * 2654435761u >> 7) % 7);
-}
-
-template <class F>
-float median_ms(F f, int reps = 30) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    cudaEventRecord(a);
-    f();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 template <class T, class Acc, int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition, int kSplit = 1>
@@ -65,7 +41,7 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
     const int blocks = sms * bps;
 
     // As the library launches it: the partials from a stream-ordered pool allocation per call.
-    const float ms = median_ms([&] {
+    const float ms = tune::median_ms([&] {
       void* scratch = nullptr;
       CHECK(cudaMallocFromPoolAsync(&scratch, sizeof(Acc) * blocks, pool, 0));
       reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>
@@ -73,7 +49,7 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
       CHECK(cudaFreeAsync(scratch, 0));
     });
     // The same kernel with a persistent partials buffer (the kernel leaves the ticket at 0).
-    const float ms_bare = median_ms([&] {
+    const float ms_bare = tune::median_ms([&] {
       reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>
           <<<dim3(blocks, 1), kThreads>>>(p, partials, tickets);
     });
@@ -103,7 +79,7 @@ void run(int64_t n, int sms) {
   cub::DeviceReduce::Sum(nullptr, temp_bytes, in, static_cast<T*>(out), n);
   void* temp;
   CHECK(cudaMalloc(&temp, temp_bytes));
-  const float cub_ms = median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
+  const float cub_ms = tune::median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
   T cub_value;
   CHECK(cudaMemcpy(&cub_value, out, sizeof(T), cudaMemcpyDeviceToHost));
   const double cub_result = double(cub_value);
@@ -113,7 +89,7 @@ void run(int64_t n, int sms) {
   cudaMemPool_t pool;
   CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
   for (int rep = 0; rep < 2; ++rep) {  // twice: differences below the run-to-run spread are noise
-    const float cub_again = median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
+    const float cub_again = tune::median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
     printf("CUB again %.4f ms\n", cub_again);
     sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
     sweep<T, Acc, 128, 4, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);

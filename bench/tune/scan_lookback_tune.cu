@@ -14,41 +14,15 @@
 #include "gpuprims/reduce/reduce_ops.hpp"
 #include "gpuprims/scan/lookback_scan_kernel.cuh"
 
+#include "tune_common.cuh"
+
 using namespace gpuprims;
 using namespace gpuprims::scan_detail;
-
-#define CHECK(x)                                                                      \
-  do {                                                                                \
-    cudaError_t e = (x);                                                              \
-    if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } \
-  } while (0)
 
 template <class T>
 __global__ void fill(T* p, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     p[i] = T(int((i * 2654435761u >> 9) % 7) - 3);
-}
-
-template <class F>
-float median_ms(F f, int reps = 30) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    CHECK(cudaEventRecord(a));
-    f();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  return t[t.size() / 2];
 }
 
 template <class T>
@@ -79,7 +53,7 @@ void candidate(const Case<T>& c) {
   cudaFuncAttributes attr;
   CHECK(cudaFuncGetAttributes(&attr, kernel));
   CHECK(cudaMemset(c.out, 0xff, c.n * sizeof(T)));  // poison
-  const float ms = median_ms([&] {
+  const float ms = tune::median_ms([&] {
     CHECK(cudaMemsetAsync(c.scratch, 0, bytes));
     kernel<<<unsigned(tiles), kThreads>>>(c.in, c.out, layout, tiles, counter, status, false, true);
   });
@@ -111,7 +85,7 @@ void run(int64_t n, int sms) {
   CHECK(cudaMalloc(&out, n * sizeof(T)));
   fill<<<1024, 256>>>(in, n);
   CHECK(cudaGetLastError());
-  const double copy_ms = median_ms([&] {
+  const double copy_ms = tune::median_ms([&] {
     copy_kernel<<<sms * 16, 256>>>(reinterpret_cast<const int4*>(in), reinterpret_cast<int4*>(out), n * sizeof(T) / 16);
   });
   const double copy_gbps = 2.0 * n * sizeof(T) / copy_ms / 1e6;
@@ -120,7 +94,7 @@ void run(int64_t n, int sms) {
   void* temp;
   CHECK(cudaMalloc(&temp, temp_bytes));
   auto cub_run = [&] { CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, in, out, n)); };
-  const float cub_ms = median_ms(cub_run);
+  const float cub_ms = tune::median_ms(cub_run);
   std::vector<T> expected(n);
   CHECK(cudaMemcpy(expected.data(), out, n * sizeof(T), cudaMemcpyDeviceToHost));
   printf("== %s n=%lld: copy %.1f GB/s, CUB %.4f ms (%.1f %% of copy)\n", std::is_integral<T>::value ? "int32" : "float32",
@@ -128,7 +102,7 @@ void run(int64_t n, int sms) {
   void* scratch;
   CHECK(cudaMalloc(&scratch, 256 + TileStatus<T>::bytes(n / 1024 + 1)));
   for (int rep = 0; rep < 2; ++rep) {
-    Case<T> c{in, out, n, scratch, &expected, median_ms(cub_run), copy_gbps};
+    Case<T> c{in, out, n, scratch, &expected, tune::median_ms(cub_run), copy_gbps};
     printf("CUB again %.4f ms\n", c.cub_ms);
     constexpr auto kPar = LookbackReads::kParallel, kSer = LookbackReads::kSerial;
     candidate<T, 256, 32, 4>(c);  // the library's choice

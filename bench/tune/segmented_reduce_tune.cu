@@ -13,40 +13,14 @@
 #include "gpuprims/reduce/reduce_ops.hpp"
 #include "gpuprims/scan/segmented_reduce_kernel.cuh"
 
+#include "tune_common.cuh"
+
 using namespace gpuprims;
 using namespace gpuprims::scan_detail;
-
-#define CHECK(x)                                                                      \
-  do {                                                                                \
-    cudaError_t e = (x);                                                              \
-    if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } \
-  } while (0)
 
 __global__ void fill(float* p, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     p[i] = float((i * 2654435761u >> 9) % 1000) * 0.001f - 0.5f;
-}
-
-template <class F>
-float median_ms(F f, int reps = 30) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    CHECK(cudaEventRecord(a));
-    f();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  return t[t.size() / 2];
 }
 
 struct Case {
@@ -70,7 +44,7 @@ void candidate(const char* label, const Case& c, int grid_mode) {
                    : grid_mode == 1 ? needed
                                     : std::min<int64_t>(int64_t(c.sms) * resident, needed);
   CHECK(cudaMemset(c.out, 0xff, c.seg.count * sizeof(float)));  // poison
-  const float ms = median_ms([&] { kernel<<<unsigned(blocks), kThreads>>>(c.x, c.seg, true); });
+  const float ms = tune::median_ms([&] { kernel<<<unsigned(blocks), kThreads>>>(c.x, c.seg, true); });
   CHECK(cudaGetLastError());
   std::vector<float> got(c.seg.count);
   CHECK(cudaMemcpy(got.data(), c.out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
@@ -99,14 +73,14 @@ void run(int64_t segments, int64_t length, int sms) {
   void* temp;
   CHECK(cudaMalloc(&temp, temp_bytes + 1));
   auto cub_run = [&] { CHECK(cub::DeviceSegmentedReduce::Sum(temp, temp_bytes, x, out, segments, offsets, offsets + 1)); };
-  const float cub_ms = median_ms(cub_run);
+  const float cub_ms = tune::median_ms(cub_run);
   std::vector<float> expected(segments);
   CHECK(cudaMemcpy(expected.data(), out, segments * sizeof(float), cudaMemcpyDeviceToHost));
   printf("== %lld segments x %lld float32: CUB %.4f ms (%.1f GB/s)\n", (long long)segments, (long long)length, cub_ms,
          n * 4.0 / cub_ms / 1e6);
   Segments seg{offsets, true, 1, segments, n, 1, out, 1, DType::kFloat32};
   for (int rep = 0; rep < 2; ++rep) {
-    Case c{x, seg, out, &expected, median_ms(cub_run), sms};
+    Case c{x, seg, out, &expected, tune::median_ms(cub_run), sms};
     printf("CUB again %.4f ms\n", c.cub_ms);
     candidate<256, 256, 4>("block", c, 0);  // the library's long-segment choice before this sweep
     candidate<128, 128, 4>("block", c, 1);
