@@ -39,14 +39,19 @@ inline int32_t shared_copies(Counting counting, int32_t bins) {
   return 0;
 }
 
+// Blocks of a counting grid for n samples: one wave of `resident` blocks per SM, fewer for small
+// inputs, more when a block would otherwise count 2^31 samples.
+inline int64_t counting_grid_blocks(int sm_count, int resident, int64_t n) {
+  const int64_t blocks = min_of<int64_t>(int64_t(sm_count) * resident * kCountWaves, ceil_div<int64_t>(n, kMinSamplesPerBlock));
+  return max_of<int64_t>(blocks, ceil_div<int64_t>(n, kMaxSamplesPerBlock));
+}
+
 // Launches a counting kernel on a grid of one wave of resident blocks (fewer for small inputs).
 template <class Mapper>
 Status launch_counting(void (*kernel)(CountArgs<Mapper>), const CountArgs<Mapper>& args, size_t smem,
                        const HistogramLaunch& l) {
-  const int resident = resident_blocks_per_sm(kernel, kHistogramThreads, smem);
-  int64_t blocks = min_of<int64_t>(int64_t(l.sm_count) * resident * kCountWaves,
-                                   ceil_div<int64_t>(l.layout.n, kMinSamplesPerBlock));
-  blocks = max_of<int64_t>(blocks, ceil_div<int64_t>(l.layout.n, kMaxSamplesPerBlock));
+  const int64_t blocks = counting_grid_blocks(l.sm_count, resident_blocks_per_sm(kernel, kHistogramThreads, smem),
+                                              l.layout.n);
   CountArgs<Mapper> a = args;
   void* params[] = {&a};
   GPUPRIMS_CUDA_CHECK(l.op, cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks)),
