@@ -1,0 +1,123 @@
+#pragma once
+// shared_privatized for float32 histograms that the float32 shortcut decides (BinParams::fast),
+// contiguous, with lane-private shared histograms (any power-of-two number of copies, so up to
+// 12032 bins).
+//
+// The generic kernel bins a float32 sample through bin_of_sample: the same arithmetic as here, but
+// every test is a branch (range, "shortcut on?", fa < bins, frac > margin, frac < 1 - margin,
+// "counted?", "shared or global?") and each branch region costs a BSSY/BSYNC pair in the SASS: about
+// 30 issue slots and 8 branches per sample (nvcc 13.0, sm_90a), which made the kernel issue-bound at
+// 0.62x CUB. Here the common path is straight-line code, 14 SASS instructions per sample and no
+// branch:
+//
+//   in      = lo <= x <= hi                     (false for NaN)            2 FSETP
+//   fa      = (x - lo) * scale                  (numpy's E subtraction)    FADD, FMUL
+//   r       = fa + 2^23, rounded down           = 2^23 + floor(fa)         FADD.RM
+//   offset  = fa - (r - (2^23 - 1/2))           = fa - (floor(fa) + 1/2)   2 FADD (both exact)
+//   counted = in and fa < bins and |offset| < half_window                  2 FSETP, PLOP3
+//   counter[((counted ? bits(r) : bits(2^23)) - bits(2^23)) * copies + lane] += counted
+//                                                                          2 SEL, IMAD, ATOMS
+// A sample that is not counted adds 0 to its lane's counter of bin 0: cheaper than the branch
+// region nvcc wraps around a conditional atomic, and free for data in range.
+//
+// |offset| < half_window = 1/2 - fast_margin says fa is farther than fast_margin from an integer:
+// floor(fa) is then numpy's bin (bin_math.hpp, "the float32 shortcut"; bin_params.cpp derives the
+// bound). The other in-range samples (about 2 * fast_margin of them: 0.07 % for 256 bins over
+// [0, 1)) are flagged, and a vector's flagged samples are binned by the exact path (bin_of, out of
+// line) behind one branch per 16-byte vector, which a warp takes for ~9 % of its vectors.
+//
+// Exactness of the two subtractions: r - (2^23 - 1/2) = floor(fa) + 1/2 needs 23 significant bits
+// (floor(fa) < 2^22). fa - (floor(fa) + 1/2) is exact by Sterbenz's lemma for fa >= 1/4; below, it
+// rounds, but rounding is monotone and half_window is a float, so |RN(offset)| < half_window still
+// implies |offset| < half_window. half_window is 1/2 - fast_margin_f rounded down.
+#include <cstdint>
+
+#include "gpuprims/histogram/histogram_kernels.cuh"
+#include "gpuprims/util/ptx_sm80.cuh"
+
+namespace gpuprims {
+namespace histogram_detail {
+
+// Loads in flight per thread and the resident-block floor of the float32 kernel. The library
+// launches LaunchedFloat32Config; bench/tune/histogram_float_tune.cu times the alternatives.
+template <int kUnrollV, int kMinBlocksV>
+struct Float32KernelConfig {
+  static constexpr int kUnroll = kUnrollV;
+  static constexpr int kMinBlocks = kMinBlocksV;
+};
+// The configuration the library launches (to be measured; see docs/histogram.md).
+using LaunchedFloat32Config = Float32KernelConfig<2, 5>;
+
+struct Float32Counter {
+  const BinParams& p;  // the kernel's __grid_constant__ parameters: bin_of reads them in place
+  // Shared-memory byte addresses: counter (bin b, this lane's copy) is at lane_base + b * stride;
+  // r_base = lane_base - bits(2^23) * stride, so that bits(r) * stride + r_base is the counter of
+  // bin floor(fa) (unsigned wrap-around) with one IMAD.
+  uint32_t lane_base, stride, r_base;
+  float lo, hi, scale, bins_f, half_window;
+
+  // Whether x is in range but its bin not decided by the shortcut; kCount: also count x if decided.
+  template <bool kCount>
+  __device__ __forceinline__ bool undecided(float x) const {
+    const float fa = __fmul_rn(__fadd_rn(x, -lo), scale);
+    const float r = __fadd_rd(fa, 8388608.0f);                       // 2^23 + floor(fa) when 0 <= fa < 2^22
+    const float offset = __fadd_rn(fa, -__fadd_rn(r, -8388607.5f));  // fa - (floor(fa) + 1/2)
+    const bool in = x >= lo && x <= hi;                              // false for NaN
+    const bool decided = fa < bins_f && fabsf(offset) < half_window;
+    if constexpr (kCount) {
+      // A sample that is not counted adds 0 to its lane's counter of bin 0 (its r may be anything).
+      const bool counted = in && decided;
+      ptx::red_shared_add((counted ? __float_as_uint(r) : 0x4B000000u) * stride + r_base, uint32_t(counted));
+    }
+    return in && !decided;
+  }
+
+  // The exact path for an undecided sample (out of line: bin_of).
+  __device__ __forceinline__ void count_exact(float x) const {
+    const int32_t b = bin_of<EdgeKind::kF32>(p, static_cast<double>(x));
+    if (b >= 0) ptx::red_shared_add(uint32_t(b) * stride + lane_base, 1u);
+  }
+
+  __device__ __forceinline__ void operator()(float x, bool ok) const {
+    if (ok && undecided<true>(x)) count_exact(x);
+  }
+
+  // The four samples straight-line, then one branch for the vector: a warp takes it when one of its
+  // 128 samples is undecided (~9 % of vectors for 256 bins over [0, 1)). The loop re-tests the four
+  // samples (cheaper than carrying a mask) and calls the exact path from one call site.
+  __device__ __forceinline__ void vector(const Vec16<float>& v, bool ok) const {
+    if (!ok) return;
+    bool any_undecided = false;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) any_undecided |= undecided<true>(v.lane[l]);
+    if (!any_undecided) return;
+#pragma unroll 1
+    for (int l = 0; l < 4; ++l) {
+      const float x = l == 0 ? v.lane[0] : l == 1 ? v.lane[1] : l == 2 ? v.lane[2] : v.lane[3];
+      if (undecided<false>(x)) count_exact(x);
+    }
+  }
+};
+
+template <class Config>
+__global__ void __launch_bounds__(kHistogramThreads, Config::kMinBlocks)
+    count_float32_kernel(const __grid_constant__ CountArgs<EdgeMapper<float>> a) {
+  extern __shared__ uint32_t shared_hist[];
+  const uint32_t copies = uint32_t(a.copies);      // a power of two in [1, 32] (the host checks)
+  const uint32_t words = uint32_t(a.bins) * copies;  // at most kSharedHistogramBytes / 4
+  for (uint32_t w = threadIdx.x; w < words; w += kHistogramThreads) shared_hist[w] = 0;
+  __syncthreads();
+
+  const BinParams& p = a.map.params;
+  const uint32_t lane_base = ptx::shared_address(shared_hist + ((threadIdx.x % kWarpSize) & (copies - 1)));
+  const uint32_t stride = copies * uint32_t(sizeof(uint32_t));
+  const Float32Counter counter{p,       lane_base, stride,    lane_base - 0x4B000000u * stride,
+                               p.lo_f,  p.hi_f,    p.scale_f, p.bins_f,
+                               __fsub_rd(0.5f, p.fast_margin_f)};
+  for_each_contiguous_sample<Config::kUnroll>(a.x, a.layout.n, counter);  // the host checks contiguity
+  __syncthreads();
+  flush_shared_histogram(shared_hist, a.bins, a.copies, /*interleaved=*/true, a.out, a.out_stride);
+}
+
+}  // namespace histogram_detail
+}  // namespace gpuprims
