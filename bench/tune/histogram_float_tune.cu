@@ -1,10 +1,11 @@
 // Tuning harness for the float32 histogram (issue 4; docs/histogram.md, "float32: straight-line
 // binning"): cub::DeviceHistogram::HistogramEven, the generic shared_privatized kernel the library
 // launched before (count_kernel, "current") and the straight-line float32 kernel
-// (count_float32_kernel) in several configurations (loads in flight per thread x resident-block
-// floor), all launched as the library launches them (same BinParams from make_bin_params, same
-// lane-private copies, same grid), on 256 bins over [0, 1) and 2^28 float32 samples (1 GiB, far
-// beyond the 50 MiB L2).
+// (count_float32_kernel) in several configurations (16-byte loads in flight per thread x
+// resident-block floor x where uncounted samples go: Float32KernelConfig), all launched as the
+// library launches them (same BinParams from make_bin_params, same lane-private copies, same grid),
+// on 256 bins over [0, 1) and 2^28 float32 samples (1 GiB, far beyond the 50 MiB L2), with the
+// output zeroing in every timed call (as in the library; CUB zeroes its counters too).
 //
 // Correctness first: every candidate's counts must equal the current kernel's exactly on each timed
 // data set, and equal the CPU reference (bin_of_sample, the functions the library's CPU path runs) on
@@ -12,7 +13,7 @@
 // +-inf, out-of-range and random values, through an aligned and a misaligned view (head and tail).
 // A row that does not match prints FAIL.
 //
-// Build and run on the GPU machine, from the repository root (about 15 s of nvcc, a few s of run):
+// Build and run on the GPU machine, from the repository root (about 30 s of nvcc, ~10 s of run):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/histogram_float_tune.cu -o /tmp/hist_tune && /tmp/hist_tune
 #include <algorithm>
 #include <cmath>
@@ -48,17 +49,29 @@ using Kernel = void (*)(Args);
 struct Candidate {
   const char* name;
   Kernel kernel;
+  size_t (*shared_bytes)(int32_t bins, int32_t copies);
 };
 
+size_t generic_shared_bytes(int32_t bins, int32_t copies) { return size_t(bins) * size_t(copies) * 4; }
+
+template <int kUnroll, int kMinBlocks, Uncounted kUncounted>
+Candidate float32_candidate(const char* name) {
+  using Config = Float32KernelConfig<kUnroll, kMinBlocks, kUncounted>;
+  return {name, count_float32_kernel<Config>, Config::shared_bytes};
+}
+
+constexpr Uncounted kZero = Uncounted::kAddZero, kDiscard = Uncounted::kDiscardRow;
 // The current kernel first: the reference of the timed data sets.
 const Candidate kCandidates[] = {
-    {"current count_kernel (unroll 2, >=3 blocks)", count_kernel<Counting::kPrivatized, EdgeMapper<float>>},
-    {"float32 unroll 1, >=6 blocks", count_float32_kernel<Float32KernelConfig<1, 6>>},
-    {"float32 unroll 2, >=4 blocks", count_float32_kernel<Float32KernelConfig<2, 4>>},
-    {"float32 unroll 2, >=5 blocks", count_float32_kernel<Float32KernelConfig<2, 5>>},
-    {"float32 unroll 3, >=4 blocks", count_float32_kernel<Float32KernelConfig<3, 4>>},
-    {"float32 unroll 3, >=5 blocks", count_float32_kernel<Float32KernelConfig<3, 5>>},
-    {"float32 unroll 4, >=4 blocks", count_float32_kernel<Float32KernelConfig<4, 4>>},
+    {"current count_kernel (unroll 2, >=3 blocks)", count_kernel<Counting::kPrivatized, EdgeMapper<float>>,
+     generic_shared_bytes},
+    float32_candidate<1, 6, kDiscard>("float32 unroll 1, >=6 blocks, discard row"),
+    float32_candidate<2, 4, kDiscard>("float32 unroll 2, >=4 blocks, discard row"),
+    float32_candidate<2, 5, kZero>("float32 unroll 2, >=5 blocks, add zero"),
+    float32_candidate<2, 5, kDiscard>("float32 unroll 2, >=5 blocks, discard row"),
+    float32_candidate<2, 6, kDiscard>("float32 unroll 2, >=6 blocks, discard row"),
+    float32_candidate<3, 5, kDiscard>("float32 unroll 3, >=5 blocks, discard row"),
+    float32_candidate<4, 4, kDiscard>("float32 unroll 4, >=4 blocks, discard row"),
 };
 constexpr int kNumCandidates = sizeof(kCandidates) / sizeof(kCandidates[0]);
 
@@ -78,11 +91,12 @@ BinParams params_for(int64_t bins, double first, double last, bool narrow) {
   return p;
 }
 
-// Counts n samples at x into out (int64, zeroed first) with `kernel`, launched as launch_counting does.
-void count(Kernel kernel, const BinParams& p, const float* x, int64_t n, unsigned long long* out, int sms,
+// Counts n samples at x into out (int64, zeroed first) with a candidate, launched as launch_counting does.
+void count(const Candidate& cand, const BinParams& p, const float* x, int64_t n, unsigned long long* out, int sms,
            cudaStream_t stream = 0) {
+  const Kernel kernel = cand.kernel;
   const int32_t copies = shared_copies(Counting::kPrivatized, p.bins);
-  const size_t smem = size_t(copies) * size_t(p.bins) * 4;
+  const size_t smem = cand.shared_bytes(p.bins, copies);
   Args a{};
   a.x = x;
   a.layout.n = n;
@@ -211,7 +225,7 @@ bool check_adversarial(int sms) {
                       kCandidates[c].name);
           continue;
         }
-        count(kCandidates[c].kernel, p, d + begin, count_n, out, sms);
+        count(kCandidates[c], p, d + begin, count_n, out, sms);
         CHECK(cudaDeviceSynchronize());
         const bool ok = download(out, p.bins) == ref;
         all_ok = all_ok && ok;
@@ -279,7 +293,7 @@ bool time_data(Data data, const char* label, float* x, int64_t n, int sms, void*
               "", "");
 
   // CUB's bin rule (sample * 256 in float) agrees with numpy's for power-of-two bins over [0, 1).
-  count(kCandidates[0].kernel, p, x, n, ref_out, sms);
+  count(kCandidates[0], p, x, n, ref_out, sms);
   CHECK(cudaDeviceSynchronize());
   const std::vector<unsigned long long> ref = download(ref_out, p.bins);
   std::vector<int> cub_h(257);
@@ -295,12 +309,12 @@ bool time_data(Data data, const char* label, float* x, int64_t n, int sms, void*
     cudaFuncAttributes attr;
     CHECK(cudaFuncGetAttributes(&attr, cand.kernel));
     const int32_t copies = shared_copies(Counting::kPrivatized, p.bins);
-    const int resident = resident_blocks_per_sm(cand.kernel, kHistogramThreads, size_t(copies) * p.bins * 4);
-    count(cand.kernel, p, x, n, out, sms);
+    const int resident = resident_blocks_per_sm(cand.kernel, kHistogramThreads, cand.shared_bytes(p.bins, copies));
+    count(cand, p, x, n, out, sms);
     CHECK(cudaDeviceSynchronize());
     const bool ok = download(out, p.bins) == ref;
     all_ok = all_ok && ok;
-    const float ms = median_ms([&] { count(cand.kernel, p, x, n, out, sms); });
+    const float ms = median_ms([&] { count(cand, p, x, n, out, sms); });
     std::printf("  %-46s %9.4f %8.0f %9.3f %5d %5d  %s\n", cand.name, ms, gb / ms * 1e3, cub_ms / ms, attr.numRegs,
                 resident, c == 0 ? "reference" : ok ? "PASS" : "FAIL");
   }

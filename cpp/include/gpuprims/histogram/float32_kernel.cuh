@@ -17,7 +17,8 @@
 //   counted = in and fa < bins and |offset| < half_window                  2 FSETP, PLOP3
 //   counter[((counted ? bits(r) : bits(2^23)) - bits(2^23)) * copies + lane] += counted
 //                                                                          2 SEL, IMAD, ATOMS
-// A sample that is not counted adds 0 to its lane's counter of bin 0: cheaper than the branch
+// A sample that is not counted adds 0 to its lane's counter of bin 0 (Uncounted::kAddZero), or 1 to
+// a discard row past the last bin (kDiscardRow: one SEL less); either is cheaper than the branch
 // region nvcc wraps around a conditional atomic, and free for data in range.
 //
 // |offset| < half_window = 1/2 - fast_margin says fa is farther than fast_margin from an integer:
@@ -38,22 +39,39 @@
 namespace gpuprims {
 namespace histogram_detail {
 
-// Loads in flight per thread and the resident-block floor of the float32 kernel. The library
-// launches LaunchedFloat32Config; bench/tune/histogram_float_tune.cu times the alternatives.
-template <int kUnrollV, int kMinBlocksV>
+// Where a sample that is not counted (out of range, NaN, undecided) goes in the straight-line path.
+enum class Uncounted {
+  kAddZero,     // adds 0 to its lane's counter of bin 0: ATOMS.ADD with a register increment (0 or 1)
+  kDiscardRow,  // adds 1 to its lane's counter of a discard bin after the last (never flushed):
+                // ATOMS.POPC.INC with the constant 1, one SEL less per sample, one row more of shared memory
+};
+
+// The float32 kernel's tuning: 16-byte loads in flight per thread, resident-block floor, where
+// uncounted samples go. The library launches LaunchedFloat32Config; bench/tune/histogram_float_tune.cu
+// times the alternatives.
+template <int kUnrollV, int kMinBlocksV, Uncounted kUncountedV>
 struct Float32KernelConfig {
   static constexpr int kUnroll = kUnrollV;
   static constexpr int kMinBlocks = kMinBlocksV;
+  static constexpr Uncounted kUncounted = kUncountedV;
+  // Dynamic shared memory for `bins` bins in `copies` lane-private copies. shared_copies keeps
+  // bins * copies * 4 <= kSharedHistogramBytes (47 KiB), so a discard row (<= 128 bytes) still fits
+  // in the default 48 KiB.
+  static size_t shared_bytes(int32_t bins, int32_t copies) {
+    return (size_t(bins) + (kUncounted == Uncounted::kDiscardRow ? 1 : 0)) * size_t(copies) * sizeof(uint32_t);
+  }
 };
 // The configuration the library launches (to be measured; see docs/histogram.md).
-using LaunchedFloat32Config = Float32KernelConfig<2, 5>;
+using LaunchedFloat32Config = Float32KernelConfig<2, 5, Uncounted::kDiscardRow>;
 
+template <Uncounted kUncounted>
 struct Float32Counter {
   const BinParams& p;  // the kernel's __grid_constant__ parameters: bin_of reads them in place
   // Shared-memory byte addresses: counter (bin b, this lane's copy) is at lane_base + b * stride;
   // r_base = lane_base - bits(2^23) * stride, so that bits(r) * stride + r_base is the counter of
-  // bin floor(fa) (unsigned wrap-around) with one IMAD.
-  uint32_t lane_base, stride, r_base;
+  // bin floor(fa) (unsigned wrap-around) with one IMAD. uncounted_bits: the bits of the float whose
+  // "r" addresses the counter that uncounted samples hit (2^23: bin 0; 2^23 + bins: the discard row).
+  uint32_t lane_base, stride, r_base, uncounted_bits;
   float lo, hi, scale, bins_f, half_window;
 
   // Whether x is in range but its bin not decided by the shortcut; kCount: also count x if decided.
@@ -65,9 +83,10 @@ struct Float32Counter {
     const bool in = x >= lo && x <= hi;                              // false for NaN
     const bool decided = fa < bins_f && fabsf(offset) < half_window;
     if constexpr (kCount) {
-      // A sample that is not counted adds 0 to its lane's counter of bin 0 (its r may be anything).
+      // An uncounted sample's r may be anything (negative, NaN, beyond the bins): it is replaced.
       const bool counted = in && decided;
-      ptx::red_shared_add((counted ? __float_as_uint(r) : 0x4B000000u) * stride + r_base, uint32_t(counted));
+      const uint32_t address = (counted ? __float_as_uint(r) : uncounted_bits) * stride + r_base;
+      ptx::red_shared_add(address, kUncounted == Uncounted::kAddZero ? uint32_t(counted) : 1u);
     }
     return in && !decided;
   }
@@ -93,7 +112,10 @@ struct Float32Counter {
     if (!any_undecided) return;
 #pragma unroll 1
     for (int l = 0; l < 4; ++l) {
-      const float x = l == 0 ? v.lane[0] : l == 1 ? v.lane[1] : l == 2 ? v.lane[2] : v.lane[3];
+      float x = l == 0 ? v.lane[0] : l == 1 ? v.lane[1] : l == 2 ? v.lane[2] : v.lane[3];
+      // Opaque to the optimizer: otherwise it reuses the first pass's fa and offset here and keeps
+      // eight more registers live across the call (ptxas then spills in some configurations).
+      asm volatile("" : "+f"(x));
       if (undecided<false>(x)) count_exact(x);
     }
   }
@@ -103,17 +125,20 @@ template <class Config>
 __global__ void __launch_bounds__(kHistogramThreads, Config::kMinBlocks)
     count_float32_kernel(const __grid_constant__ CountArgs<EdgeMapper<float>> a) {
   extern __shared__ uint32_t shared_hist[];
-  const uint32_t copies = uint32_t(a.copies);      // a power of two in [1, 32] (the host checks)
-  const uint32_t words = uint32_t(a.bins) * copies;  // at most kSharedHistogramBytes / 4
-  for (uint32_t w = threadIdx.x; w < words; w += kHistogramThreads) shared_hist[w] = 0;
+  const uint32_t copies = uint32_t(a.copies);  // a power of two in [1, 32] (the host checks)
+  const uint32_t rows = uint32_t(a.bins) + (Config::kUncounted == Uncounted::kDiscardRow ? 1u : 0u);
+  for (uint32_t w = threadIdx.x; w < rows * copies; w += kHistogramThreads) shared_hist[w] = 0;
   __syncthreads();
 
   const BinParams& p = a.map.params;
   const uint32_t lane_base = ptx::shared_address(shared_hist + ((threadIdx.x % kWarpSize) & (copies - 1)));
   const uint32_t stride = copies * uint32_t(sizeof(uint32_t));
-  const Float32Counter counter{p,       lane_base, stride,    lane_base - 0x4B000000u * stride,
-                               p.lo_f,  p.hi_f,    p.scale_f, p.bins_f,
-                               __fsub_rd(0.5f, p.fast_margin_f)};
+  const uint32_t uncounted_bits =
+      0x4B000000u + (Config::kUncounted == Uncounted::kDiscardRow ? uint32_t(a.bins) : 0u);
+  const Float32Counter<Config::kUncounted> counter{p,       lane_base, stride,    lane_base - 0x4B000000u * stride,
+                                                   uncounted_bits,
+                                                   p.lo_f,  p.hi_f,    p.scale_f, p.bins_f,
+                                                   __fsub_rd(0.5f, p.fast_margin_f)};
   for_each_contiguous_sample<Config::kUnroll>(a.x, a.layout.n, counter);  // the host checks contiguity
   __syncthreads();
   flush_shared_histogram(shared_hist, a.bins, a.copies, /*interleaved=*/true, a.out, a.out_stride);
