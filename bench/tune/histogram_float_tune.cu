@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <cub/device/device_histogram.cuh>
@@ -50,6 +52,7 @@ struct Candidate {
   const char* name;
   Kernel kernel;
   size_t (*shared_bytes)(int32_t bins, int32_t copies);
+  bool launched;  // what the library launches now (kLaunchFloat32Kernel, LaunchedFloat32Config)
 };
 
 size_t generic_shared_bytes(int32_t bins, int32_t copies) { return size_t(bins) * size_t(copies) * 4; }
@@ -57,14 +60,15 @@ size_t generic_shared_bytes(int32_t bins, int32_t copies) { return size_t(bins) 
 template <int kUnroll, int kMinBlocks, Uncounted kUncounted>
 Candidate float32_candidate(const char* name) {
   using Config = Float32KernelConfig<kUnroll, kMinBlocks, kUncounted>;
-  return {name, count_float32_kernel<Config>, Config::shared_bytes};
+  return {name, count_float32_kernel<Config>, Config::shared_bytes,
+          kLaunchFloat32Kernel && std::is_same<Config, LaunchedFloat32Config>::value};
 }
 
 constexpr Uncounted kZero = Uncounted::kAddZero, kDiscard = Uncounted::kDiscardRow;
 // The current kernel first: the reference of the timed data sets.
 const Candidate kCandidates[] = {
     {"current count_kernel (unroll 2, >=3 blocks)", count_kernel<Counting::kPrivatized, EdgeMapper<float>>,
-     generic_shared_bytes},
+     generic_shared_bytes, !kLaunchFloat32Kernel},
     float32_candidate<1, 6, kDiscard>("float32 unroll 1, >=6 blocks, discard row"),
     float32_candidate<2, 4, kDiscard>("float32 unroll 2, >=4 blocks, discard row"),
     float32_candidate<2, 5, kZero>("float32 unroll 2, >=5 blocks, add zero"),
@@ -195,7 +199,9 @@ bool check_adversarial(int sms) {
   std::mt19937 rng(1234);
   bool all_ok = true;
   std::printf("\nadversarial data (edges, nextafter +-3, lo, hi, NaN, +-inf, out of range, near-edge random; "
-              "2^20 samples, aligned and offset by one element) against the CPU reference\n");
+              "2^20 samples, aligned and offset by one element) against the CPU reference.\nColumns, in order:");
+  for (int c = 0; c < kNumCandidates; ++c) std::printf("%s %s", c == 0 ? "" : ";", kCandidates[c].name);
+  std::printf("\n");
   for (const Setup& setup : setups) {
     const BinParams p = params_for(setup.bins, setup.first, setup.last, setup.narrow);
     const std::vector<float> h = adversarial_samples(p, rng);
@@ -219,19 +225,19 @@ bool check_adversarial(int sms) {
           undecided += !(fa < p.bins_f && frac > p.fast_margin_f && frac < 1.0f - p.fast_margin_f);
         }
       }
+      std::printf("  %-46s %-8s", setup.name, view == 0 ? "aligned" : "offset 1");
       for (int c = 0; c < kNumCandidates; ++c) {
         if (c > 0 && !p.fast) {  // the library launches the float32 kernel only with the shortcut on
-          std::printf("  %-46s %-8s %-46s skipped (shortcut off)\n", setup.name, view == 0 ? "aligned" : "offset 1",
-                      kCandidates[c].name);
+          std::printf(" skip");
           continue;
         }
         count(kCandidates[c], p, d + begin, count_n, out, sms);
         CHECK(cudaDeviceSynchronize());
         const bool ok = download(out, p.bins) == ref;
         all_ok = all_ok && ok;
-        std::printf("  %-46s %-8s %-46s %s\n", setup.name, view == 0 ? "aligned" : "offset 1", kCandidates[c].name,
-                    ok ? "PASS" : "FAIL");
+        std::printf(" %s", ok ? "PASS" : "FAIL");
       }
+      std::printf("\n");
     }
     std::printf("  %-46s fast=%d fast_margin=%.3g, %lld of %lld samples take the exact path\n", setup.name, p.fast,
                 double(p.fast_margin_f), undecided, static_cast<long long>(n));
@@ -315,8 +321,8 @@ bool time_data(Data data, const char* label, float* x, int64_t n, int sms, void*
     const bool ok = download(out, p.bins) == ref;
     all_ok = all_ok && ok;
     const float ms = median_ms([&] { count(cand, p, x, n, out, sms); });
-    std::printf("  %-46s %9.4f %8.0f %9.3f %5d %5d  %s\n", cand.name, ms, gb / ms * 1e3, cub_ms / ms, attr.numRegs,
-                resident, c == 0 ? "reference" : ok ? "PASS" : "FAIL");
+    std::printf("  %-46s %9.4f %8.0f %9.3f %5d %5d  %s%s\n", cand.name, ms, gb / ms * 1e3, cub_ms / ms, attr.numRegs,
+                resident, c == 0 ? "reference" : ok ? "PASS" : "FAIL", cand.launched ? "  <- library" : "");
   }
   return all_ok;
 }
@@ -346,12 +352,15 @@ int main() {
   void* cub_temp = nullptr;
   CHECK(cudaMalloc(&cub_temp, cub_temp_bytes));
 
-  ok = time_data(Data::kUniform, "uniform [0, 1)", x, n, sms, cub_temp, cub_temp_bytes, cub_counts, ref_out, out, sink) && ok;
-  ok = time_data(Data::kOneBin, "one bin (all 0.3)", x, n, sms, cub_temp, cub_temp_bytes, cub_counts, ref_out, out, sink) && ok;
-  ok = time_data(Data::kHalfOutOfRange, "uniform [-0.5, 1.5): half out of range", x, n, sms, cub_temp, cub_temp_bytes,
-                 cub_counts, ref_out, out, sink) && ok;
-  ok = time_data(Data::kAllOnEdges, "every sample on an edge (exact path for all)", x, n, sms, cub_temp, cub_temp_bytes,
-                 cub_counts, ref_out, out, sink) && ok;
+  const std::pair<Data, const char*> data_sets[] = {
+      {Data::kUniform, "uniform [0, 1)"},
+      {Data::kOneBin, "one bin (all 0.3)"},
+      {Data::kHalfOutOfRange, "uniform [-0.5, 1.5): half out of range"},
+      {Data::kAllOnEdges, "every sample on an edge (exact path for all)"},
+  };
+  for (const auto& [data, label] : data_sets) {
+    ok = time_data(data, label, x, n, sms, cub_temp, cub_temp_bytes, cub_counts, ref_out, out, sink) && ok;
+  }
 
   CHECK(cudaFree(x));
   CHECK(cudaFree(cub_counts));
