@@ -46,14 +46,25 @@ enum class Uncounted {
                 // ATOMS.POPC.INC with the constant 1, one SEL less per sample, one row more of shared memory
 };
 
-// The float32 kernel's tuning: 16-byte loads in flight per thread, resident-block floor, where
-// uncounted samples go. The library launches LaunchedFloat32Config; bench/tune/histogram_float_tune.cu
-// times the alternatives.
-template <int kUnrollV, int kMinBlocksV, Uncounted kUncountedV>
+// How an undecided sample (in range, fa within fast_margin of an integer) is binned.
+enum class Undecided {
+  kCall,         // bin_of, out of line: numpy's float64 arithmetic; it reads BinParams through a
+                 // generic pointer (LD from the parameter buffer, an L2 round trip when the streaming
+                 // loads have evicted it from L1)
+  kEdgeCompare,  // inline, no memory access: k = round(fa), bin = min(k - (x < edges[k]), bins - 1),
+                 // with edges[k] computed as numpy's linspace does (bin_edge)
+};
+
+// The float32 kernel's tuning: 16-byte loads per thread and step, resident-block floor, where
+// uncounted samples go, how undecided samples are binned, software prefetch of the next step. The
+// library launches LaunchedFloat32Config; bench/tune/histogram_float_tune.cu times the alternatives.
+template <int kUnrollV, int kMinBlocksV, Uncounted kUncountedV, Undecided kUndecidedV, bool kPrefetchV>
 struct Float32KernelConfig {
   static constexpr int kUnroll = kUnrollV;
   static constexpr int kMinBlocks = kMinBlocksV;
   static constexpr Uncounted kUncounted = kUncountedV;
+  static constexpr Undecided kUndecided = kUndecidedV;
+  static constexpr bool kPrefetch = kPrefetchV;
   // Dynamic shared memory for `bins` bins in `copies` lane-private copies. shared_copies keeps
   // bins * copies * 4 <= kSharedHistogramBytes (47 KiB), so a discard row (<= 128 bytes) still fits
   // in the default 48 KiB.
@@ -61,12 +72,18 @@ struct Float32KernelConfig {
     return (size_t(bins) + (kUncounted == Uncounted::kDiscardRow ? 1 : 0)) * size_t(copies) * sizeof(uint32_t);
   }
 };
-// The configuration the library launches (to be measured; see docs/histogram.md).
-using LaunchedFloat32Config = Float32KernelConfig<2, 5, Uncounted::kDiscardRow>;
+// What shared_privatized (and so "auto") launches for contiguous float32 input with the shortcut on:
+// this kernel (true) or the generic count_kernel (false, the path before this kernel), and in which
+// configuration. Two loads in flight and five blocks per SM as the byte-window kernel (40 KiB of
+// loads in flight per SM, 48 registers, no spill; five 33 KiB histograms leave 60 KiB of L1 for the
+// loads in flight, six would leave 28 KiB); the discard row saves a SEL per sample. To be measured:
+// bench/tune/histogram_float_tune.cu times these against the alternatives.
+constexpr bool kLaunchFloat32Kernel = true;
+using LaunchedFloat32Config = Float32KernelConfig<2, 5, Uncounted::kDiscardRow, Undecided::kEdgeCompare, true>;
 
-template <Uncounted kUncounted>
+template <Uncounted kUncounted, Undecided kUndecided>
 struct Float32Counter {
-  const BinParams& p;  // the kernel's __grid_constant__ parameters: bin_of reads them in place
+  const BinParams& p;  // the kernel's __grid_constant__ parameters: the exact path reads them in place
   // Shared-memory byte addresses: counter (bin b, this lane's copy) is at lane_base + b * stride;
   // r_base = lane_base - bits(2^23) * stride, so that bits(r) * stride + r_base is the counter of
   // bin floor(fa) (unsigned wrap-around) with one IMAD. uncounted_bits: the bits of the float whose
@@ -91,9 +108,22 @@ struct Float32Counter {
     return in && !decided;
   }
 
-  // The exact path for an undecided sample (out of line: bin_of).
+  // The exact path for an undecided sample (in range).
   __device__ __forceinline__ void count_exact(float x) const {
-    const int32_t b = bin_of<EdgeKind::kF32>(p, static_cast<double>(x));
+    int32_t b;
+    if constexpr (kUndecided == Undecided::kCall) {
+      b = bin_of<EdgeKind::kF32>(p, static_cast<double>(x));
+    } else {
+      // fa is within fast_margin (< 1/4) of x's exact position among the edges, so with
+      // k = round(fa) x lies in bin k - 1 or k: below edges[k] or not. k = 0 is never lowered
+      // (x >= lo = edges[0]); k = bins (x at or near hi) is lowered to bins - 1 either way, hi
+      // closing the last bin. numpy's own correction lands on the same bin (bin_math.hpp).
+      const float fa = __fmul_rn(__fadd_rn(x, -lo), scale);
+      const float r = __fadd_rd(fa, 8388608.0f);
+      const float offset = __fadd_rn(fa, -__fadd_rn(r, -8388607.5f));
+      const int32_t k = min(int32_t(__float_as_uint(r) - 0x4B000000u) + int32_t(offset >= 0.0f), p.bins);
+      b = min(k - int32_t(static_cast<double>(x) < bin_edge<EdgeKind::kF32>(p, k)), p.bins - 1);
+    }
     if (b >= 0) ptx::red_shared_add(uint32_t(b) * stride + lane_base, 1u);
   }
 
@@ -135,11 +165,11 @@ __global__ void __launch_bounds__(kHistogramThreads, Config::kMinBlocks)
   const uint32_t stride = copies * uint32_t(sizeof(uint32_t));
   const uint32_t uncounted_bits =
       0x4B000000u + (Config::kUncounted == Uncounted::kDiscardRow ? uint32_t(a.bins) : 0u);
-  const Float32Counter<Config::kUncounted> counter{p,       lane_base, stride,    lane_base - 0x4B000000u * stride,
+  const Float32Counter<Config::kUncounted, Config::kUndecided> counter{p,       lane_base, stride,    lane_base - 0x4B000000u * stride,
                                                    uncounted_bits,
                                                    p.lo_f,  p.hi_f,    p.scale_f, p.bins_f,
                                                    __fsub_rd(0.5f, p.fast_margin_f)};
-  for_each_contiguous_sample<Config::kUnroll>(a.x, a.layout.n, counter);  // the host checks contiguity
+  for_each_contiguous_sample<Config::kUnroll, Config::kPrefetch>(a.x, a.layout.n, counter);  // the host checks contiguity
   __syncthreads();
   flush_shared_histogram(shared_hist, a.bins, a.copies, /*interleaved=*/true, a.out, a.out_stride);
 }
