@@ -6,9 +6,10 @@
 // The generic kernel bins a float32 sample through bin_of_sample: the same arithmetic as here, but
 // every test is a branch (range, "shortcut on?", fa < bins, frac > margin, frac < 1 - margin,
 // "counted?", "shared or global?") and each branch region costs a BSSY/BSYNC pair in the SASS: about
-// 30 issue slots and 8 branches per sample (nvcc 13.0, sm_90a), which made the kernel issue-bound at
-// 0.62x CUB. Here the common path is straight-line code, 14 SASS instructions per sample and no
-// branch:
+// 30 issue slots and 8 branches per sample (nvcc 13.0, sm_90a); it runs at 0.62x CUB. Here the
+// common path is straight-line code, 14 SASS instructions per sample and no branch (run 6 showed
+// that this alone does not pay: the exact path and the loads in flight decide, see Undecided,
+// kPrefetch and kLaunchFloat32Kernel below):
 //
 //   in      = lo <= x <= hi                     (false for NaN)            2 FSETP
 //   fa      = (x - lo) * scale                  (numpy's E subtraction)    FADD, FMUL
@@ -24,8 +25,8 @@
 // |offset| < half_window = 1/2 - fast_margin says fa is farther than fast_margin from an integer:
 // floor(fa) is then numpy's bin (bin_math.hpp, "the float32 shortcut"; bin_params.cpp derives the
 // bound). The other in-range samples (about 2 * fast_margin of them: 0.07 % for 256 bins over
-// [0, 1)) are flagged, and a vector's flagged samples are binned by the exact path (bin_of, out of
-// line) behind one branch per 16-byte vector, which a warp takes for ~9 % of its vectors.
+// [0, 1)) are flagged, and a vector's flagged samples are binned by the exact path (Undecided)
+// behind one branch per 16-byte vector, which a warp takes for ~9 % of its vectors.
 //
 // Exactness of the two subtractions: r - (2^23 - 1/2) = floor(fa) + 1/2 needs 23 significant bits
 // (floor(fa) < 2^22). fa - (floor(fa) + 1/2) is exact by Sterbenz's lemma for fa >= 1/4; below, it
@@ -73,12 +74,14 @@ struct Float32KernelConfig {
   }
 };
 // What shared_privatized (and so "auto") launches for contiguous float32 input with the shortcut on:
-// this kernel (true) or the generic count_kernel (false, the path before this kernel), and in which
-// configuration. Two loads in flight and five blocks per SM as the byte-window kernel (40 KiB of
-// loads in flight per SM, 48 registers, no spill; five 33 KiB histograms leave 60 KiB of L1 for the
-// loads in flight, six would leave 28 KiB); the discard row saves a SEL per sample. To be measured:
-// bench/tune/histogram_float_tune.cu times these against the alternatives.
-constexpr bool kLaunchFloat32Kernel = true;
+// this kernel (true) or the generic count_kernel (false), and in which configuration.
+// Measured (H200, tuning-harness run 6, 2^28 samples, 256 bins over [0, 1)): the first configuration
+// (two loads, five blocks, discard row, out-of-line exact path, no prefetch) took 0.6002 ms on
+// uniform data against the generic kernel's 0.4376 (0.3067 against 0.4064 on one-bin data), so the
+// generic kernel stays until a configuration beats it on uniform data. The configuration below adds
+// what run 6 pointed to (inline edge-compare exact path, software prefetch); to be measured
+// (bench/tune/histogram_float_tune.cu, row "f32 u2 b5 edge, prefetch"). Flip to true if it wins.
+constexpr bool kLaunchFloat32Kernel = false;
 using LaunchedFloat32Config = Float32KernelConfig<2, 5, Uncounted::kDiscardRow, Undecided::kEdgeCompare, true>;
 
 template <Uncounted kUncounted, Undecided kUndecided>
