@@ -7,9 +7,9 @@
 // every test is a branch (range, "shortcut on?", fa < bins, frac > margin, frac < 1 - margin,
 // "counted?", "shared or global?") and each branch region costs a BSSY/BSYNC pair in the SASS: about
 // 30 issue slots and 8 branches per sample (nvcc 13.0, sm_90a); it runs at 0.62x CUB. Here the
-// common path is straight-line code, 14 SASS instructions per sample and no branch (run 6 showed
-// that this alone does not pay: the exact path and the loads in flight decide, see Undecided,
-// kPrefetch and kLaunchFloat32Kernel below):
+// common path is straight-line code, 14 SASS instructions per sample and no branch (measured, this
+// alone did not pay: the exact path and the loads in flight decided, see Undecided, kPrefetch and
+// kLaunchFloat32Kernel below):
 //
 //   in      = lo <= x <= hi                     (false for NaN)            2 FSETP
 //   fa      = (x - lo) * scale                  (numpy's E subtraction)    FADD, FMUL
@@ -74,14 +74,12 @@ struct Float32KernelConfig {
   }
 };
 // What shared_privatized (and so "auto") launches for contiguous float32 input with the shortcut on:
-// this kernel (true) or the generic count_kernel (false), and in which configuration.
-// Measured (H200, tuning-harness run 6, 2^28 samples, 256 bins over [0, 1)): the first configuration
-// (two loads, five blocks, discard row, out-of-line exact path, no prefetch) took 0.6002 ms on
-// uniform data against the generic kernel's 0.4376 (0.3067 against 0.4064 on one-bin data), so the
-// generic kernel stays until a configuration beats it on uniform data. The configuration below adds
-// what run 6 pointed to (inline edge-compare exact path, software prefetch); to be measured
-// (bench/tune/histogram_float_tune.cu, row "f32 u2 b5 edge, prefetch"). Flip to true if it wins.
-constexpr bool kLaunchFloat32Kernel = false;
+// this kernel (true) or the generic count_kernel (false), and in which configuration. Measured
+// (H200, session 9 device run 9 of bench/tune/histogram_float_tune.cu: 2^28 samples, 256 bins over
+// [0, 1), uniform data): this configuration 0.2728 ms, CUB 0.2769, the generic kernel 0.4364; the
+// same with the out-of-line exact path 0.5502, without prefetch 0.3093; a floor of four blocks
+// 0.2727 (five resident either way, 44 registers).
+constexpr bool kLaunchFloat32Kernel = true;
 using LaunchedFloat32Config = Float32KernelConfig<2, 5, Uncounted::kDiscardRow, Undecided::kEdgeCompare, true>;
 
 template <Uncounted kUncounted, Undecided kUndecided>
