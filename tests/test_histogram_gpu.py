@@ -315,6 +315,53 @@ def test_byte_window_kernel(rng, algorithm):
         assert check(c[1:], 128, (-0.5, 127.5), algorithm=algorithm).sum().item() == (70_000 if value < 128 else 0)
 
 
+def float32_edge_mix(rng, n, bins, range_):
+    """float32 samples for `bins` bins over `range_` (None: the data's range): every edge and its
+    nextafter neighbours up to 3 ulps (the float32 kernel's exact path), NaN, +-inf, lo and hi,
+    values just above lo (fa tiny), out-of-range and uniform values, shuffled; n >= 1."""
+    lo, hi = (-2.5, 7.25) if range_ is None else range_
+    edges = np.histogram_bin_edges(np.array([lo, hi], np.float32), bins, range_)
+    near = [edges.astype(np.float32)]
+    for direction in (np.inf, -np.inf):
+        e = near[0]
+        for _ in range(3):
+            e = np.nextafter(e, np.float32(direction), dtype=np.float32)
+            near.append(e)
+    lo32 = np.float32(lo)
+    special = np.array([np.nan, np.inf, -np.inf, lo, hi, np.nextafter(lo32, np.float32(np.inf)),
+                        lo32 + np.float32(1e-7) * abs(lo32 or 1), hi + 1, lo - 1], np.float32)
+    width = hi - lo
+    uniform = rng.uniform(lo - 0.1 * width, hi + 0.1 * width, n).astype(np.float32)
+    a = np.concatenate([np.concatenate(near), special, uniform])
+    a = np.resize(rng.permutation(a), n)
+    if range_ is None:  # keep the data's min and max at lo and hi: numpy's range
+        a[~np.isfinite(a) | (a < lo) | (a > hi)] = np.float32(lo)
+        a[: min(n, 2)] = np.array([lo, hi], np.float32)[: min(n, 2)]
+    return a
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_float32_kernel(rng, algorithm):
+    """Contiguous float32 with the float32 shortcut on: what shared_privatized sends to the float32
+    kernel (float32_kernel.cuh) when kLaunchFloat32Kernel is on, to the generic kernel otherwise.
+    Every edge and its neighbours, NaN, inf, out of range, at 32, 16 and 1 lane-private copies,
+    inexact edges and subtraction, range=None; full and partial (prefetched) loop steps, scalar head
+    and tail at every misalignment; all samples on edges (every sample takes the exact path)."""
+    setups = ((256, (0.0, 1.0)), (3, (0.0, 1.0)), (1, (0.0, 1.0)), (376, (-3.3, 5.1)), (377, (-3.3, 5.1)),
+              (12032, (-1.0, 1.0)), (256, (1000.0, 1001.0)), (100, None))
+    for n in (1, 5, 4099, 256 * 2 * 4 * 5 + 3, (1 << 20) + 7):
+        for bins, range_ in setups:
+            a = float32_edge_mix(rng, n, bins, range_)
+            x = cuda(a, "float32")
+            for offset in range(4 if n > 4 else 1):  # 16-byte aligned and the three misaligned starts
+                v = x[offset:]
+                got = check(v, bins, range_, algorithm=algorithm)
+                np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a[offset:], bins, range_)[0])
+    on_edges = np.resize(np.histogram_bin_edges(np.zeros(0, np.float32), 256, (0, 1)).astype(np.float32), 1 << 20)
+    got = check(cuda(on_edges, "float32"), 256, (0, 1), algorithm=algorithm)
+    np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(on_edges, 256, (0, 1))[0])
+
+
 # ---------------------------------------------------------------------------------------------
 # the selection scripts/gpu_check.sh runs under compute-sanitizer (memcheck, racecheck)
 
@@ -330,6 +377,8 @@ def test_sanitize_small(rng, algorithm):
             check(x[1:], 40 if dtype == "bfloat16" else 300, (-5, 40), algorithm=algorithm)
     x = cuda(rng.standard_normal(20_000).astype(np.float32), "float32")
     check(x, 20_000, (-3, 3), algorithm=algorithm)  # global-memory counts
+    check(x[1:], 256, (-1, 1), algorithm=algorithm)  # float32 path: 32 copies (+ discard row), head/tail
+    check(x, 12032, (-3, 3), algorithm=algorithm)  # float32 path: 1 copy, the largest shared histogram
     check(cuda(rng.integers(0, 256, 5000).astype(np.uint8), "uint8"), 376, (0, 256), algorithm=algorithm)
     runs = cuda(byte_runs(rng, 5003), "uint8")  # the byte-window kernel: full and partial windows
     check(runs[1:], 256, (0, 256), algorithm=algorithm)

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "gpuprims/histogram/byte_window_kernel.cuh"
+#include "gpuprims/histogram/float32_kernel.cuh"
 #include "gpuprims/histogram/histogram_kernels.cuh"
 #include "gpuprims/util/math.cuh"
 #include "gpuprims/util/occupancy.cuh"
@@ -39,14 +40,20 @@ inline int32_t shared_copies(Counting counting, int32_t bins) {
   return 0;
 }
 
+// Blocks of a counting grid for n samples: one wave of `resident` blocks per SM, fewer for small
+// inputs, more when a block would otherwise count 2^31 samples.
+inline int64_t counting_grid_blocks(int sm_count, int resident, int64_t n) {
+  const int64_t blocks =
+      min_of<int64_t>(int64_t(sm_count) * resident * kCountWaves, ceil_div<int64_t>(n, kMinSamplesPerBlock));
+  return max_of<int64_t>(blocks, ceil_div<int64_t>(n, kMaxSamplesPerBlock));
+}
+
 // Launches a counting kernel on a grid of one wave of resident blocks (fewer for small inputs).
 template <class Mapper>
 Status launch_counting(void (*kernel)(CountArgs<Mapper>), const CountArgs<Mapper>& args, size_t smem,
                        const HistogramLaunch& l) {
-  const int resident = resident_blocks_per_sm(kernel, kHistogramThreads, smem);
-  int64_t blocks = min_of<int64_t>(int64_t(l.sm_count) * resident * kCountWaves,
-                                   ceil_div<int64_t>(l.layout.n, kMinSamplesPerBlock));
-  blocks = max_of<int64_t>(blocks, ceil_div<int64_t>(l.layout.n, kMaxSamplesPerBlock));
+  const int64_t blocks = counting_grid_blocks(l.sm_count, resident_blocks_per_sm(kernel, kHistogramThreads, smem),
+                                              l.layout.n);
   CountArgs<Mapper> a = args;
   void* params[] = {&a};
   GPUPRIMS_CUDA_CHECK(l.op, cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks)),
@@ -69,6 +76,12 @@ Status run_counting(const HistogramLaunch& l) {
         const bool full_cover = mapper.window_lo == 0 && mapper.window_span == 255;
         return launch_counting(full_cover ? count_byte_window_kernel<true> : count_byte_window_kernel<false>, args,
                                smem, l);
+      }
+    }
+    if constexpr (kCounting == Counting::kPrivatized && std::is_same<Mapper, EdgeMapper<float>>::value) {
+      if (kLaunchFloat32Kernel && mapper.params.fast && copies > 0 && l.layout.contiguous) {
+        return launch_counting(count_float32_kernel<LaunchedFloat32Config>, args,
+                               LaunchedFloat32Config::shared_bytes(l.bins, copies), l);
       }
     }
     return launch_counting(count_kernel<kCounting, Mapper>, args, smem, l);

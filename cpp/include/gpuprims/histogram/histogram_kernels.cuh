@@ -1,6 +1,8 @@
 #pragma once
 // The counting kernels of every variant: one template, the variant chosen by `Counting`.
-// (8-bit inputs whose bins are a window of byte values take byte_window_kernel.cuh instead.)
+// (shared_privatized sends 8-bit inputs whose bins are a window of byte values to
+// byte_window_kernel.cuh, and contiguous float32 inputs with the float32 shortcut on to
+// float32_kernel.cuh.)
 //
 // Work split: a fixed grid (whole waves of resident blocks). Contiguous samples are read with
 // 16-byte loads (16 uint8 or 4 float32 samples per load, kUnroll loads in flight per thread), each
@@ -45,7 +47,7 @@ enum class Counting { kGlobal, kPrivatized, kWarpAggregated };
 // 16-byte loads in flight per thread: two. Measured on the H200 (float32, 256 bins, 2^28 samples,
 // shared_privatized): four loads (70 registers, three blocks per SM) took 0.4688 ms (device run 13),
 // two took 0.4409 ms (run 7): the lost block per SM cost more than the extra loads in flight won.
-// (The 8-bit inputs take the byte-window kernel, which sizes its own loads.)
+// (The byte-window and float32 kernels size their own loads.)
 template <Counting kCounting>
 constexpr int kHistogramUnroll = 2;
 
@@ -61,8 +63,11 @@ struct CountArgs {
   unsigned long long* dropped;  // bincount: samples outside [0, bins) are counted here; may be null
 };
 
-// for_each_sample (below) over the contiguous samples x[0 .. n).
-template <int kUnroll, class T, class Visit>
+// for_each_sample (below) over the contiguous samples x[0 .. n). kPrefetch: the loads of the next
+// step are issued before the current step is visited (software pipelining: 2 x kUnroll registers
+// of samples), so that a long visit, or a branch in it, does not leave the thread with no load in
+// flight; without it, ptxas may also sink the step's later loads below the first vector's work.
+template <int kUnroll, bool kPrefetch = false, class T, class Visit>
 __device__ __forceinline__ void for_each_contiguous_sample(const T* x, int64_t n, Visit& visit) {
   const int tid = threadIdx.x;
   constexpr int kLanes = Vec16<T>::kLanes;
@@ -76,12 +81,34 @@ __device__ __forceinline__ void for_each_contiguous_sample(const T* x, int64_t n
   const T* body = x + head;
   constexpr int64_t kStep = int64_t(kHistogramThreads) * kUnroll;
   int64_t base = begin;
-  for (; base + kStep <= end; base += kStep) {  // every load of the step is in the chunk
-    Vec16<T> v[kUnroll];
+  if constexpr (kPrefetch) {
+    if (base + kStep <= end) {  // block-uniform, as every condition below
+      Vec16<T> v[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = load_vec16<T>(body + (base + u * kHistogramThreads + tid) * kLanes);
+      for (int u = 0; u < kUnroll; ++u) v[u] = load_vec16<T>(body + (base + u * kHistogramThreads + tid) * kLanes);
+      for (; base + 2 * kStep <= end; base += kStep) {  // the next step is in the chunk too
+        Vec16<T> next[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) visit.vector(v[u], true);
+        for (int u = 0; u < kUnroll; ++u) {
+          next[u] = load_vec16<T>(body + (base + kStep + u * kHistogramThreads + tid) * kLanes);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) visit.vector(v[u], true);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = next[u];
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) visit.vector(v[u], true);
+      base += kStep;
+    }
+  } else {
+    for (; base + kStep <= end; base += kStep) {  // every load of the step is in the chunk
+      Vec16<T> v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = load_vec16<T>(body + (base + u * kHistogramThreads + tid) * kLanes);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) visit.vector(v[u], true);
+    }
   }
   if (base < end) {  // the chunk's last, partial step (a block-uniform condition)
     Vec16<T> v[kUnroll];

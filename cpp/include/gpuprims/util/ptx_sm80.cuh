@@ -28,6 +28,13 @@ __device__ __forceinline__ uint32_t shared_address(const void* ptr) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
 }
 
+// Adds v to the 32-bit shared-memory counter at `address` (RED.shared: an atomic without a result).
+// Unconditional on purpose: for `if (c) atomicAdd(...)` nvcc emits a branch region (BSSY, BRA,
+// BSYNC) around the atomic; adding c (0 or 1) to a valid counter costs no control flow.
+__device__ __forceinline__ void red_shared_add(uint32_t address, uint32_t v) {
+  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+}
+
 // 16-byte asynchronous copy global -> shared, bypassing L1 (cp.async.cg); both addresses 16-byte
 // aligned. Completion is tracked per thread by commit / wait groups.
 __device__ __forceinline__ void cp_async_16(uint32_t dst_shared, const void* src_global) {
