@@ -121,7 +121,7 @@ row_backward_lean_kernel(NormBackwardParams p) {
   constexpr int kColumnVecs = Cfg::kSharedColumns ? 1 : kVecs;
   Acc dw[kColumnVecs][kLanes] = {};
   Acc db[kColumnVecs][kLanes] = {};
-  extern __shared__ unsigned char column_smem[];
+  extern __shared__ __align__(16) unsigned char column_smem[];  // 16: ColumnSlot accesses
   Acc* shared_dw = nullptr;
   Acc* shared_db = nullptr;
   if constexpr (Cfg::kSharedColumns && kKind == RowKind::kNorm) {
