@@ -17,20 +17,31 @@ namespace {
 // false through row_backward_kernel, as before. The element-wise path always runs the latter.
 constexpr bool kLeanBackward = true;
 
-// The lean configuration of a tile (no register bounds: every bound tried in
-// bench/tune/norms_backward_tune.cu below the unbounded count spilled).
-//   Softmax kind: prefetch the next row, its loads in flight through the current row's barriers
-//     (58-78 registers on sm_90a, no spills).
-//   Norm kind: dweight / dbias column sums in shared memory (63-80 registers instead of 62-101).
-//     Prefetch only where it costs no resident blocks: the 512-thread fp16 / bf16 tile is one block
-//     per SM with or without it (about 80 registers without, 116 with, of the 128 it may take);
-//     elsewhere it would halve the resident blocks (fp32 512 threads: 64 -> 85 registers, two
-//     blocks -> one) or spill (fp32 1024 threads, bound to 64).
+// The lean configuration of a tile, from the H200 run of bench/tune/norms_backward_tune.cu (run 9,
+// % of copy at 16384 x 8192 / 65536 x 4096; docs/norms.md, "Backward performance"):
+//   4-byte types prefetch the next row, except the 1024-thread norm tile (64-register bound:
+//     prefetch spills there, 57.7 % against 86.3 % for layer_norm at 8192); column sums in
+//     registers (shared memory measured 1-2 points lower).
+//   2-byte types do not prefetch (bf16 softmax at 8192: 55.9 % with, 89.2 % without: the extra
+//     registers halve the resident blocks); the norm kind keeps its column sums in shared memory
+//     and holds twice the values in half the threads (kHalveThreads: 59.8 / 66.4 % layer_norm,
+//     77.7 / 83.8 % rms_norm, against 44.6 / 52.0 and 49.8 / 57.0 before).
+//   float64 (not measured): the softmax kind prefetches; the norm kind keeps its column sums in
+//     shared memory without prefetch (in registers its 1024-thread tile spills 80 bytes).
+template <class T, RowKind kKind, int kThreads>
+constexpr bool kLeanPrefetch =
+    kKind == RowKind::kSoftmax ? sizeof(T) != 2 : sizeof(T) == 4 && kThreads != 1024;
+template <class T, RowKind kKind>
+constexpr bool kLeanSharedColumns = kKind == RowKind::kNorm && sizeof(T) != 4;
+// Block tiles (not warps) of the 2-byte norm kind run half the threads with twice the values each.
+template <class T, RowKind kKind, int kRowsPerBlock>
+constexpr bool kHalveThreads = sizeof(T) == 2 && kKind == RowKind::kNorm && kRowsPerBlock == 1;
+
 template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs>
-using LeanConfig =
-    BackwardLeanConfig<kThreadsPerRow, kRowsPerBlock, kVecs, 1,
-                       kKind == RowKind::kSoftmax || (sizeof(T) == 2 && kThreadsPerRow * kRowsPerBlock == 512),
-                       kKind == RowKind::kNorm>;
+using LeanConfig = BackwardLeanConfig<
+    kHalveThreads<T, kKind, kRowsPerBlock> ? kThreadsPerRow / 2 : kThreadsPerRow, kRowsPerBlock,
+    kHalveThreads<T, kKind, kRowsPerBlock> ? 2 * kVecs : kVecs, 1,
+    kLeanPrefetch<T, kKind, kThreadsPerRow * kRowsPerBlock>, kLeanSharedColumns<T, kKind>>;
 
 // The grid is one wave of resident blocks (rows in a grid-stride loop), so the number of partial
 // rows, and with it the column-sum work, is bounded by the device, not by the number of rows.
@@ -83,7 +94,7 @@ Status launch_tile(const NormBackwardLaunch& l) {
     }
     if (smem <= size_t(smem_max)) {
       return launch_backward<T, kKind>(l, reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>),
-                                       kThreads, kRowsPerBlock, smem);
+                                       Cfg::kThreads, kRowsPerBlock, smem);
     }
   }
   return launch_backward<T, kKind>(
