@@ -91,6 +91,64 @@ def test_weight_strided_misaligned_and_absent(rng, op):
                     torch.testing.assert_close(g.cpu(), r, rtol=1e-5, atol=1e-4)
 
 
+# Vector-path row lengths that leave the last 16-byte slots of a tile empty (the lean kernel tests
+# bounds once per slot): just past a warp's or block's half, one vector short of a full tile, one
+# vector into the next tile. Multiples of 8 so every dtype stays on the vector path.
+PARTIAL_TILE_LENS = (8, 136, 264, 504, 520, 1032, 2056, 4088, 4104, 6152, 8184)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_lean_vector_path_partial_tiles(rng, op, dtype):
+    """row_backward_lean_kernel (the vector path): partial tiles, with and without a weight (the
+    shared-memory column sums with one or both partial rows), against float64."""
+    need()
+    for n in PARTIAL_TILE_LENS:
+        rows = 5 if n > 2048 else 41
+        check_backward(TORCH_CUDA, op, data(rng, (rows, n), dtype), dtype, rng)
+        if op not in SOFTMAX_OPS:
+            check_backward(TORCH_CUDA, op, data(rng, (rows, n), dtype), dtype, rng, weight=False)
+
+
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_lean_many_rows_prefetch_and_column_sums(rng, op):
+    """Many rows per group (the prefetch of the next row and the column sums over many rows in
+    shared memory), fewer rows than groups (a prefetch with no next row, groups without rows
+    writing zero partial rows), in every dtype."""
+    need()
+    for dtype in FLOATS:
+        for shape in ((9001, 520), (2051, 4096), (603, 8192), (3, 8192), (1, 264)):
+            check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_nan_and_inf_inputs_every_dtype(rng, op, dtype):
+    """A NaN or inf in a row's dy or saved values makes that row's dx NaN (its row sums are NaN:
+    softmax Σ dy·y, log_softmax Σ dy, the norms Σ g·x̂) and leaves the other rows finite; the norms'
+    column sums are NaN exactly in the affected columns. Every tile width (vector path)."""
+    need()
+    tdt = getattr(torch, dtype)
+    for n in (256, 4096, 8192):
+        x = torch.randn(6, n, device="cuda", dtype=torch.float32).to(tdt)
+        w = (torch.rand(n, device="cuda") + 0.5).to(tdt)
+        saved, mean, rstd = forward_for_backward(op, x, None if op in SOFTMAX_OPS else w)
+        dy = torch.randn(6, n, device="cuda", dtype=torch.float32).to(tdt)
+        dy[0, n - 1] = float("nan")
+        dy[1, 3] = float("inf")
+        dy[2, n // 2] = float("-inf")
+        saved = saved.clone()
+        saved[3, 5] = float("nan")
+        dx, dw, db = run_backward(op, dy, saved, None if op in SOFTMAX_OPS else w, mean, rstd)
+        assert torch.isnan(dx[0]).all() and torch.isnan(dx[1]).any() and torch.isnan(dx[2]).any(), (n, dtype)
+        assert not torch.isfinite(dx[3]).all(), (n, dtype)
+        assert torch.isfinite(dx[4:]).all(), (n, dtype)
+        if dw is not None:
+            bad = torch.zeros(n, dtype=torch.bool, device="cuda")
+            bad[[n - 1, 3, n // 2, 5]] = True
+            assert not torch.isfinite(dw[bad]).any() and torch.isfinite(dw[~bad]).all(), (n, dtype)
+
+
 @pytest.mark.parametrize("op", SOFTMAX_OPS)
 def test_nan_and_inf_rows(rng, op):
     need()

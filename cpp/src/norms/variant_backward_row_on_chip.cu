@@ -1,7 +1,9 @@
 // Backward row_on_chip: dy and the saved row held in registers, dx in one pass, dweight / dbias as
-// per-group partial sums reduced by backward_column_sums.
+// per-group partial sums reduced by backward_column_sums. The vector path runs the lean kernel
+// (row_backward_lean.cuh) when kLeanBackward is set.
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/norms/row_backward.cuh"
+#include "gpuprims/norms/row_backward_lean.cuh"
 #include "gpuprims/util/math.cuh"
 #include "backward_launch.hpp"
 #include "launch.hpp"
@@ -10,20 +12,53 @@ namespace gpuprims {
 namespace norms {
 namespace {
 
+// The one-line flip (docs/norms.md, "Backward performance"): true runs the vector path through
+// row_backward_lean_kernel (row_backward_lean.cuh) with the configuration of lean_config below;
+// false through row_backward_kernel, as before. The element-wise path always runs the latter.
+constexpr bool kLeanBackward = true;
+
+// The lean configuration of a tile, from the H200 run of bench/tune/norms_backward_tune.cu (run 9,
+// % of copy at 16384 x 8192 / 65536 x 4096; docs/norms.md, "Backward performance"):
+//   4-byte types prefetch the next row, except the 1024-thread norm tile (64-register bound:
+//     prefetch spills there, 57.7 % against 86.3 % for layer_norm at 8192); column sums in
+//     registers (shared memory measured 1-2 points lower).
+//   2-byte types do not prefetch (bf16 softmax at 8192: 55.9 % with, 89.2 % without: the extra
+//     registers halve the resident blocks); the norm kind keeps its column sums in shared memory
+//     and holds twice the values in half the threads (kHalveThreads: 59.8 / 66.4 % layer_norm,
+//     77.7 / 83.8 % rms_norm, against 44.6 / 52.0 and 49.8 / 57.0 before).
+//   float64 (not measured): the softmax kind prefetches; the norm kind keeps its column sums in
+//     shared memory without prefetch (in registers its 1024-thread tile spills 80 bytes).
+template <class T, RowKind kKind, int kThreads>
+constexpr bool kLeanPrefetch =
+    kKind == RowKind::kSoftmax ? sizeof(T) != 2 : sizeof(T) == 4 && kThreads != 1024;
+template <class T, RowKind kKind>
+constexpr bool kLeanSharedColumns = kKind == RowKind::kNorm && sizeof(T) != 4;
+// Block tiles (not warps) of the 2-byte norm kind run half the threads with twice the values each.
+template <class T, RowKind kKind, int kRowsPerBlock>
+constexpr bool kHalveThreads = sizeof(T) == 2 && kKind == RowKind::kNorm && kRowsPerBlock == 1;
+
+template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs>
+using LeanConfig = BackwardLeanConfig<
+    kHalveThreads<T, kKind, kRowsPerBlock> ? kThreadsPerRow / 2 : kThreadsPerRow, kRowsPerBlock,
+    kHalveThreads<T, kKind, kRowsPerBlock> ? 2 * kVecs : kVecs, 1,
+    kLeanPrefetch<T, kKind, kThreadsPerRow * kRowsPerBlock>, kLeanSharedColumns<T, kKind>>;
+
 // The grid is one wave of resident blocks (rows in a grid-stride loop), so the number of partial
 // rows, and with it the column-sum work, is bounded by the device, not by the number of rows.
-template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector>
-Status launch_backward(const NormBackwardLaunch& l) {
+// smem: the kernel's dynamic shared memory.
+template <class T, RowKind kKind>
+Status launch_backward(const NormBackwardLaunch& l, const void* kernel, int threads, int rows_per_block,
+                       size_t smem) {
   using Acc = acc_t<T>;
-  constexpr int kThreads = kThreadsPerRow * kRowsPerBlock;
-  const void* kernel =
-      reinterpret_cast<const void*>(&row_backward_kernel<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs, kVector>);
   const char* op = norm_op_name(l.op);
+  if (smem > 0) {
+    GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  }
   int per_sm = 0;
-  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
   const int64_t wave = int64_t(max_of(per_sm, 1)) * l.sm_count;
-  const int64_t blocks = min_of<int64_t>(wave, ceil_div<int64_t>(l.params.dy_layout.num_rows, kRowsPerBlock));
-  const int64_t groups = blocks * kRowsPerBlock;
+  const int64_t blocks = min_of<int64_t>(wave, ceil_div<int64_t>(l.params.dy_layout.num_rows, rows_per_block));
+  const int64_t groups = blocks * rows_per_block;
   const int64_t n = l.params.dy_layout.row_len;
   NormBackwardParams params = l.params;
   StreamScratch scratch;
@@ -35,11 +70,36 @@ Status launch_backward(const NormBackwardLaunch& l) {
     if (l.dbias != nullptr) params.dbias_partial = next;
   }
   void* args[] = {&params};
-  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), args, 0,
+  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(threads), args, smem,
                                            l.stream));
   GPUPRIMS_TRY(check_launch(op, l.stream));
   if (kKind == RowKind::kSoftmax) return Status::ok();
   return backward_column_sums(l, params.dweight_partial, params.dbias_partial, groups);
+}
+
+// One tile: the lean kernel on the vector path when flipped on and its shared memory fits the
+// device (column sums of an 8192-element fp32 row: 64 KiB a block; devices with less opt-in
+// shared memory per block keep row_backward_kernel), else row_backward_kernel.
+template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector>
+Status launch_tile(const NormBackwardLaunch& l) {
+  constexpr int kThreads = kThreadsPerRow * kRowsPerBlock;
+  if constexpr (kLeanBackward && kVector) {
+    using Cfg = LeanConfig<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs>;
+    const size_t smem = backward_lean_shared_bytes<acc_t<T>, Cfg>(kKind, l.params.dy_layout.row_len,
+                                                                  l.dweight != nullptr, l.dbias != nullptr);
+    int smem_max = 0;
+    if (smem > 0) {
+      GPUPRIMS_CUDA_CHECK(norm_op_name(l.op),
+                          cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, l.device));
+    }
+    if (smem <= size_t(smem_max)) {
+      return launch_backward<T, kKind>(l, reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>),
+                                       Cfg::kThreads, kRowsPerBlock, smem);
+    }
+  }
+  return launch_backward<T, kKind>(
+      l, reinterpret_cast<const void*>(&row_backward_kernel<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs, kVector>),
+      kThreads, kRowsPerBlock, 0);
 }
 
 // The three tiles for kValues values per thread: a warp per row (4 rows per block), then blocks
@@ -49,9 +109,9 @@ Status run_tiles(const NormBackwardLaunch& l) {
   constexpr int kVecs = kValues / Vec16<T>::kLanes;
   static_assert(kVecs >= 1 && kVecs * Vec16<T>::kLanes == kValues, "whole 16-byte vectors per thread");
   const int64_t n = l.params.dy_layout.row_len;
-  if (n <= 32 * kValues) return launch_backward<T, kKind, 32, 4, kVecs, kVector>(l);
-  if (n <= kMidThreads * kValues) return launch_backward<T, kKind, kMidThreads, 1, kVecs, kVector>(l);
-  if (n <= kBigThreads * kValues) return launch_backward<T, kKind, kBigThreads, 1, kVecs, kVector>(l);
+  if (n <= 32 * kValues) return launch_tile<T, kKind, 32, 4, kVecs, kVector>(l);
+  if (n <= kMidThreads * kValues) return launch_tile<T, kKind, kMidThreads, 1, kVecs, kVector>(l);
+  if (n <= kBigThreads * kValues) return launch_tile<T, kKind, kBigThreads, 1, kVecs, kVector>(l);
   return norms_backward_two_pass(l);
 }
 

@@ -1,0 +1,446 @@
+// A/B of the backward row_on_chip kernels (docs/norms.md, "Backward performance"): the kernel the
+// library ran before (row_backward_kernel with its tiles from variant_backward_row_on_chip.cu,
+// "current") against row_backward_lean_kernel (row_backward_lean.cuh: dy and the saved row held
+// packed, lean per-element work) alone, with prefetching of the next row, with the dweight / dbias
+// column sums in shared memory, with register bounds, and with twice the values per thread, for softmax_backward / log_softmax_backward (softmax kind) and layer_norm_backward /
+// rms_norm_backward (norm kind), float32 and bfloat16, 16384 x 8192 and 65536 x 4096 (512 MiB and
+// 1 GiB of fp32 per array), next to a 16-byte copy kernel and cudaMemcpy of one array (the ceiling).
+// Bytes moved: dy and the saved row (y or x) read, dx written: three arrays, against the copy's
+// two, so "%copy" = (3 * array bytes / kernel time) / (2 * array bytes / best copy time); the
+// norm kind's time includes the column-sum kernels that turn the partial rows into dweight (and
+// dbias for layer_norm), as the library runs them.
+// Every candidate's dx (and dweight / dbias) is compared with the current kernel's (max |diff| /
+// max |ref|: PASS when within 1e-5 for float32, 2^-7 for bfloat16, about one bf16 rounding step of
+// the largest value, and no NaN on either side); the current kernel's dx is checked against a
+// float64 host reference on three rows.
+// Each row: median of 25 timed launches (CUDA events) after 3 warm-ups; the whole sweep runs
+// twice, so differences smaller than the spread between the passes are noise. A crash names the
+// case it happened in (g_running).
+// Build and run on the GPU machine (about 1-2 minutes of nvcc, well under 90 s of run time):
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_backward_tune.cu -o /tmp/norms_bwd_tune && /tmp/norms_bwd_tune
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "gpuprims/norms/row_backward.cuh"
+#include "gpuprims/norms/row_backward_lean.cuh"
+#include "gpuprims/util/occupancy.cuh"
+
+using namespace gpuprims;
+using namespace gpuprims::norms;
+
+// What is running, named by a failing CHECK: an asynchronous error (an out-of-bounds access) is
+// reported by a later call, so every case synchronizes and checks before the next one starts.
+static const char* g_running = "setup";
+
+#define CHECK(x)                                                                                   \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
+      printf("%s:%d %s: %s (while running: %s)\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_), \
+             g_running);                                                                           \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+template <class F>
+float median_ms(F f, int reps = 25) {
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    CHECK(cudaEventRecord(a));
+    f();
+    CHECK(cudaEventRecord(b));
+    CHECK(cudaEventSynchronize(b));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  CHECK(cudaGetLastError());
+  CHECK(cudaEventDestroy(a));
+  CHECK(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// ------------------------------------------------------------------------------------------------
+// Data, copy ceiling, comparison.
+
+__device__ __host__ inline uint32_t hash32(uint64_t i, uint32_t seed) {
+  uint32_t h = uint32_t(i) * 0x9E3779B1u ^ uint32_t(i >> 32) * 0x85EBCA77u ^ seed * 0xC2B2AE3Du;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  h *= 0x297A2D39u;
+  return h ^ (h >> 15);
+}
+
+// Uniform in [lo, hi).
+template <class T>
+__global__ void fill_random(T* p, int64_t n, uint32_t seed, float lo, float hi) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    p[i] = cast_value<T>(lo + (hi - lo) * ((hash32(i, seed) >> 8) * (1.0f / 16777216.0f)));
+  }
+}
+
+__global__ void copy_kernel(const uint4* __restrict__ in, uint4* __restrict__ out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    out[i] = in[i];
+  }
+}
+
+// stats[0] = max |a - b|, stats[1] = max |b| (as floats' bit patterns: non-negative floats order
+// like their bits), stats[2] / stats[3] = NaN count in a / b.
+template <class T>
+__global__ void compare_kernel(const T* a, const T* b, int64_t n, unsigned* stats) {
+  unsigned diff = 0, mag = 0, a_nans = 0, b_nans = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float x = cast_value<float>(a[i]), y = cast_value<float>(b[i]);
+    a_nans += x != x;
+    b_nans += y != y;
+    if (x == x && y == y) diff = max(diff, __float_as_uint(fabsf(x - y)));
+    if (y == y) mag = max(mag, __float_as_uint(fabsf(y)));
+  }
+  atomicMax(&stats[0], diff);
+  atomicMax(&stats[1], mag);
+  atomicAdd(&stats[2], a_nans);
+  atomicAdd(&stats[3], b_nans);
+}
+
+template <class T>
+const char* dtype_label() {
+  return sizeof(T) == 2 ? "bfloat16" : "float32";
+}
+
+// ------------------------------------------------------------------------------------------------
+// One problem: rows x len of T, the op, its buffers. The "_ref" outputs are the current kernel's.
+
+struct Problem {
+  const char* op;
+  RowKind kind;
+  bool log;     // log_softmax
+  bool center;  // layer_norm (false: rms_norm)
+  int64_t rows, len;
+  void* saved;  // y (softmax kind) or x (norm kind)
+  void* dy;
+  void* dx_ref;
+  void* dx;
+  void* weight;
+  float* mean;  // per row, float (acc_t of both dtypes here)
+  float* rstd;
+  void* partial;  // dweight then dbias partial rows
+  size_t partial_bytes;
+  void* dweight_ref;
+  void* dweight;
+  void* dbias_ref;
+  void* dbias;
+  unsigned* stats;
+  float copy_ms;
+  int sms;
+};
+
+NormBackwardParams params_for(const Problem& pr, void* dx) {
+  NormBackwardParams p;
+  p.dy = pr.dy;
+  p.saved = pr.saved;
+  p.dx = dx;
+  p.weight = pr.kind == RowKind::kNorm ? pr.weight : nullptr;
+  p.mean = pr.kind == RowKind::kNorm && pr.center ? pr.mean : nullptr;
+  p.rstd = pr.rstd;
+  for (RowLayout* l : {&p.dy_layout, &p.saved_layout}) {
+    l->num_rows = pr.rows;
+    l->row_len = pr.len;
+    l->outer_ndim = 1;
+    l->outer_sizes[0] = pr.rows;
+    l->x_outer_strides[0] = pr.len;
+    l->y_outer_strides[0] = pr.len;
+  }
+  p.log = pr.log;
+  p.center = pr.center;
+  p.vec_ok = true;
+  return p;
+}
+
+// float64 reference of dx on one row (from the inputs as stored); returns max |ref - got| / max |ref|.
+template <class T>
+double host_check_row(const Problem& pr, int64_t row) {
+  const int64_t n = pr.len;
+  std::vector<T> s(n), dy(n), dx(n), w(n);
+  CHECK(cudaMemcpy(s.data(), static_cast<const T*>(pr.saved) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(dy.data(), static_cast<const T*>(pr.dy) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(dx.data(), static_cast<const T*>(pr.dx_ref) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(w.data(), pr.weight, n * sizeof(T), cudaMemcpyDeviceToHost));
+  float mean = 0, rstd = 0;
+  if (pr.center) CHECK(cudaMemcpy(&mean, pr.mean + row, 4, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(&rstd, pr.rstd + row, 4, cudaMemcpyDeviceToHost));
+  const auto f = [](T v) { return double(cast_value<float>(v)); };
+  std::vector<double> ref(n);
+  if (pr.kind == RowKind::kSoftmax) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += pr.log ? f(dy[i]) : f(dy[i]) * f(s[i]);
+    for (int64_t i = 0; i < n; ++i) ref[i] = pr.log ? f(dy[i]) - std::exp(f(s[i])) * sum : f(s[i]) * (f(dy[i]) - sum);
+  } else {
+    double mg = 0, mgx = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double xhat = (f(s[i]) - mean) * rstd, g = f(dy[i]) * f(w[i]);
+      mg += g;
+      mgx += g * xhat;
+    }
+    mg = pr.center ? mg / n : 0;
+    mgx /= n;
+    for (int64_t i = 0; i < n; ++i) {
+      const double xhat = (f(s[i]) - mean) * rstd;
+      ref[i] = rstd * ((f(dy[i]) * f(w[i]) - mg) - xhat * mgx);
+    }
+  }
+  double diff = 0, mag = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    diff = std::max(diff, std::fabs(ref[i] - f(dx[i])));
+    mag = std::max(mag, std::fabs(ref[i]));
+  }
+  return diff / mag;
+}
+
+// max |a - b| / max |b| and the NaN counts of a and b over n elements, as "rel nan=a/b"; false
+// when over tol or any NaN.
+template <class T>
+bool compare(const Problem& pr, const void* a, const void* b, int64_t n, char* out, size_t out_size) {
+  CHECK(cudaMemset(pr.stats, 0, 4 * sizeof(unsigned)));
+  compare_kernel<T><<<pr.sms * 8, 256>>>(static_cast<const T*>(a), static_cast<const T*>(b), n, pr.stats);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  unsigned s[4];
+  CHECK(cudaMemcpy(s, pr.stats, sizeof s, cudaMemcpyDeviceToHost));
+  float diff, mag;
+  memcpy(&diff, &s[0], 4);
+  memcpy(&mag, &s[1], 4);
+  const double rel = mag > 0 ? diff / mag : diff;
+  const double tol = sizeof(T) == 2 ? 1.0 / 128 : 1e-5;
+  snprintf(out, out_size, "%.2e nan=%u/%u", rel, s[2], s[3]);
+  return rel <= tol && s[2] == 0 && s[3] == 0;
+}
+
+// The current kernel (kCurrent: row_backward_kernel<T, kKind, TPR, RPB, Vecs, true>) or a lean
+// configuration (row_backward_lean_kernel<T, kKind, Cfg>), timed with its column sums.
+template <class T, RowKind kKind, class Cfg, bool kCurrent>
+void run_config(const Problem& pr, const char* label) {
+  using Acc = acc_t<T>;
+  const void* kernel =
+      kCurrent ? reinterpret_cast<const void*>(
+                     &row_backward_kernel<T, kKind, Cfg::kThreadsPerRow, Cfg::kRowsPerBlock, Cfg::kVecs, true>)
+               : reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>);
+  cudaFuncAttributes attr;
+  CHECK(cudaFuncGetAttributes(&attr, kernel));
+  const size_t smem = kCurrent ? 0 : backward_lean_shared_bytes<Acc, Cfg>(kKind, pr.len, true, pr.center);
+  if (smem > 0) CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int resident = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Cfg::kThreads, smem));
+  // One wave of resident blocks, rows in a grid-stride loop: what launch_backward does.
+  const int64_t blocks =
+      std::min<int64_t>(int64_t(std::max(resident, 1)) * pr.sms, (pr.rows + Cfg::kRowsPerBlock - 1) / Cfg::kRowsPerBlock);
+  const int64_t groups = blocks * Cfg::kRowsPerBlock;
+  NormBackwardParams p = params_for(pr, kCurrent ? pr.dx_ref : pr.dx);
+  void* dweight = kCurrent ? pr.dweight_ref : pr.dweight;
+  void* dbias = kCurrent ? pr.dbias_ref : pr.dbias;
+  const bool norm = kKind == RowKind::kNorm;
+  if (norm) {
+    if (size_t(2 * groups * pr.len) * sizeof(Acc) > pr.partial_bytes) {
+      printf("%s: partial buffer too small for %lld groups\n", label, (long long)groups);
+      exit(1);
+    }
+    p.dweight_partial = pr.partial;
+    p.dbias_partial = pr.center ? static_cast<Acc*>(pr.partial) + groups * pr.len : nullptr;
+  }
+  char running[160];
+  snprintf(running, sizeof running, "%s %s %lldx%lld %s", pr.op, dtype_label<T>(), (long long)pr.rows,
+           (long long)pr.len, label);
+  g_running = running;
+  const dim3 col_grid(unsigned((pr.len + 31) / 32)), col_block(32, kColumnSplit);
+  const auto launch = [&] {
+    void* args[] = {&p};
+    CHECK(cudaLaunchKernel(kernel, dim3(unsigned(blocks)), dim3(Cfg::kThreads), args, smem, nullptr));
+    if (norm) {
+      column_sum_kernel<T><<<col_grid, col_block>>>(static_cast<const Acc*>(p.dweight_partial), groups, pr.len,
+                                                    static_cast<T*>(dweight), 1);
+      if (pr.center) {
+        column_sum_kernel<T><<<col_grid, col_block>>>(static_cast<const Acc*>(p.dbias_partial), groups, pr.len,
+                                                      static_cast<T*>(dbias), 1);
+      }
+    }
+  };
+  // NaN everywhere first: an element a kernel misses shows in the comparison.
+  CHECK(cudaMemset(p.dx, 0xff, pr.rows * pr.len * sizeof(T)));
+  CHECK(cudaMemset(dweight, 0xff, pr.len * sizeof(T)));
+  CHECK(cudaMemset(dbias, 0xff, pr.len * sizeof(T)));
+  launch();  // once alone, so a fault is caught here
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  const float ms = median_ms(launch);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  const double bytes = 3.0 * pr.rows * pr.len * sizeof(T);
+  char verdict[160];
+  if (kCurrent) {
+    double worst = 0;
+    for (int64_t r : {int64_t(0), pr.rows / 2, pr.rows - 1}) worst = std::max(worst, host_check_row<T>(pr, r));
+    const double tol = sizeof(T) == 2 ? 1.0 / 128 : 1e-5;
+    snprintf(verdict, sizeof verdict, "dx vs fp64 (3 rows) %.2e %s", worst, worst <= tol ? "PASS" : "FAIL");
+  } else {
+    char d_dx[48], d_dw[48] = "-", d_db[48] = "-";
+    bool pass = compare<T>(pr, pr.dx, pr.dx_ref, pr.rows * pr.len, d_dx, sizeof d_dx);
+    if (norm) pass = compare<T>(pr, pr.dweight, pr.dweight_ref, pr.len, d_dw, sizeof d_dw) && pass;
+    if (norm && pr.center) pass = compare<T>(pr, pr.dbias, pr.dbias_ref, pr.len, d_db, sizeof d_db) && pass;
+    snprintf(verdict, sizeof verdict, "vs current dx %s dw %s db %s %s", d_dx, d_dw, d_db, pass ? "PASS" : "FAIL");
+  }
+  g_running = "between cases";
+  printf("%-20s %-8s %5lldx%-5lld %-26s %3d regs %4d B spill %2d blk/SM %5lld blocks  %.4f ms %6.0f GB/s "
+         "%5.1f %%copy  %s\n",
+         pr.op, dtype_label<T>(), (long long)pr.rows, (long long)pr.len, label, attr.numRegs,
+         int(attr.localSizeBytes), resident, (long long)blocks, ms, bytes / ms / 1e6,
+         100.0 * (bytes / ms) / (2.0 * pr.rows * pr.len * sizeof(T) / pr.copy_ms), verdict);
+}
+
+// The current tile for a row of kLen elements (variant_backward_row_on_chip.cu, vector path):
+// bf16 16 values a thread (256 threads at 4096, 512 at 8192), fp32 8 values (512 / 1024 threads),
+// __launch_bounds__ without a minimum. The candidates, all row_backward_lean_kernel (dy and the
+// saved row held packed, lean per-element work): "lean": the same tile; "+pf": prefetch of the
+// next row; "smem": dweight / dbias column sums in shared memory (norm kind); "r64" / "r85": a
+// register bound of 64 / 85 (min blocks 65536 / (bound * threads)); "x2v": twice the values per
+// thread, half the threads (half the warps at each barrier, twice the bytes a thread).
+template <class T, RowKind kKind, int kLen>
+void run_candidates(const Problem& pr) {
+  constexpr int kLanes = Vec16<T>::kLanes;
+  constexpr int kValues = sizeof(T) == 2 ? 16 : 8;
+  constexpr int kThreads = kLen / kValues, kVecs = kValues / kLanes;
+  constexpr bool kNorm = kKind == RowKind::kNorm;
+  constexpr int kR64 = kThreads < 1024 ? 1024 / kThreads : 1;  // 2 blocks of 512, 4 of 256 threads
+  constexpr int kR85 = 768 / kThreads;                          // 3 blocks of 256 threads
+  using Current = BackwardLeanConfig<kThreads, 1, kVecs, 1, false>;
+  run_config<T, kKind, Current, true>(pr, "current");
+  run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 1, false>, false>(pr, "lean");
+  run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 1, true>, false>(pr, "lean+pf");
+  if constexpr (kR64 > 1) {
+    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, kR64, false, kNorm>, false>(
+        pr, kNorm ? "lean smem r64" : "lean r64");
+    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, kR64, true, kNorm>, false>(
+        pr, kNorm ? "lean+pf smem r64" : "lean+pf r64");
+  }
+  if constexpr (kR85 > 1 && kR85 * kThreads == 768) {
+    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, kR85, true, kNorm>, false>(
+        pr, kNorm ? "lean+pf smem r85" : "lean+pf r85");
+  }
+  if constexpr (kNorm) run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 1, false, true>, false>(pr, "lean smem");
+  if constexpr (kNorm) run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 1, true, true>, false>(pr, "lean+pf smem");
+  // The current fp32 softmax-kind 1024-thread tile takes 32 registers: two blocks per SM.
+  if constexpr (!kNorm && kThreads == 1024) {
+    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 2, false>, false>(pr, "lean r32");
+  }
+  run_config<T, kKind, BackwardLeanConfig<kThreads / 2, 1, 2 * kVecs, 1, false, kNorm>, false>(
+      pr, kNorm ? "lean smem x2v" : "lean x2v");
+  run_config<T, kKind, BackwardLeanConfig<kThreads / 2, 1, 2 * kVecs, 1, true, kNorm>, false>(
+      pr, kNorm ? "lean+pf smem x2v" : "lean+pf x2v");
+}
+
+template <class T>
+void run_dtype(int64_t rows, int64_t len, const Problem& buffers) {
+  const int64_t n = rows * len;
+  const int sms = buffers.sms;
+  char running[96];
+  snprintf(running, sizeof running, "data and copy, %s %lldx%lld", dtype_label<T>(), (long long)rows, (long long)len);
+  g_running = running;
+  const int64_t bytes = n * sizeof(T);
+  fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(buffers.dy), n, 1, -1.0f, 1.0f);
+  fill_random<T><<<sms, 256>>>(static_cast<T*>(buffers.weight), len, 2, 0.5f, 1.5f);
+  fill_random<float><<<sms, 256>>>(buffers.mean, rows, 3, -0.1f, 0.1f);
+  fill_random<float><<<sms, 256>>>(buffers.rstd, rows, 4, 0.5f, 1.5f);
+  CHECK(cudaGetLastError());
+  const float kernel_ms = median_ms([&] {
+    copy_kernel<<<sms * 8, 256>>>(static_cast<const uint4*>(buffers.dy), static_cast<uint4*>(buffers.dx), bytes / 16);
+  });
+  const float memcpy_ms =
+      median_ms([&] { CHECK(cudaMemcpyAsync(buffers.dx, buffers.dy, bytes, cudaMemcpyDeviceToDevice)); });
+  CHECK(cudaDeviceSynchronize());
+  const float copy_ms = std::min(kernel_ms, memcpy_ms);
+  printf("\ncopy %s %lldx%lld: kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms (%.0f GB/s); ceiling %.0f GB/s\n",
+         dtype_label<T>(), (long long)rows, (long long)len, kernel_ms, 2.0 * bytes / kernel_ms / 1e6, memcpy_ms,
+         2.0 * bytes / memcpy_ms / 1e6, 2.0 * bytes / copy_ms / 1e6);
+  Problem base = buffers;
+  base.rows = rows;
+  base.len = len;
+  base.copy_ms = copy_ms;
+  base.log = false;
+  base.center = true;
+  Problem softmax = base, log_softmax = base, layer_norm = base, rms_norm = base;
+  softmax.op = "softmax_backward";
+  softmax.kind = RowKind::kSoftmax;
+  log_softmax.op = "log_softmax_backward";
+  log_softmax.kind = RowKind::kSoftmax;
+  log_softmax.log = true;
+  layer_norm.op = "layer_norm_backward";
+  layer_norm.kind = RowKind::kNorm;
+  rms_norm.op = "rms_norm_backward";
+  rms_norm.kind = RowKind::kNorm;
+  rms_norm.center = false;
+  for (const Problem* pr : {&softmax, &log_softmax, &layer_norm, &rms_norm}) {
+    // The saved row as the forward would leave it: softmax y around 1 / len, log_softmax y around
+    // -log(len), x of the norms in [-4, 4).
+    const float lo = pr->kind == RowKind::kNorm ? -4.0f : pr->log ? -std::log(float(len)) - 3.0f : 0.0f;
+    const float hi = pr->kind == RowKind::kNorm ? 4.0f : pr->log ? -std::log(float(len)) + 1.0f : 2.0f / len;
+    g_running = running;
+    fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(pr->saved), n, 5, lo, hi);
+    CHECK(cudaGetLastError());
+    if (len == 8192) {
+      if (pr->kind == RowKind::kSoftmax) run_candidates<T, RowKind::kSoftmax, 8192>(*pr);
+      else run_candidates<T, RowKind::kNorm, 8192>(*pr);
+    } else {
+      if (pr->kind == RowKind::kSoftmax) run_candidates<T, RowKind::kSoftmax, 4096>(*pr);
+      else run_candidates<T, RowKind::kNorm, 4096>(*pr);
+    }
+  }
+}
+
+int main() {
+  int sms;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  printf("%s, %d SMs, L2 %d MiB\n", prop.name, sms, prop.l2CacheSize >> 20);
+  const int64_t max_bytes = (int64_t(1) << 28) * 4;  // 65536 x 4096 float32 (twice 16384 x 8192)
+  Problem b{};
+  b.sms = sms;
+  // Partial rows: at most 32 resident groups per SM (warp tiles are not swept here; 2 blocks of
+  // 1024 threads or 8 of 128 at most) of 8192 floats, twice (dweight, dbias).
+  b.partial_bytes = size_t(2) * 32 * sms * 8192 * sizeof(float);
+  CHECK(cudaMalloc(&b.saved, max_bytes));
+  CHECK(cudaMalloc(&b.dy, max_bytes));
+  CHECK(cudaMalloc(&b.dx_ref, max_bytes));
+  CHECK(cudaMalloc(&b.dx, max_bytes));
+  CHECK(cudaMalloc(&b.weight, 8192 * 4));
+  CHECK(cudaMalloc(&b.mean, 65536 * 4));
+  CHECK(cudaMalloc(&b.rstd, 65536 * 4));
+  CHECK(cudaMalloc(&b.partial, b.partial_bytes));
+  CHECK(cudaMalloc(&b.dweight_ref, 8192 * 4));
+  CHECK(cudaMalloc(&b.dweight, 8192 * 4));
+  CHECK(cudaMalloc(&b.dbias_ref, 8192 * 4));
+  CHECK(cudaMalloc(&b.dbias, 8192 * 4));
+  CHECK(cudaMalloc(&b.stats, 16));
+  for (int pass = 1; pass <= 2; ++pass) {
+    printf("\n=== pass %d ===\n", pass);
+    run_dtype<float>(16384, 8192, b);
+    run_dtype<float>(65536, 4096, b);
+    run_dtype<bfloat16_t>(16384, 8192, b);
+    run_dtype<bfloat16_t>(65536, 4096, b);
+  }
+  for (void* ptr : {b.saved, b.dy, b.dx_ref, b.dx, b.weight, static_cast<void*>(b.mean), static_cast<void*>(b.rstd),
+                    b.partial, b.dweight_ref, b.dweight, b.dbias_ref, b.dbias, static_cast<void*>(b.stats)}) {
+    CHECK(cudaFree(ptr));
+  }
+  return 0;
+}
