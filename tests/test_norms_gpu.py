@@ -303,6 +303,32 @@ def test_lean_tiles_many_rows_and_special_values(rng, op, dtype):
                                    err_msg=f"n={n}")
 
 
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16"))
+@pytest.mark.parametrize("op", NORM_OPS)
+def test_packed_half_norm_tiles(rng, op, dtype):
+    """The fp16 / bf16 norm kind's tuned 4096- / 8192-element tiles keep the row packed
+    (PackedRowTile, docs/norms.md performance step 3): every pass converts per slot and skips the
+    slots past the row's end, which are never loaded. Lengths that fill one slot of one thread
+    (520 = 65 vectors in the 128-thread tile, 4104 in the 256-thread one), the last vector of a
+    full slot (4096, 8192), one vector short (8184), more rows than one wave of resident blocks, and
+    every affine combination (weight and bias, none, weight only, bias only), out= poisoned."""
+    need(TORCH_CUDA)
+    for n, rows in ((520, 1201), (2056, 1201), (4096, 1201), (4104, 601), (6144, 601), (8184, 601), (8192, 601)):
+        a = data(rng, (rows, n), dtype)
+        for affine in (True, False):
+            check(TORCH_CUDA, op, a, dtype, rng=rng, affine=affine, algorithm="row_on_chip")
+        check_torch(op, a, dtype, rng, algorithm="row_on_chip")
+        if op == "layer_norm":
+            x = TORCH_CUDA.make(a, dtype)
+            w = round_to(rng.uniform(0.5, 1.5, n), dtype)
+            b = round_to(rng.standard_normal(n), dtype)
+            for weight, bias in ((w, None), (None, b)):
+                got = run_op(op, x, None if weight is None else TORCH_CUDA.make(weight, dtype),
+                             None if bias is None else TORCH_CUDA.make(bias, dtype), algorithm="row_on_chip")
+                ref = reference(op, a, -1, weight, bias)[0]
+                assert_close(got, ref, tolerance(op, dtype, a, ref, -1, weight, bias), f"n={n}")
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_bitwise_reproducible(rng, op):
     need(TORCH_CUDA)

@@ -13,6 +13,11 @@
 // The library's tuned tiles (BlockTile in cpp/src/norms/row_on_chip_launch.cuh) are the rows
 // "lean x32" (the classic tile and register bound with kLean); "classic x32" is what the library
 // ran in runs 7-15. A crash names the case it happened in (g_running).
+// Step 3 adds, for the bfloat16 norm kind only, "lean x32 r64" and the "packed" rows
+// (PackedRowTile: the row kept as bf16 vectors, 16 registers instead of 32; see run_candidates).
+// ptxas (CUDA 13.0, sm_90a): lean x32 80 registers (three 256-thread blocks per SM), lean x32 r64
+// 64 with 16 bytes of spill, packed x32 64 with none under the classic bound, packed x32 r48 48
+// with 112 bytes of spill.
 // Build and run on the GPU machine (about 1 minute of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_forward_tune.cu -o /tmp/norms_tune && /tmp/norms_tune
 #include <algorithm>
@@ -269,6 +274,17 @@ void run_candidates(const Problem& pr) {
   constexpr int kR64 = 1024 / kWide;
   run_config<T, kKind, RowOnChipConfig<kWide, 1, kHalfVecs, kR64, false, true>>(pr, "lean x16 r64", false);
   run_config<T, kKind, RowOnChipConfig<kWide, 1, kHalfVecs, kR64, true, true>>(pr, "prefetch+lean x16 r64", false);
+  if constexpr (kKind == RowKind::kNorm && sizeof(T) == 2) {
+    // Step 3 (docs/norms.md): the 2-byte norm kind at the softmax kind's occupancy. "r64" here is
+    // 1024 resident threads of the x32 tile (four 256-thread blocks, eight of 128): the lean float
+    // tile forced under it, and the packed tile (PackedRowTile) under the classic bound, under r64
+    // and under r48 (1280 threads: five / ten blocks, 48 registers).
+    constexpr int kX32R64 = 1024 / kThreads, kX32R48 = 1280 / kThreads;
+    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kX32R64, false, true>>(pr, "lean x32 r64", false);
+    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true>>(pr, "packed x32", false);
+    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kX32R64, false, true, true>>(pr, "packed x32 r64", false);
+    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kX32R48, false, true, true>>(pr, "packed x32 r48", false);
+  }
 }
 
 template <class T>

@@ -16,19 +16,27 @@ namespace norms {
 // runs the classic configuration of runs 7-15. bench/tune/norms_forward_tune.cu times both.
 constexpr bool kRowOnChipTuned = true;
 
+// Performance step 3 (docs/norms.md): with kRowOnChipTuned, the float16 / bfloat16 norm kind
+// (layer_norm, rms_norm) keeps its row packed (PackedRowTile) under the softmax kind's bound of
+// 1024 resident threads per SM: 64 registers, four 256-thread blocks per SM where the float tile's
+// 80 registers allowed three. false: that kind runs the lean float tile of step 2.
+constexpr bool kRowOnChipPackedHalfNorm = true;
+
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
 // float32 16384 x 8192 against the classic 69-90 % (softmax, log_softmax, layer_norm; rms_norm
 // 94.8 against 96.2), while the prefetching candidates (kPrefetch, persistent grid) measured
 // 85-89 % (harness run of 2026-11-22). float64 and the residual (add-norm) kernels stay classic,
-// and the element-wise path ignores kLean.
+// and the element-wise path ignores kLean. The fp16 / bf16 norm kind also packs (kPacked, above).
 template <class T, RowKind kKind, bool kResidual, int kThreads>
 struct BlockTile {
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr bool kTuned = kRowOnChipTuned && !kResidual && sizeof(T) <= 4;
   using Classic = ClassicRowOnChip<T, kKind, kThreads, 1, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
-  using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, Classic::kMinBlocks, false, true>;
+  static constexpr bool kPacked = kTuned && kRowOnChipPackedHalfNorm && kKind == RowKind::kNorm && sizeof(T) == 2;
+  using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? 1024 / kThreads : Classic::kMinBlocks, false,
+                                true, kPacked>;
   using type = std::conditional_t<kTuned, Tuned, Classic>;
 };
 

@@ -4,10 +4,12 @@
 // whole block for long rows); rows longer than the tile's capacity go to the split-row kernels.
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "gpuprims/norms/norm_params.hpp"
 #include "gpuprims/norms/row_stats.cuh"
 #include "gpuprims/norms/row_tile.cuh"
+#include "gpuprims/norms/row_tile_packed.cuh"
 #include "gpuprims/util/math.cuh"
 
 namespace gpuprims {
@@ -36,7 +38,10 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 //   kLean (vector path): per-slot bounds, kLanes-way sums, fmax row max, exp_lean and hardware
 //     pair rounding of fp16 / bf16 outputs (row_stats.cuh, RowTile::store): fewer instructions
 //     per element, which 2-byte types, at twice the elements per byte of fp32, need most.
-template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_, bool kLean_>
+//   kPacked (with kLean; fp16 / bf16, norm kind, vector path, no residual): the row stays in its
+//     16-byte vectors (PackedRowTile, half the tile's registers) and is converted per pass.
+template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_, bool kLean_,
+          bool kPacked_ = false>
 struct RowOnChipConfig {
   static constexpr int kThreadsPerRow = kThreadsPerRow_;
   static constexpr int kRowsPerBlock = kRowsPerBlock_;
@@ -45,6 +50,7 @@ struct RowOnChipConfig {
   static constexpr int kMinBlocks = kMinBlocks_;
   static constexpr bool kPrefetch = kPrefetch_;
   static constexpr bool kLean = kLean_;
+  static constexpr bool kPacked = kPacked_;
 };
 
 // The configuration row_on_chip ran before kPrefetch / kLean (kept for the A/B in
@@ -68,7 +74,11 @@ row_on_chip_kernel(NormParams p) {
   constexpr int kThreadsPerRow = Cfg::kThreadsPerRow, kRowsPerBlock = Cfg::kRowsPerBlock;
   constexpr bool kPrefetch = row_on_chip_prefetches<Cfg, kVector, kResidual>;
   constexpr bool kLean = Cfg::kLean && kVector;
-  using Tile = RowTile<T, kThreadsPerRow, Cfg::kVecs>;
+  // Elsewhere kPacked does not apply: the softmax kind rewrites its tile (softmax_exponentiate),
+  // the residual prologue adds into it, and the non-lean passes read every lane.
+  constexpr bool kPacked = Cfg::kPacked && kLean && kKind == RowKind::kNorm && !kResidual && is_half_like<T>::value;
+  using Tile = std::conditional_t<kPacked, PackedRowTile<T, kThreadsPerRow, Cfg::kVecs>,
+                                  RowTile<T, kThreadsPerRow, Cfg::kVecs>>;
   using Acc = typename Tile::Acc;
   using Group = RowGroup<Acc, kThreadsPerRow>;
   static_assert(Group::kIsWarp || kRowsPerBlock == 1, "a block-wide group owns the whole block");

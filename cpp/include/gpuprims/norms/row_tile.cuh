@@ -84,6 +84,57 @@ struct RowGroup {
   };
 };
 
+// The vector-path passes over a tile, written once for RowTile and PackedRowTile (row_tile_packed.cuh),
+// which differ only in how element l of slot s is held: Tile::value(s, l) gives it as Tile::Acc.
+
+// Sum over the valid elements of f(value) on the vector path (slots whole or empty): one check per
+// slot, and kLanes accumulators (dependency chains of kSlots adds instead of one of kSlots * kLanes)
+// added pairwise at the end. A fixed order, but not RowTile::sum_of's.
+template <class Tile, class F>
+__device__ __forceinline__ typename Tile::Acc sum_tile_vectors(const Tile& tile, int len, int rank, F f) {
+  using Acc = typename Tile::Acc;
+  Acc acc[Tile::kLanes];
+#pragma unroll
+  for (int l = 0; l < Tile::kLanes; ++l) acc[l] = Acc(0);
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    if (Tile::slot_begin(s, rank) >= len) continue;
+#pragma unroll
+    for (int l = 0; l < Tile::kLanes; ++l) acc[l] += f(tile.value(s, l));
+  }
+  return fold_lanes(acc, SumOp{});
+}
+
+// Writes out(value, weight, bias) to elements [begin, begin + len) of y's row on the vector path
+// (RowTile::store's vec_ok contract). kPairRounding as for RowTile::store.
+template <bool kPairRounding, class Tile, class F>
+__device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Tile::Value* row, int64_t begin, int len,
+                                                   int rank, const typename Tile::Value* weight,
+                                                   const typename Tile::Value* bias, F out) {
+  using T = typename Tile::Value;
+  using Acc = typename Tile::Acc;
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    const int e0 = Tile::slot_begin(s, rank);
+    if (e0 >= len) continue;
+    // Affine vectors stay packed until used: fewer live registers than converting up front.
+    const int64_t at = begin + e0;
+    Vec16<T> w, b, q;
+    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
+    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
+    Acc o[Tile::kLanes];
+#pragma unroll
+    for (int l = 0; l < Tile::kLanes; ++l) {
+      const Acc wl = weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1);
+      const Acc bl = bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0);
+      o[l] = out(tile.value(s, l), wl, bl);
+      if constexpr (!kPairRounding) q.lane[l] = cast_value<T>(o[l]);
+    }
+    if constexpr (kPairRounding) q = round_to_vec16<T>(o);
+    store_vec16(row + at, q);
+  }
+}
+
 template <class T, int kThreadsPerRow, int kVecs>
 struct RowTile {
   using Value = T;
@@ -96,6 +147,9 @@ struct RowTile {
 
   // Offset of slot s's first element within the chunk, for thread `rank`.
   __device__ __forceinline__ static int slot_begin(int s, int rank) { return (s * kThreadsPerRow + rank) * kLanes; }
+
+  // Element l of slot s (the accessor of sum_tile_vectors / store_tile_vectors, shared with PackedRowTile).
+  __device__ __forceinline__ Acc value(int s, int l) const { return v[s][l]; }
 
   // The tile's 16-byte vectors as loaded, before conversion to Acc: what a kernel holds for the
   // next row while it works on the current one (half the registers of the tile for fp16/bf16).
@@ -197,21 +251,10 @@ struct RowTile {
     return acc;
   }
 
-  // Sum over the valid elements of f(value), for the vector path (slots whole or empty): one
-  // check per slot, and kLanes accumulators (dependency chains of kVecs adds instead of one of
-  // kVecs * kLanes) added pairwise at the end. A fixed order, but not sum_of's.
+  // Sum over the valid elements of f(value), for the vector path: sum_tile_vectors.
   template <class F>
   __device__ __forceinline__ Acc sum_of_vectors(int len, int rank, F f) const {
-    Acc acc[kLanes];
-#pragma unroll
-    for (int l = 0; l < kLanes; ++l) acc[l] = Acc(0);
-#pragma unroll
-    for (int s = 0; s < kVecs; ++s) {
-      if (slot_begin(s, rank) >= len) continue;
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) acc[l] += f(v[s][l]);
-    }
-    return fold_lanes(acc, SumOp{});
+    return sum_tile_vectors(*this, len, rank, f);
   }
 
   // Max over every slot (the fill included) with fmax, kLanes accumulators: a NaN is dropped here,
@@ -238,26 +281,7 @@ struct RowTile {
                                         const T* weight, int64_t weight_stride, const T* bias, int64_t bias_stride,
                                         F out) const {
     if (vec_ok) {
-#pragma unroll
-      for (int s = 0; s < kVecs; ++s) {
-        const int e0 = slot_begin(s, rank);
-        if (e0 >= len) continue;
-        // Affine vectors stay packed until used: fewer live registers than converting up front.
-        const int64_t at = begin + e0;
-        Vec16<T> w, b, q;
-        if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
-        if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
-        Acc o[kLanes];
-#pragma unroll
-        for (int l = 0; l < kLanes; ++l) {
-          const Acc wl = weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1);
-          const Acc bl = bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0);
-          o[l] = out(v[s][l], wl, bl);
-          if constexpr (!kPairRounding) q.lane[l] = cast_value<T>(o[l]);
-        }
-        if constexpr (kPairRounding) q = round_to_vec16<T>(o);
-        store_vec16(row + at, q);
-      }
+      store_tile_vectors<kPairRounding>(*this, row, begin, len, rank, weight, bias, out);
     } else {
 #pragma unroll
       for (int s = 0; s < kVecs; ++s) {
