@@ -13,9 +13,9 @@
 // max |ref|: PASS when within 1e-5 for float32, 2^-7 for bfloat16, about one bf16 rounding step of
 // the largest value, and no NaN on either side); the current kernel's dx is checked against a
 // float64 host reference on three rows.
-// Each row: median of 25 timed launches (CUDA events) after 3 warm-ups; the whole sweep runs
+// Each row: median of 30 timed launches (CUDA events) after 3 warm-ups; the whole sweep runs
 // twice, so differences smaller than the spread between the passes are noise. A crash names the
-// case it happened in (g_running).
+// case it happened in (tune::running).
 // Build and run on the GPU machine (about 1-2 minutes of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_backward_tune.cu -o /tmp/norms_bwd_tune && /tmp/norms_bwd_tune
 #include <algorithm>
@@ -30,45 +30,10 @@
 #include "gpuprims/norms/row_backward_lean.cuh"
 #include "gpuprims/util/occupancy.cuh"
 
+#include "tune_common.cuh"
+
 using namespace gpuprims;
 using namespace gpuprims::norms;
-
-// What is running, named by a failing CHECK: an asynchronous error (an out-of-bounds access) is
-// reported by a later call, so every case synchronizes and checks before the next one starts.
-static const char* g_running = "setup";
-
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      printf("%s:%d %s: %s (while running: %s)\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_), \
-             g_running);                                                                           \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
-template <class F>
-float median_ms(F f, int reps = 25) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    CHECK(cudaEventRecord(a));
-    f();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  CHECK(cudaGetLastError());
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 // ------------------------------------------------------------------------------------------------
 // Data, copy ceiling, comparison.
@@ -261,7 +226,7 @@ void run_config(const Problem& pr, const char* label) {
   char running[160];
   snprintf(running, sizeof running, "%s %s %lldx%lld %s", pr.op, dtype_label<T>(), (long long)pr.rows,
            (long long)pr.len, label);
-  g_running = running;
+  tune::running = running;
   const dim3 col_grid(unsigned((pr.len + 31) / 32)), col_block(32, kColumnSplit);
   const auto launch = [&] {
     void* args[] = {&p};
@@ -282,7 +247,7 @@ void run_config(const Problem& pr, const char* label) {
   launch();  // once alone, so a fault is caught here
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
-  const float ms = median_ms(launch);
+  const float ms = tune::median_ms(launch);
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   const double bytes = 3.0 * pr.rows * pr.len * sizeof(T);
@@ -299,7 +264,7 @@ void run_config(const Problem& pr, const char* label) {
     if (norm && pr.center) pass = compare<T>(pr, pr.dbias, pr.dbias_ref, pr.len, d_db, sizeof d_db) && pass;
     snprintf(verdict, sizeof verdict, "vs current dx %s dw %s db %s %s", d_dx, d_dw, d_db, pass ? "PASS" : "FAIL");
   }
-  g_running = "between cases";
+  tune::running = "between cases";
   printf("%-20s %-8s %5lldx%-5lld %-26s %3d regs %4d B spill %2d blk/SM %5lld blocks  %.4f ms %6.0f GB/s "
          "%5.1f %%copy  %s\n",
          pr.op, dtype_label<T>(), (long long)pr.rows, (long long)pr.len, label, attr.numRegs,
@@ -354,18 +319,18 @@ void run_dtype(int64_t rows, int64_t len, const Problem& buffers) {
   const int sms = buffers.sms;
   char running[96];
   snprintf(running, sizeof running, "data and copy, %s %lldx%lld", dtype_label<T>(), (long long)rows, (long long)len);
-  g_running = running;
+  tune::running = running;
   const int64_t bytes = n * sizeof(T);
   fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(buffers.dy), n, 1, -1.0f, 1.0f);
   fill_random<T><<<sms, 256>>>(static_cast<T*>(buffers.weight), len, 2, 0.5f, 1.5f);
   fill_random<float><<<sms, 256>>>(buffers.mean, rows, 3, -0.1f, 0.1f);
   fill_random<float><<<sms, 256>>>(buffers.rstd, rows, 4, 0.5f, 1.5f);
   CHECK(cudaGetLastError());
-  const float kernel_ms = median_ms([&] {
+  const float kernel_ms = tune::median_ms([&] {
     copy_kernel<<<sms * 8, 256>>>(static_cast<const uint4*>(buffers.dy), static_cast<uint4*>(buffers.dx), bytes / 16);
   });
   const float memcpy_ms =
-      median_ms([&] { CHECK(cudaMemcpyAsync(buffers.dx, buffers.dy, bytes, cudaMemcpyDeviceToDevice)); });
+      tune::median_ms([&] { CHECK(cudaMemcpyAsync(buffers.dx, buffers.dy, bytes, cudaMemcpyDeviceToDevice)); });
   CHECK(cudaDeviceSynchronize());
   const float copy_ms = std::min(kernel_ms, memcpy_ms);
   printf("\ncopy %s %lldx%lld: kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms (%.0f GB/s); ceiling %.0f GB/s\n",
@@ -393,7 +358,7 @@ void run_dtype(int64_t rows, int64_t len, const Problem& buffers) {
     // -log(len), x of the norms in [-4, 4).
     const float lo = pr->kind == RowKind::kNorm ? -4.0f : pr->log ? -std::log(float(len)) - 3.0f : 0.0f;
     const float hi = pr->kind == RowKind::kNorm ? 4.0f : pr->log ? -std::log(float(len)) + 1.0f : 2.0f / len;
-    g_running = running;
+    tune::running = running;
     fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(pr->saved), n, 5, lo, hi);
     CHECK(cudaGetLastError());
     if (len == 8192) {

@@ -8,11 +8,11 @@
 // Every candidate's output is compared with the classic kernel's (max |diff| / max |y|: PASS when
 // within 1e-5 for float32, 2^-7 for bfloat16, i.e. about one bf16 rounding step of the largest
 // output, and no NaN), and the classic kernel with a float64 host reference on three rows.
-// Each row: median of 25 timed launches (CUDA events) after 3 warm-ups; the whole sweep runs
+// Each row: median of 30 timed launches (CUDA events) after 3 warm-ups; the whole sweep runs
 // twice, so differences smaller than the spread between the passes are noise.
 // The library's tuned tiles (BlockTile in cpp/src/norms/row_on_chip_launch.cuh) are the rows
 // "lean x32" (the classic tile and register bound with kLean); "classic x32" is what the library
-// ran in runs 7-15. A crash names the case it happened in (g_running).
+// ran in runs 7-15. A crash names the case it happened in (tune::running).
 // Step 3 adds, for the bfloat16 norm kind only, "lean x32 r64" and the "packed" rows
 // (PackedRowTile: the row kept as bf16 vectors, 16 registers instead of 32; see run_candidates).
 // ptxas (CUDA 13.0, sm_90a): lean x32 80 registers (three 256-thread blocks per SM), lean x32 r64
@@ -30,45 +30,10 @@
 #include "gpuprims/norms/row_on_chip.cuh"
 #include "gpuprims/util/occupancy.cuh"
 
+#include "tune_common.cuh"
+
 using namespace gpuprims;
 using namespace gpuprims::norms;
-
-// What is running, named by a failing CHECK: an asynchronous error (an out-of-bounds access) is
-// reported by a later call, so every case synchronizes and checks before the next one starts.
-static const char* g_running = "setup";
-
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      printf("%s:%d %s: %s (while running: %s)\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_), \
-             g_running);                                                                           \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
-template <class F>
-float median_ms(F f, int reps = 25) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    CHECK(cudaEventRecord(a));
-    f();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  CHECK(cudaGetLastError());
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 // ------------------------------------------------------------------------------------------------
 // Data, copy ceiling, comparison.
@@ -217,12 +182,12 @@ void run_config(const Problem& pr, const char* label, bool is_classic) {
   char running[160];
   snprintf(running, sizeof running, "%s %s %lldx%lld %s", pr.op, dtype_label<T>(), (long long)pr.rows,
            (long long)pr.len, label);
-  g_running = running;
+  tune::running = running;
   CHECK(cudaMemset(p.y, 0xff, pr.rows * pr.len * sizeof(T)));  // NaN everywhere: a missed element shows
   kernel<<<unsigned(blocks), Cfg::kThreads>>>(p);  // once alone, so a fault is caught here
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
-  const float ms = median_ms([&] { kernel<<<unsigned(blocks), Cfg::kThreads>>>(p); });
+  const float ms = tune::median_ms([&] { kernel<<<unsigned(blocks), Cfg::kThreads>>>(p); });
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   const double bytes = 2.0 * pr.rows * pr.len * sizeof(T);
@@ -248,7 +213,7 @@ void run_config(const Problem& pr, const char* label, bool is_classic) {
     const bool pass = rel <= tol && s[2] == 0 && s[3] == 0;
     snprintf(verdict, sizeof verdict, "vs classic %.2e nan=%u/%u %s", rel, s[2], s[3], pass ? "PASS" : "FAIL");
   }
-  g_running = "between cases";
+  tune::running = "between cases";
   printf("%-11s %-8s %5lldx%-5lld %-24s %3d regs %4d B spill %2d blk/SM %6lld blocks  %.4f ms %6.0f GB/s "
          "%5.1f %%copy  %s\n",
          pr.op, dtype_label<T>(), (long long)pr.rows, (long long)pr.len, label, attr.numRegs,
@@ -292,16 +257,16 @@ void run_dtype(int64_t rows, int64_t len, void* x, void* y_ref, void* y, void* w
   const int64_t n = rows * len;
   char running[96];
   snprintf(running, sizeof running, "data and copy, %s %lldx%lld", dtype_label<T>(), (long long)rows, (long long)len);
-  g_running = running;
+  tune::running = running;
   fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(x), n, 1, -4.0f, 4.0f);
   fill_random<T><<<sms, 256>>>(static_cast<T*>(w), len, 2, 0.5f, 1.5f);
   fill_random<T><<<sms, 256>>>(static_cast<T*>(b), len, 3, -1.0f, 1.0f);
   CHECK(cudaGetLastError());
   const int64_t bytes = n * sizeof(T);
-  const float kernel_ms = median_ms([&] {
+  const float kernel_ms = tune::median_ms([&] {
     copy_kernel<<<sms * 8, 256>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), bytes / 16);
   });
-  const float memcpy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice)); });
+  const float memcpy_ms = tune::median_ms([&] { CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice)); });
   CHECK(cudaDeviceSynchronize());
   const float copy_ms = std::min(kernel_ms, memcpy_ms);
   printf("\ncopy %s %lldx%lld: kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms (%.0f GB/s); ceiling %.0f GB/s\n",
