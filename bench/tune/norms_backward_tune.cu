@@ -30,6 +30,7 @@
 #include "gpuprims/norms/row_backward_lean.cuh"
 #include "gpuprims/util/occupancy.cuh"
 
+#include "norms_tune_data.cuh"
 #include "tune_common.cuh"
 
 using namespace gpuprims;
@@ -37,52 +38,6 @@ using namespace gpuprims::norms;
 
 // ------------------------------------------------------------------------------------------------
 // Data, copy ceiling, comparison.
-
-__device__ __host__ inline uint32_t hash32(uint64_t i, uint32_t seed) {
-  uint32_t h = uint32_t(i) * 0x9E3779B1u ^ uint32_t(i >> 32) * 0x85EBCA77u ^ seed * 0xC2B2AE3Du;
-  h ^= h >> 15;
-  h *= 0x2C1B3C6Du;
-  h ^= h >> 12;
-  h *= 0x297A2D39u;
-  return h ^ (h >> 15);
-}
-
-// Uniform in [lo, hi).
-template <class T>
-__global__ void fill_random(T* p, int64_t n, uint32_t seed, float lo, float hi) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    p[i] = cast_value<T>(lo + (hi - lo) * ((hash32(i, seed) >> 8) * (1.0f / 16777216.0f)));
-  }
-}
-
-__global__ void copy_kernel(const uint4* __restrict__ in, uint4* __restrict__ out, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    out[i] = in[i];
-  }
-}
-
-// stats[0] = max |a - b|, stats[1] = max |b| (as floats' bit patterns: non-negative floats order
-// like their bits), stats[2] / stats[3] = NaN count in a / b.
-template <class T>
-__global__ void compare_kernel(const T* a, const T* b, int64_t n, unsigned* stats) {
-  unsigned diff = 0, mag = 0, a_nans = 0, b_nans = 0;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const float x = cast_value<float>(a[i]), y = cast_value<float>(b[i]);
-    a_nans += x != x;
-    b_nans += y != y;
-    if (x == x && y == y) diff = max(diff, __float_as_uint(fabsf(x - y)));
-    if (y == y) mag = max(mag, __float_as_uint(fabsf(y)));
-  }
-  atomicMax(&stats[0], diff);
-  atomicMax(&stats[1], mag);
-  atomicAdd(&stats[2], a_nans);
-  atomicAdd(&stats[3], b_nans);
-}
-
-template <class T>
-const char* dtype_label() {
-  return sizeof(T) == 2 ? "bfloat16" : "float32";
-}
 
 // ------------------------------------------------------------------------------------------------
 // One problem: rows x len of T, the op, its buffers. The "_ref" outputs are the current kernel's.
