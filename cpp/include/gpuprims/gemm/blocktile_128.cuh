@@ -28,6 +28,14 @@
 namespace gpuprims {
 namespace gemm {
 
+// The four floats of a 16-byte vector into consecutive registers of an array.
+__device__ __forceinline__ void unpack4(const float4 x, float* v) {
+  v[0] = x.x;
+  v[1] = x.y;
+  v[2] = x.z;
+  v[3] = x.w;
+}
+
 enum class Blocked128Step { kBlocktile2d, kVectorized, kWarptile };
 
 // The tiling of the register-blocked kernel. Each thread owns 8 rows (two groups of 4) by
@@ -208,11 +216,7 @@ struct Blocked128Slices {
   // inside: dispatch proved rows aligned, and the column is a multiple of 4), zero outside.
   __device__ __forceinline__ static void fetch_vec4(const float* src, bool row_inside, int cols_left, float* v) {
     if (row_inside && cols_left >= 4) {
-      const float4 x = __ldg(reinterpret_cast<const float4*>(src));
-      v[0] = x.x;
-      v[1] = x.y;
-      v[2] = x.z;
-      v[3] = x.w;
+      unpack4(__ldg(reinterpret_cast<const float4*>(src)), v);
       return;
     }
 #pragma unroll
@@ -233,19 +237,11 @@ __device__ __forceinline__ void multiply_steps(const float* as, const float* bs,
     float av[Cfg::kThreadM], bv[Cfg::kThreadN];
 #pragma unroll
     for (int g = 0; g < Cfg::kThreadM / 4; ++g) {
-      const float4 x = *reinterpret_cast<const float4*>(&as[k * Cfg::kLda + map.r0 + g * Map::kRowStride]);
-      av[4 * g] = x.x;
-      av[4 * g + 1] = x.y;
-      av[4 * g + 2] = x.z;
-      av[4 * g + 3] = x.w;
+      unpack4(*reinterpret_cast<const float4*>(&as[k * Cfg::kLda + map.r0 + g * Map::kRowStride]), &av[4 * g]);
     }
 #pragma unroll
     for (int h = 0; h < Cfg::kThreadN / 4; ++h) {
-      const float4 x = *reinterpret_cast<const float4*>(&bs[k * Cfg::kTileN + map.c0 + h * Map::kColStride]);
-      bv[4 * h] = x.x;
-      bv[4 * h + 1] = x.y;
-      bv[4 * h + 2] = x.z;
-      bv[4 * h + 3] = x.w;
+      unpack4(*reinterpret_cast<const float4*>(&bs[k * Cfg::kTileN + map.c0 + h * Map::kColStride]), &bv[4 * h]);
     }
 #pragma unroll
     for (int i = 0; i < Cfg::kThreadM; ++i) {

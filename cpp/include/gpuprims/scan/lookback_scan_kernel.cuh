@@ -35,22 +35,15 @@ enum class LookbackReads {
 // compaction 1.05x vs 0.94x), 4096-item tiles with parallel ones (compaction 0.935x vs 0.865x).
 // With serial reads the nearest predecessors are polled last, after the far ones' round trips, so
 // they have usually published by then; parallel reads make a step one round trip, which pays off
-// where tiles are small and many. Sleeping between polls (32-500 ns) changed nothing measurable.
-
-template <int kPollSleepNs, class Acc, class Status>
-__device__ __forceinline__ TileFlag poll_again(const Status& status, int64_t tile, Acc* value) {
-  if constexpr (kPollSleepNs > 0) __nanosleep(kPollSleepNs);
-  return status.read(tile, value);
-}
+// where tiles are small and many. A __nanosleep of 32-500 ns between polls changed nothing
+// measurable (docs/scan.md), so the walk polls without one.
 
 // The exclusive prefix of `tile` (warp 0; every lane gets it) from a TileStatus-like `status`
 // (publish/read of (flag, Acc)): walks back 32 * kPerLane tiles per step, combining aggregates until
 // the nearest inclusive prefix, which ends the walk. Tiles before the row's first count as an
 // inclusive identity.
-// kPollSleepNs > 0 sleeps that long (__nanosleep) between polls of a predecessor that has published
-// nothing, to thin the polling traffic on the status lines.
 template <class Acc, class Op, int kPerLane = kLookbackPerLane, LookbackReads kReads = LookbackReads::kSerial,
-          int kPollSleepNs = 0, class Status>
+          class Status>
 __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_tile, int lane) {
   const ScanOperator<Op> op;
   const Acc identity = ScanOperator<Op>::template identity<Acc>();
@@ -64,14 +57,14 @@ __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_t
       value[j] = identity;
       flag[j] = predecessor >= row_first_tile ? status.read(predecessor, &value[j]) : kTileInclusive;
       if constexpr (kReads == LookbackReads::kSerial) {
-        while (flag[j] == kTileInvalid) flag[j] = poll_again<kPollSleepNs>(status, predecessor, &value[j]);
+        while (flag[j] == kTileInvalid) flag[j] = status.read(predecessor, &value[j]);
       }
     }
     if constexpr (kReads == LookbackReads::kParallel) {
 #pragma unroll
       for (int j = 0; j < kPerLane; ++j) {
         const int64_t predecessor = end - (kPerLane - j) * kWarpSize + lane;
-        while (flag[j] == kTileInvalid) flag[j] = poll_again<kPollSleepNs>(status, predecessor, &value[j]);
+        while (flag[j] == kTileInvalid) flag[j] = status.read(predecessor, &value[j]);
       }
     }
     // The nearest inclusive predecessor: everything before it is already inside its prefix.
@@ -120,7 +113,7 @@ constexpr int lookback_min_blocks() {
 // sweeps them.
 template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>(),
           int kMinBlocks = lookback_min_blocks<In, Out>(), int kPerLane = kLookbackPerLane,
-          LookbackReads kReads = LookbackReads::kSerial, int kPollSleepNs = 0>
+          LookbackReads kReads = LookbackReads::kSerial>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
                      int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
@@ -148,7 +141,7 @@ lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
       if (lane == 0) status.publish(tile, kTileInclusive, aggregate);
     } else {
       if (lane == 0) status.publish(tile, kTileAggregate, aggregate);
-      prefix = look_back<Acc, Op, kPerLane, kReads, kPollSleepNs>(status, tile, tile - c.chunk, lane);
+      prefix = look_back<Acc, Op, kPerLane, kReads>(status, tile, tile - c.chunk, lane);
       if (lane == 0) status.publish(tile, kTileInclusive, op(prefix, aggregate));
     }
     if (lane < Tile::kWarps) warp_prefixes[lane] = op(prefix, warp_exclusive);
