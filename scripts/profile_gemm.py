@@ -23,25 +23,28 @@ RUNGS = {
     "bfloat16": ["wmma", "mma_pipelined"],
 }
 
-# (column in the table, ncu raw metric): throughput, traffic, pipes, stalls, occupancy.
+# (column in the table, ncu raw metric): throughput, traffic, pipes, stall reasons, occupancy; all
+# collected by the sections named in the command above.
 METRICS = [
     ("ms", "gpu__time_duration.sum"),
     ("SM %", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
-    ("DRAM %", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
-    ("DRAM GB", "dram__bytes.sum"),
-    ("L2 GB", "lts__t_bytes.sum"),
-    ("L1 GB", "l1tex__t_bytes.sum"),
-    ("smem bank conflicts", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"),
+    ("DRAM %", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("DRAM GB", "dram__bytes.sum.per_second"),  # times the duration, below
+    ("L2 %", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("L1 %", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+    ("L1 hit %", "l1tex__t_sector_hit_rate.pct"),
     ("FMA pipe %", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"),
     ("tensor pipe %", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"),
-    ("issue %", "sm__inst_issued.avg.pct_of_peak_sustained_active"),
-    ("occupancy %", "sm__warps_active.avg.pct_of_peak_sustained_active"),
+    ("issue %", "sm__issue_active.avg.pct_of_peak_sustained_elapsed"),
+    ("warps/SM %", "sm__warps_active.avg.pct_of_peak_sustained_active"),
     ("regs", "launch__registers_per_thread"),
-    ("stall long sb", "smsp__average_warp_latency_issue_stalled_long_scoreboard"),
-    ("stall barrier", "smsp__average_warp_latency_issue_stalled_barrier"),
-    ("stall mio", "smsp__average_warp_latency_issue_stalled_mio_throttle"),
-    ("stall short sb", "smsp__average_warp_latency_issue_stalled_short_scoreboard"),
-    ("stall math", "smsp__average_warp_latency_issue_stalled_math_pipe_throttle"),
+    ("stall long sb", "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"),
+    ("stall barrier", "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"),
+    ("stall mio", "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio"),
+    ("stall short sb", "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio"),
+    ("stall math", "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio"),
+    ("stall wait", "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"),
+    ("stall not sel.", "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio"),
 ]
 
 
@@ -92,9 +95,11 @@ def summarize(path: str) -> str:
             value = float(row[col[metric]].replace(",", ""))
             unit = units[col[metric]]
             if column == "ms":
-                value /= {"nsecond": 1e6, "usecond": 1e3, "msecond": 1.0, "second": 1e-3}.get(unit, 1e6)
-            elif column.endswith("GB"):
-                value /= {"byte": 1e9, "Kbyte": 1e6, "Mbyte": 1e3, "Gbyte": 1.0, "Tbyte": 1e-3}.get(unit, 1e9)
+                value /= {"ns": 1e6, "us": 1e3, "ms": 1.0, "s": 1e-3}[unit]
+                ms = value
+            elif column == "DRAM GB":  # a rate: bytes = rate x duration
+                scale = {"byte/s": 1.0, "Kbyte/s": 1e3, "Mbyte/s": 1e6, "Gbyte/s": 1e9, "Tbyte/s": 1e12}[unit]
+                value = value * scale * ms * 1e-3 / 1e9
             cells.append(f"{value:.3g}" if abs(value) < 1e4 else f"{value:.3e}")
         kernel = row[kernel_col][:60] if kernel_col is not None else "?"
         out.append(f"| `{kernel}` | " + " | ".join(cells) + " |")
