@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda.h>  // driver API types only: cuLaunchKernel is looked up at run time, not linked
+
 #include "cub_ref.hpp"
 
 namespace gpuprims {
@@ -83,6 +85,24 @@ std::vector<std::pair<std::string, double>> launch_probe(int iters) {
   rows.emplace_back("384-byte-param kernel cudaLaunchKernel", ns_per_call([&] {
     cudaLaunchKernel(reinterpret_cast<const void*>(&big_param_kernel), dim3(1), dim3(256), args, 0, nullptr);
   }, iters));
+  // The driver's launch entry point directly, with the kernel's CUfunction looked up once: what the
+  // runtime's cudaLaunchKernel adds on top of it.
+  using LaunchFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                CUstream, void**, void**);
+  LaunchFn cu_launch = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  cudaFunction_t fn = nullptr;
+  if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", reinterpret_cast<void**>(&cu_launch), 12000, cudaEnableDefault,
+                                       &found) == cudaSuccess &&
+      found == cudaDriverEntryPointSuccess &&
+      cudaGetFuncBySymbol(&fn, reinterpret_cast<const void*>(&big_param_kernel)) == cudaSuccess) {
+    rows.emplace_back("384-byte-param kernel driver cuLaunchKernel", ns_per_call([&] {
+      cu_launch(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
+    }, iters));
+    rows.emplace_back("384-byte-param kernel cudaLaunchKernel (again)", ns_per_call([&] {
+      cudaLaunchKernel(reinterpret_cast<const void*>(&big_param_kernel), dim3(1), dim3(256), args, 0, nullptr);
+    }, iters));
+  }
   rows.emplace_back("GPU time per back-to-back empty kernel", device_ns_per_kernel([] { empty_kernel<<<1, 256>>>(); }, 500));
   return rows;
 }
