@@ -14,6 +14,7 @@
 
 #include "gpuprims/reduce/reduce_vectorized.cuh"
 
+#include "reduce_bulk_candidate.cuh"
 #include "tune_common.cuh"
 
 using namespace gpuprims;
@@ -68,6 +69,27 @@ void sweep(const char* label, T* const* ins, int64_t n, void* out, Acc* partials
   }
 }
 
+// The bulk-copy candidate (reduce_bulk_candidate.cuh) at 1 and 2 waves of its occupancy.
+template <class T, class Acc, int kThreads, int kStageBytes, int kStages>
+void sweep_bulk(T* const* ins, int64_t n, void* out, Acc* partials, unsigned* tickets, int sms, float cub_ms,
+                double cub_result) {
+  auto kernel = tune_bulk::reduce_bulk_kernel<T, Acc, kThreads, kStageBytes, kStages>;
+  int resident = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, 0));
+  for (int waves : {1, 2}) {
+    const int blocks = sms * resident * waves;
+    const float ms = tune::median_ms_back_to_back([&](int i) {
+      kernel<<<blocks, kThreads>>>(ins[i % kBuffers], n, partials, tickets, static_cast<T*>(out));
+    });
+    T result;
+    CHECK(cudaMemcpy(&result, out, sizeof(T), cudaMemcpyDeviceToHost));
+    const bool ok = std::abs(double(result) - cub_result) <= 1e-5 * std::abs(cub_result);
+    printf("%s %-8s bulk copies      threads=%4d stage=%5d B stages=%d resident=%d waves=%d  %.4f ms  %.1f GB/s  %.3fx CUB\n",
+           ok ? "PASS" : "FAIL", sizeof(T) == 4 && Acc(0.5) != Acc(0) ? "float32" : "int32", kThreads, kStageBytes,
+           kStages, resident, waves, ms, n * sizeof(T) / ms / 1e6, cub_ms / ms);
+  }
+}
+
 template <class T, class Acc>
 void run(int64_t n, int sms) {
   T* ins[kBuffers];
@@ -102,8 +124,11 @@ void run(int64_t n, int sms) {
     sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", ins, n, out, partials, tickets, pool, sms, cub_again, cub_result);
     sweep<T, Acc, 128, 4, kRO, kCH, 2>("readonly chunks", ins, n, out, partials, tickets, pool, sms, cub_again, cub_result);
     sweep<T, Acc, 128, 4, kRO, kCH>("readonly chunks", ins, n, out, partials, tickets, pool, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 6, kRO, kCH, 2>("readonly chunks", ins, n, out, partials, tickets, pool, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 8, kRO, kCH>("readonly chunks", ins, n, out, partials, tickets, pool, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 256, 8192, 4>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 256, 8192, 5>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 128, 8192, 4>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 256, 16384, 2>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 128, 4096, 8>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
   }
   CHECK(cudaGetLastError());
   for (T* in : ins) cudaFree(in);
