@@ -102,6 +102,36 @@ def test_misaligned_and_strided_views(rng, algorithm, dtype):
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9, err_msg=f"{name} axis={axis}")
 
 
+class MisalignedTorch:
+    """TORCH_CUDA, but make() returns a view that starts `offset` elements into its CUDA buffer."""
+
+    def __init__(self, offset):
+        self.offset = offset
+
+    def make(self, a, dtype):
+        flat = np.ascontiguousarray(a).reshape(-1)
+        buffer = TORCH_CUDA.make(np.concatenate([flat[: self.offset], flat]), dtype)
+        return buffer[self.offset:].view(a.shape)
+
+    def is_native(self, x):
+        return TORCH_CUDA.is_native(x)
+
+
+@pytest.mark.parametrize("algorithm", ("auto", "bulk_copy", "vectorized"))
+@pytest.mark.parametrize("dtype", ("uint8", "int32", "int64", "bfloat16", "float32", "float64"))
+def test_long_contiguous_rows(rng, algorithm, dtype):
+    """Rows of 2 MiB and more ("auto" takes bulk_copy on sm_90): several rows, starts 0-3 elements
+    past a 16-byte boundary, a last bulk stage shorter than the others, every op."""
+    need(TORCH_CUDA)
+    itemsize = {"uint8": 1, "bfloat16": 2}.get(dtype) or np.dtype(dtype).itemsize
+    row = (1 << 21) // itemsize + 37
+    for op in OPS:
+        for offset in (0, 1, 3):
+            a = values_for(rng, 3 * row, dtype, op)
+            check(MisalignedTorch(offset), a.reshape(3, row), dtype, op, -1, algorithm=algorithm)
+            check(MisalignedTorch(offset), a, dtype, op, algorithm=algorithm)
+
+
 @pytest.mark.skipif(cupy is None, reason="cupy is not installed")
 def test_negative_strides(rng):
     a = random_values(rng, 3000, "float32").reshape(30, 100)

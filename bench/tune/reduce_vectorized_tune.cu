@@ -12,9 +12,9 @@
 
 #include <cub/device/device_reduce.cuh>
 
+#include "gpuprims/reduce/reduce_bulk.cuh"
 #include "gpuprims/reduce/reduce_vectorized.cuh"
 
-#include "reduce_bulk_candidate.cuh"
 #include "tune_common.cuh"
 
 using namespace gpuprims;
@@ -69,17 +69,23 @@ void sweep(const char* label, T* const* ins, int64_t n, void* out, Acc* partials
   }
 }
 
-// The bulk-copy candidate (reduce_bulk_candidate.cuh) at 1 and 2 waves of its occupancy.
+// The bulk_copy kernel (reduce_bulk.cuh) in other shapes, at 1 and 2 waves of its occupancy.
 template <class T, class Acc, int kThreads, int kStageBytes, int kStages>
 void sweep_bulk(T* const* ins, int64_t n, void* out, Acc* partials, unsigned* tickets, int sms, float cub_ms,
                 double cub_result) {
-  auto kernel = tune_bulk::reduce_bulk_kernel<T, Acc, kThreads, kStageBytes, kStages>;
+  auto kernel = reduce_bulk_kernel<T, Acc, Sum, kThreads, kStageBytes, kStages>;
+  ReduceLayout layout;
+  layout.num_rows = 1;
+  layout.row_len = n;
+  layout.row_contiguous = true;
+  ReduceKernelParams<T> p{ins[0], layout, out, dtype_of<T>::value};
   int resident = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, 0));
   for (int waves : {1, 2}) {
     const int blocks = sms * resident * waves;
     const float ms = tune::median_ms_back_to_back([&](int i) {
-      kernel<<<blocks, kThreads>>>(ins[i % kBuffers], n, partials, tickets, static_cast<T*>(out));
+      p.in = ins[i % kBuffers];
+      kernel<<<blocks, kThreads>>>(p, partials, tickets);
     });
     T result;
     CHECK(cudaMemcpy(&result, out, sizeof(T), cudaMemcpyDeviceToHost));

@@ -23,6 +23,7 @@ enum class ReduceAlgorithm {
   kVectorized,        // 16-byte loads, unrolled grid-stride, single pass with last-block combine
   kThreadPerOutput,   // one thread per output element, looping over its row
   kColumnTiles,       // tiles of adjacent outputs: coalesced reductions along an outer axis
+  kBulkCopy,          // vectorized's partition fed by sm_90 bulk copies into shared-memory stages
 };
 
 struct ReduceVariantInfo {

@@ -9,7 +9,11 @@ namespace {
 
 std::mutex g_mutex;
 std::vector<cudaMemPool_t> g_pools;  // per device, created on first use
-std::vector<int> g_sm_counts;        // per device, 0 = not queried yet
+struct DeviceInfo {
+  int sm_count = 0;  // 0: not queried yet
+  int cc_major = 0;
+};
+std::vector<DeviceInfo> g_device_info;  // per device
 
 struct CounterBlock {
   int device;
@@ -119,20 +123,42 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
   return Status::ok();
 }
 
-Status multiprocessor_count(int device, int* count) {
+namespace {
+
+// The device's multiprocessor count and compute capability major, queried once per device.
+Status device_info(int device, DeviceInfo* info) {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (static_cast<int>(g_sm_counts.size()) > device && g_sm_counts[device] > 0) {
-      *count = g_sm_counts[device];
+    if (static_cast<int>(g_device_info.size()) > device && g_device_info[device].sm_count > 0) {
+      *info = g_device_info[device];
       return Status::ok();
     }
   }
-  int n = 0;
-  GPUPRIMS_CUDA_CHECK("device query", cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+  DeviceInfo queried;
+  GPUPRIMS_CUDA_CHECK("device query",
+                      cudaDeviceGetAttribute(&queried.sm_count, cudaDevAttrMultiProcessorCount, device));
+  GPUPRIMS_CUDA_CHECK("device query",
+                      cudaDeviceGetAttribute(&queried.cc_major, cudaDevAttrComputeCapabilityMajor, device));
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (static_cast<int>(g_sm_counts.size()) <= device) g_sm_counts.resize(device + 1, 0);
-  g_sm_counts[device] = n;
-  *count = n;
+  if (static_cast<int>(g_device_info.size()) <= device) g_device_info.resize(device + 1);
+  g_device_info[device] = queried;
+  *info = queried;
+  return Status::ok();
+}
+
+}  // namespace
+
+Status multiprocessor_count(int device, int* count) {
+  DeviceInfo info;
+  GPUPRIMS_TRY(device_info(device, &info));
+  *count = info.sm_count;
+  return Status::ok();
+}
+
+Status compute_capability_major(int device, int* major) {
+  DeviceInfo info;
+  GPUPRIMS_TRY(device_info(device, &info));
+  *major = info.cc_major;
   return Status::ok();
 }
 

@@ -33,6 +33,10 @@ const std::vector<ReduceVariantInfo>& reduce_variants() {
       {ReduceAlgorithm::kColumnTiles, "column_tiles",
        "tiles of 128 adjacent outputs x 8 reduced rows (each warp reads 512 contiguous bytes), split across "
        "blocks with a deterministic last-block combine: reductions along an outer axis", true},
+      {ReduceAlgorithm::kBulkCopy, "bulk_copy",
+       "vectorized's partition, each block's chunk streamed into 5 shared-memory stages of 8 KiB by sm_90 "
+       "bulk copies (cp.async.bulk on mbarriers); single pass, run-to-run deterministic. Contiguous rows on "
+       "sm_90 and newer (other inputs and GPUs run vectorized)", true},
   };
   return variants;
 }
@@ -84,6 +88,12 @@ ReduceAlgorithm choose_algorithm(const ReduceLaunch& l) {
   if (!layout.row_contiguous && layout.num_rows > 1 && outputs_adjacent) return ReduceAlgorithm::kColumnTiles;
   const bool many_rows = layout.num_rows >= int64_t(l.sm_count) * 64;
   if (many_rows && (!layout.row_contiguous || layout.row_len <= 32)) return ReduceAlgorithm::kThreadPerOutput;
+  // Bulk copies pay for their stage set-up on rows of a MiB and more (reduce_bulk.cuh: 1.003-1.005x
+  // CUB at 1 GiB, where vectorized reaches 0.991-0.996x); shorter rows keep the register path.
+  constexpr int64_t kBulkMinRowBytes = int64_t(1) << 20;
+  if (layout.row_contiguous && l.cc_major >= 9 && layout.row_len * dtype_size(l.in_dtype) >= kBulkMinRowBytes) {
+    return ReduceAlgorithm::kBulkCopy;
+  }
   return ReduceAlgorithm::kVectorized;
 }
 
@@ -97,6 +107,7 @@ Status run_variant(ReduceAlgorithm algorithm, const ReduceLaunch& l) {
     case ReduceAlgorithm::kAtomicPerBlock: return reduce_atomic_per_block(l);
     case ReduceAlgorithm::kThreadPerOutput: return reduce_thread_per_output(l);
     case ReduceAlgorithm::kColumnTiles: return reduce_column_tiles(l);
+    case ReduceAlgorithm::kBulkCopy: return reduce_bulk_copy(l);
     case ReduceAlgorithm::kVectorized:
     case ReduceAlgorithm::kAuto: break;
   }
@@ -137,6 +148,7 @@ Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& 
   GPUPRIMS_TRY(guard.enter(in.device.id, "reduce"));
   l.device = in.device.id;
   GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
+  GPUPRIMS_TRY(compute_capability_major(l.device, &l.cc_major));
   const ReduceAlgorithm algorithm =
       options.algorithm == ReduceAlgorithm::kAuto ? choose_algorithm(l) : options.algorithm;
   return run_variant(algorithm, l);

@@ -22,6 +22,7 @@ struct ReduceLaunch {
   DType out_dtype;
   int device;            // -1 for the CPU reference
   int sm_count;
+  int cc_major;          // compute capability major of the device (9: Hopper)
   cudaStream_t stream;
 };
 
@@ -34,6 +35,7 @@ Status reduce_atomic_per_block(const ReduceLaunch& launch);
 Status reduce_vectorized(const ReduceLaunch& launch);
 Status reduce_thread_per_output(const ReduceLaunch& launch);
 Status reduce_column_tiles(const ReduceLaunch& launch);
+Status reduce_bulk_copy(const ReduceLaunch& launch);
 Status reduce_host(const ReduceLaunch& launch);  // host.cpp: the CPU reference
 
 // Calls Runner<T, Acc, Op>::run(launch) for the launch's element type, operator and accumulator.

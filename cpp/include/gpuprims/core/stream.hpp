@@ -52,5 +52,7 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
 
 // Multiprocessor count of a device, cached after the first query (no CUDA call at import).
 Status multiprocessor_count(int device, int* count);
+// Compute capability major of a device (9 for Hopper), cached likewise.
+Status compute_capability_major(int device, int* major);
 
 }  // namespace gpuprims

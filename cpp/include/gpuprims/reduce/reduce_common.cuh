@@ -64,5 +64,38 @@ __device__ __forceinline__ Acc combine_published(const Acc* partials, int64_t co
   return BlockReduce<Acc, kThreads>::reduce(acc, op, temp);
 }
 
+// The end of a single-pass reduction of one row split over `parts` blocks: `acc` is this block's
+// share (block-reduced, valid in thread 0). One part: thread 0 stores the row's result. Several:
+// thread 0 publishes the partial, __threadfence()s (a device-scope fence: the store is visible to
+// every later observer of the ticket) and draws the row's ticket with a relaxed atomicAdd; the block
+// that draws the last one fences again, combines the partials in index order (combine_published,
+// L2 reads) and stores the result, and returns the ticket to zero, so a stream can keep its tickets
+// from launch to launch (core/stream.hpp, stream_counters). Ends with a barrier: temp and
+// is_last_block may be reused.
+template <int kThreads, class T, class Acc, class Op, class TempStorage>
+__device__ __forceinline__ void finish_row(Acc acc, const ReduceKernelParams<T>& p, int64_t row, int64_t part,
+                                           int64_t parts, Acc* partials, unsigned int* tickets, Op op,
+                                           TempStorage& temp, bool& is_last_block) {
+  if (parts == 1) {
+    if (threadIdx.x == 0) store_as(p.out, p.layout.out_offset(row), p.out_dtype, acc);
+  } else {
+    if (threadIdx.x == 0) {
+      partials[row * parts + part] = acc;
+      __threadfence();
+      is_last_block = atomicAdd(&tickets[row], 1u) == parts - 1;
+    }
+    __syncthreads();
+    if (is_last_block) {
+      __threadfence();
+      const Acc total = combine_published<kThreads>(partials + row * parts, parts, op, temp);
+      if (threadIdx.x == 0) {
+        store_as(p.out, p.layout.out_offset(row), p.out_dtype, total);
+        tickets[row] = 0;
+      }
+    }
+  }
+  __syncthreads();
+}
+
 }  // namespace reduce_detail
 }  // namespace gpuprims

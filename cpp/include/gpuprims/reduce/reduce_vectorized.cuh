@@ -13,12 +13,7 @@
 // (the tail) are read with scalar loads; only the aligned body uses LDG.128. A view offset by one
 // element therefore never reaches a misaligned vector load.
 //
-// Memory ordering of the partials: each block's thread 0 stores its partial, __threadfence()s
-// (a device-scope fence: the store is visible to every later observer of the ticket) and then
-// increments the row's ticket with a relaxed atomicAdd. The block that draws the last ticket
-// fences again before reading the partials with ld.global.cg (L2, never a stale L1 line). Tickets
-// are zero at launch and the last block returns its row's ticket to zero, so a stream can keep
-// its tickets from launch to launch without a memset (core/stream.hpp, stream_counters).
+// Memory ordering of the partials and the tickets: finish_row (reduce_common.cuh).
 #include <cstdint>
 #include <type_traits>
 
@@ -134,25 +129,7 @@ __global__ void __launch_bounds__(kThreads)
                   : accumulate_scalar(in_row, layout, gtid, layout.row_len, gstride, op,
                                       Op::template identity<Acc>());
     acc = BR::reduce(acc, op, temp);
-    if (blocks_per_row == 1) {
-      if (threadIdx.x == 0) store_as(p.out, layout.out_offset(row), p.out_dtype, acc);
-    } else {
-      if (threadIdx.x == 0) {
-        partials[row * blocks_per_row + blockIdx.x] = acc;
-        __threadfence();
-        is_last_block = atomicAdd(&tickets[row], 1u) == blocks_per_row - 1;
-      }
-      __syncthreads();
-      if (is_last_block) {
-        __threadfence();
-        const Acc total = combine_published<kThreads>(partials + row * blocks_per_row, blocks_per_row, op, temp);
-        if (threadIdx.x == 0) {
-          store_as(p.out, layout.out_offset(row), p.out_dtype, total);
-          tickets[row] = 0;  // return the ticket to zero (see stream_counters)
-        }
-      }
-    }
-    __syncthreads();  // temp and is_last_block are reused by the next row
+    finish_row<kThreads>(acc, p, row, blockIdx.x, blocks_per_row, partials, tickets, op, temp, is_last_block);
   }
 }
 
