@@ -204,6 +204,16 @@ def test_cpu_accepts_every_variant_name(rng, algorithm):
     np.testing.assert_allclose(gpuprims.sum(a, algorithm=algorithm), a.astype(np.float64).sum(), rtol=1e-5)
 
 
+@pytest.mark.parametrize("op", OPS)
+def test_result_dtype_rule_matches_the_native_one(op):
+    """The C++ fast path (gpuprims._C.reduce_all_torch) names result dtypes by its own copy of numpy's rule."""
+    from gpuprims import _C
+    from gpuprims._dtypes import DTYPES, reduce_result_dtype
+
+    for dtype in DTYPES:
+        assert _C.reduce_result_dtype(op, dtype) == reduce_result_dtype(op, dtype, None), dtype
+
+
 def test_variants_listing():
     rows = gpuprims.variants("reduce")
     names = [v.name for v in rows]

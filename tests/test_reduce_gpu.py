@@ -199,6 +199,28 @@ def test_torch_side_stream_ordering():
     assert float(r) == n * 0.5 and float(r_explicit) == n * 0.5
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_torch_fast_path_matches_general_path(rng, dtype, monkeypatch):
+    """gpuprims.sum(t) of a CUDA tensor runs in C++ (_C.reduce_all_torch) without the Python array
+    layer; it must give what the general path gives: value, dtype, device, a fresh tensor."""
+    need(TORCH_CUDA)
+    from gpuprims import _interop
+
+    for op in OPS:
+        x = TORCH_CUDA.make(values_for(rng, 4099, dtype, op), dtype)[1:]  # misaligned start
+        general = gpuprims.reduce(x, op, stream=torch.cuda.current_stream())  # stream=: the general path
+        with monkeypatch.context() as m:
+            m.setattr(_interop, "prepare_input", lambda *a, **k: pytest.fail("fast path not taken"))
+            fast = gpuprims.reduce(x, op)
+            again = gpuprims.reduce(x, op)
+        assert isinstance(fast, torch.Tensor) and fast.device == x.device and fast.shape == ()
+        assert fast.dtype == general.dtype and fast.data_ptr() != again.data_ptr()
+        np.testing.assert_array_equal(to_numpy(fast), to_numpy(general))
+    assert gpuprims.sum(torch.zeros(0, device="cuda")).item() == 0.0
+    with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+        gpuprims.max(torch.zeros(0, device="cuda"))
+
+
 @pytest.mark.skipif(cupy is None, reason="cupy is not installed")
 def test_cupy_stream_ordering():
     n = 1 << 22

@@ -8,6 +8,7 @@
 #include "gpuprims/reduce.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
+#include "torch_bridge.hpp"
 
 namespace nb = nanobind;
 
@@ -33,6 +34,38 @@ void bind_reduce(nb::module_& m) {
       nb::arg("x"), nb::arg("out"), nb::arg("op"), nb::arg("axis").none(), nb::arg("algorithm"), nb::arg("stream"),
       "out = reduce(x) with op 'sum' | 'prod' | 'min' | 'max' along axis (None: all), ordered on stream.");
 
+  // The fast path of reduce(x) over all axes with every default but op and algorithm, for a CUDA
+  // torch.Tensor (torch_bridge.hpp): the result tensor, or None when x does not qualify. The launch
+  // is asynchronous, so the GIL stays held (releasing and taking it back costs more than the launch
+  // path it would free).
+  m.def(
+      "reduce_all_torch",
+      [](nb::handle x, const char* op, const char* algorithm) -> nb::object {
+        TensorView in_view;
+        cudaStream_t stream;
+        if (!torch_cuda_view(x, &in_view, &stream)) return nb::none();
+        ReduceOptions options;
+        throw_if_error(parse_reduce_op(op, &options.op));
+        throw_if_error(parse_reduce_algorithm(algorithm, &options.algorithm));
+        options.all_axes = true;
+        TensorView out_view;
+        nb::object result =
+            torch_new_scalar(reduce_default_result_dtype(options.op, in_view.dtype), in_view.device.id, &out_view);
+        throw_if_error(reduce(in_view, out_view, options, stream));
+        return result;
+      },
+      nb::arg("x"), nb::arg("op"), nb::arg("algorithm"),
+      "reduce(x, op) over all axes for a CUDA torch.Tensor on torch's current stream; None when x is not one.");
+  m.def(
+      "reduce_result_dtype",
+      [](const char* op, const std::string& dtype) {
+        ReduceOp reduce_op;
+        throw_if_error(parse_reduce_op(op, &reduce_op));
+        DType in;
+        if (!parse_dtype_name(dtype, &in)) throw_if_error(type_error("reduce: unknown dtype " + dtype));
+        return std::string(dtype_name(reduce_default_result_dtype(reduce_op, in)));
+      },
+      nb::arg("op"), nb::arg("dtype"), "numpy's default result dtype of reduce(op) on `dtype` (C++'s rule).");
   m.def("reduce_variants", [] {
     std::vector<std::tuple<std::string, std::string, bool>> rows;
     for (const auto& v : reduce_variants()) rows.emplace_back(v.name, v.description, v.deterministic);

@@ -17,6 +17,7 @@ void bind_norms(nb::module_& m);
 void bind_scan(nb::module_& m);
 void bind_histogram(nb::module_& m);
 void bind_gemm(nb::module_& m);
+void bind_torch_bridge(nb::module_& m);
 }
 
 NB_MODULE(_C, m) {
@@ -30,6 +31,7 @@ NB_MODULE(_C, m) {
   bind_scan(m);
   bind_histogram(m);
   bind_gemm(m);
+  bind_torch_bridge(m);
 
   m.def("cuda_device_count", [] {
     int n = 0;

@@ -149,6 +149,7 @@ def launch_stream(stream, fw: str, device, op: str) -> int:
 # import
 
 
+torch_tensor_type = None  # torch.Tensor once a torch tensor was seen (the C++ fast path is installed then)
 _torch_by_name: dict = {}  # "float32" -> torch.float32, filled on first use
 _name_by_torch: dict = {}  # torch.float32 -> "float32"
 _torch_prototypes: dict = {}  # (dtype, device) -> a 0-d tensor that outputs are made like
@@ -164,6 +165,7 @@ def _torch_dtype_name(x, op: str, arg: str) -> str:
                 t = getattr(torch, dname, None)
                 if t is not None:
                     _torch_by_name[dname], _name_by_torch[t] = t, dname
+            _install_torch_bridge(torch)
             return _torch_dtype_name(x, op, arg)
         raise TypeError(f"{op}: argument '{arg}': expected a bool, integer or float dtype, got {x.dtype}")
     return name
@@ -178,6 +180,21 @@ def _torch_prototype(dtype: str, device):
     proto = torch.empty((), dtype=_torch_by_name[dtype], device=device[1] if device[0] == CUDA else "cpu")
     _torch_prototypes[(dtype, device)] = proto
     return proto
+
+
+def _install_torch_bridge(torch) -> None:
+    """Hands torch's pieces to the C++ fast path (cpp/bindings/torch_bridge.hpp): the same current-stream
+    query and the same prototype-based allocation as this module's general path."""
+    global torch_tensor_type
+
+    def cuda_prototype(dtype: str, device_id: int):
+        proto = _torch_prototypes.get((dtype, (CUDA, device_id)))
+        return _torch_prototype(dtype, (CUDA, device_id)) if proto is None else proto
+
+    _C.install_torch_bridge(torch.Tensor, dict(_name_by_torch), torch.empty_like,
+                            getattr(torch._C, "_cuda_getCurrentRawStream", None) or _torch_current_stream,
+                            cuda_prototype)
+    torch_tensor_type = torch.Tensor
 
 
 def _capsule_view(x, stream: int, on_cuda: bool, op: str, arg: str):

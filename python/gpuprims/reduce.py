@@ -78,6 +78,14 @@ def _reduce(x, op, axis, dtype, keepdims, algorithm, out, stream):
         raise ValueError(f"reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
     if algorithm.__class__ is not str:
         raise TypeError(f"reduce: argument 'algorithm': expected a str, got {algorithm!r}")
+    if x.__class__ is _interop.torch_tensor_type and axis is None and dtype is None and out is None \
+            and stream is None and not keepdims:
+        # The common small call (gpuprims.sum(t) of a CUDA tensor) done in C++ with the same stream
+        # and allocation as below, without the interpreter work (docs/reduce.md, host cost).
+        # None: not a CUDA tensor.
+        result = _C.reduce_all_torch(x, op, algorithm)
+        if result is not None:
+            return result
     xin = _interop.prepare_input(x, stream, "reduce")
     shape = xin[4]
     ax = None if axis is None else _normalize_axis(axis, len(shape))

@@ -37,6 +37,9 @@ const std::vector<ReduceVariantInfo>& reduce_variants();
 Status parse_reduce_algorithm(const std::string& name, ReduceAlgorithm* out);
 Status parse_reduce_op(const std::string& name, ReduceOp* out);
 const char* reduce_op_name(ReduceOp op);
+// numpy's result dtype when the caller names none: sums and products of bool and signed integers
+// are int64, of unsigned integers uint64; floats, and min/max of anything, keep the input's dtype.
+DType reduce_default_result_dtype(ReduceOp op, DType in);
 
 struct ReduceOptions {
   ReduceOp op = ReduceOp::kSum;

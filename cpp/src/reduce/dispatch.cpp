@@ -77,6 +77,14 @@ const char* reduce_op_name(ReduceOp op) {
   return "?";
 }
 
+DType reduce_default_result_dtype(ReduceOp op, DType in) {
+  if (op == ReduceOp::kMin || op == ReduceOp::kMax || is_floating(in)) return in;
+  switch (in) {
+    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: return DType::kUInt64;
+    default: return DType::kInt64;  // bool and signed integers
+  }
+}
+
 namespace {
 
 // "auto": the vectorized single pass for one long run or rows of contiguous elements; column tiles

@@ -1,0 +1,32 @@
+#pragma once
+// The per-call hot path for CUDA torch tensors, in C++ through torch's own Python methods (no torch
+// headers: torch stays an optional dependency, imported only by the Python layer).
+//
+// Why: a small op's host cost is a kernel launch (~3.5 us on the H200 machine) plus everything around
+// it. The Python layer's general path (framework detection, field tuples, output allocation, result
+// wrapping) adds ~2.5 us of interpreter work on top of the unavoidable torch calls; doing the same
+// calls from C++ leaves only the calls themselves (docs/reduce.md, "Host cost of a small call").
+//
+// The Python layer installs torch's pieces once (_interop.install_torch_bridge) and then routes the
+// qualifying calls here; anything that does not qualify (CPU tensors, other frameworks, an explicit
+// stream or out=) comes back as None and takes the general path, which stays the reference for the
+// semantics: same stream (torch's current stream of the tensor's device), same output allocation
+// (torch.empty_like of the cached 0-d prototype of the result's dtype and device).
+#include <nanobind/nanobind.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpuprims/core/tensor_view.hpp"
+
+namespace gpuprims {
+
+// Reads x when it is a CUDA torch.Tensor: its view and torch's current stream on its device. Returns
+// false (touching nothing) for anything else, or when the bridge is not installed.
+bool torch_cuda_view(nanobind::handle x, TensorView* view, cudaStream_t* stream);
+
+// A fresh 0-d torch tensor of `dtype` on CUDA `device`, and its view.
+nanobind::object torch_new_scalar(DType dtype, int device, TensorView* view);
+
+void bind_torch_bridge(nanobind::module_& m);
+
+}  // namespace gpuprims
