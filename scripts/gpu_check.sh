@@ -29,7 +29,7 @@ grep -E "spill|C7510" "$OUT/build.log" | sort -u > "$OUT/ptxas_warnings.txt" || 
 # 2 and 3 run together: the test groups in parallel processes (the GPU is mostly idle between small
 # test kernels, so a device budget buys about 3x more tests this way) and both sanitizers beside them.
 # Timing-sensitive work (step 4) waits until they are all done.
-TEST_GROUPS=${TEST_GROUPS:-"test_reduce* test_interop.py|test_scan* test_compact*|test_norms_gpu.py test_norms.py test_norms_torch.py|test_norms_backward* test_add_norm* test_dropout*|test_gemm* test_histogram*"}
+TEST_GROUPS=${TEST_GROUPS:-"test_reduce_gpu.py|test_reduce.py test_reduce_properties.py test_interop.py|test_scan* test_compact*|test_norms_gpu.py test_norms.py test_norms_torch.py|test_norms_backward* test_add_norm* test_dropout*|test_gemm* test_histogram*"}
 run_group() {  # $1: index, $2: space-separated file globs
   ( cd tests && timeout ${TEST_TIMEOUT:-1500} python3 -m pytest -q -p no:cacheprovider --timeout 600 ${PYTEST_ARGS:-} $2 ) \
       > "$OUT/tests_$1.txt" 2>&1
