@@ -257,27 +257,31 @@ void run_config(const Problem& pr, const char* label) {
 
 // A staged candidate (row_backward_staged.cuh) for rows of kLen: kValues values of each input a
 // thread (block of kLen / kValues threads), kStages shared-memory stages, register bound of
-// kMinBlocks blocks per SM. Skipped (at compile time) where the block is not 64..1024 threads or
-// kMinBlocks blocks' stages exceed an H200 SM's 228 KiB of shared memory.
-template <class T, RowKind kKind, int kLen, int kValues, int kStages, int kMinBlocks = 1>
-void run_staged(const Problem& pr) {
+// kMinBlocks blocks per SM, the norm kind's weight in registers or read per pass ("nw").
+// Skipped (at compile time) where the block is not 64..1024 threads or kMinBlocks blocks' stages
+// exceed an H200 SM's 228 KiB of shared memory.
+template <class T, RowKind kKind, int kLen, int kValues, int kStages, int kMinBlocks = 1, bool kWeightInRegisters = true>
+void run_staged(const Problem& pr, const char* note = "") {
   constexpr int kThreads = kLen / kValues;
   constexpr int kVecs = kValues / Vec16<T>::kLanes;
   constexpr size_t kSmem = size_t(kStages) * 2 * kLen * sizeof(T);
   if constexpr (kThreads >= 64 && kThreads <= 1024 && kVecs >= 1 && kMinBlocks * kSmem <= 227 * 1024) {
-    char label[48];
-    if (kMinBlocks > 1) snprintf(label, sizeof label, "staged v%d s%d b%d", kValues, kStages, kMinBlocks);
-    else snprintf(label, sizeof label, "staged v%d s%d", kValues, kStages);
-    run_config<T, kKind, BackwardStagedConfig<kThreads, kVecs, kStages, kMinBlocks>, Kernel::kStaged>(pr, label);
+    char label[64];
+    char bound[8] = "";
+    if (kMinBlocks > 1) snprintf(bound, sizeof bound, " b%d", kMinBlocks);
+    snprintf(label, sizeof label, "staged v%d s%d%s%s%s", kValues, kStages, bound, kWeightInRegisters ? "" : " nw", note);
+    using Cfg = BackwardStagedConfig<kThreads, kVecs, kStages, kMinBlocks, kWeightInRegisters>;
+    run_config<T, kKind, Cfg, Kernel::kStaged>(pr, label);
   }
 }
 
 // The rows for a row of kLen elements: "current": row_backward_kernel with the tile of
-// variant_backward_row_on_chip.cu (bf16 16 values a thread, fp32 8); "library": the lean kernel
-// as the library configures it today (LeanConfig there: bf16 norm kind shared column sums with 32
-// values a thread, fp32 prefetch except the 1024-thread norm tile); then the staged kernel
-// (row_backward_staged.cuh) with "v" values a thread, "s" stages, "b" a register bound of that
-// many blocks per SM.
+// variant_backward_row_on_chip.cu (bf16 16 values a thread, fp32 8); "library (lean)": the lean
+// kernel as the library configured it before the staged kernel (LeanConfig there); "chosen": the
+// staged configuration the library now runs (StagedConfig in variant_backward_row_on_chip.cu,
+// from run 2 of this harness); then, for the bf16 norm kind (below 80 % of copy at 8192 in run
+// 2), staged candidates with two resident blocks per SM ("b": the register bound) and the weight
+// read per pass ("nw") to free the registers that takes. Labels: "v" values a thread, "s" stages.
 template <class T, RowKind kKind, int kLen>
 void run_candidates(const Problem& pr) {
   constexpr int kLanes = Vec16<T>::kLanes;
@@ -291,14 +295,28 @@ void run_candidates(const Problem& pr) {
                                      kNorm && sizeof(T) != 4>;
   run_config<T, kKind, Current, Kernel::kCurrent>(pr, "current");
   run_config<T, kKind, Library, Kernel::kLean>(pr, "library (lean)");
-  run_staged<T, kKind, kLen, kLanes, 3>(pr);
-  run_staged<T, kKind, kLen, 2 * kLanes, 2>(pr);
-  run_staged<T, kKind, kLen, 2 * kLanes, 3>(pr);
-  run_staged<T, kKind, kLen, 2 * kLanes, 4>(pr);
-  run_staged<T, kKind, kLen, 2 * kLanes, 6>(pr);
-  run_staged<T, kKind, kLen, 2 * kLanes, 3, 2>(pr);
-  run_staged<T, kKind, kLen, 4 * kLanes, 3>(pr);
-  run_staged<T, kKind, kLen, 4 * kLanes, 4, 2>(pr);
+  constexpr bool k8192 = kLen == 8192;
+  if constexpr (sizeof(T) == 4) {
+    if constexpr (kNorm && !k8192) run_staged<T, kKind, kLen, 8, 3, 2>(pr, " chosen");
+    else run_staged<T, kKind, kLen, 8, 2>(pr, " chosen");
+  } else if constexpr (!kNorm) {
+    if constexpr (k8192) run_staged<T, kKind, kLen, 32, 3>(pr, " chosen");
+    else run_staged<T, kKind, kLen, 16, 2>(pr, " chosen");
+  } else if constexpr (k8192) {
+    run_staged<T, kKind, kLen, 16, 2>(pr, " chosen");
+    run_staged<T, kKind, kLen, 16, 2, 1, false>(pr);
+    run_staged<T, kKind, kLen, 16, 2, 2, false>(pr);
+    run_staged<T, kKind, kLen, 16, 3, 2, false>(pr);
+    run_staged<T, kKind, kLen, 32, 2, 2>(pr);
+    run_staged<T, kKind, kLen, 32, 2, 2, false>(pr);
+    run_staged<T, kKind, kLen, 32, 3, 2, false>(pr);
+  } else {
+    run_staged<T, kKind, kLen, 32, 3>(pr, " chosen");
+    run_staged<T, kKind, kLen, 32, 3, 1, false>(pr);
+    run_staged<T, kKind, kLen, 32, 3, 4, false>(pr);
+    run_staged<T, kKind, kLen, 32, 2, 4, false>(pr);
+    run_staged<T, kKind, kLen, 16, 2, 3, false>(pr);
+  }
 }
 
 template <class T>

@@ -14,7 +14,8 @@
 // s is rewritten only after this thread has read it in the previous iteration.
 //
 // With the tiles out of the registers, the norm kind keeps its column sums of dy * xhat and dy in
-// registers (kVecs * kLanes each) and its weight vectors too (read once per kernel); layer_norm's
+// registers (kVecs * kLanes each) and its weight vectors too (read once per kernel; or from L1
+// in each pass, kWeightInRegisters = false, to spare registers); layer_norm's
 // two row sums go through one block reduction of a pair (one barrier per row, not two); the next
 // row's mean / rstd are loaded one row ahead. Per-element work as in the lean kernel (row sums in
 // kBackwardChains chains, pairwise rounding of dx, exp_lean for fp16 / bf16 log_softmax).
@@ -36,8 +37,10 @@ namespace norms {
 
 // The template argument of row_backward_staged_kernel: a block of kThreads threads per row with
 // kVecs 16-byte slots of each input a thread, kStages shared-memory stages (rows in flight:
-// kStages - 1 ahead of the current one), kMinBlocks the register bound of __launch_bounds__.
-template <int kThreads_, int kVecs_, int kStages_, int kMinBlocks_ = 1>
+// kStages - 1 ahead of the current one), kMinBlocks the register bound of __launch_bounds__,
+// kWeightInRegisters: the norm kind's weight vectors held in registers for the whole kernel (else
+// read in each pass from L1, where every row reads them: 4 registers a slot fewer).
+template <int kThreads_, int kVecs_, int kStages_, int kMinBlocks_ = 1, bool kWeightInRegisters_ = true>
 struct BackwardStagedConfig {
   static constexpr int kThreads = kThreads_;
   static constexpr int kThreadsPerRow = kThreads_;
@@ -45,6 +48,7 @@ struct BackwardStagedConfig {
   static constexpr int kVecs = kVecs_;
   static constexpr int kStages = kStages_;
   static constexpr int kMinBlocks = kMinBlocks_;
+  static constexpr bool kWeightInRegisters = kWeightInRegisters_;
   static_assert(kStages >= 2, "one stage being read, at least one in flight");
 };
 
@@ -127,19 +131,29 @@ row_backward_staged_kernel(NormBackwardParams p) {
     ptx::cp_async_commit();
   };
 
-  // Norm kind: the weight's vectors (unset without a weight: weight_at reads 1) and the column
-  // sums, in registers for the whole kernel.
-  Vec16<T> w[kVecs];
+  // Norm kind: the column sums in registers for the whole kernel, and the weight's vectors
+  // (unset without a weight: weight_at reads 1) there too or read per pass (kWeightInRegisters).
+  constexpr bool kHeldWeight = Cfg::kWeightInRegisters && kKind == RowKind::kNorm;
+  Vec16<T> held_w[kHeldWeight ? kVecs : 1];
   Acc dw[kVecs][kLanes] = {};
   Acc db[kVecs][kLanes] = {};
-  if constexpr (kKind == RowKind::kNorm) {
+  if constexpr (kHeldWeight) {
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
       const int e0 = Tile::slot_begin(k, rank);
-      if (weight != nullptr && e0 < len) w[k] = load_vec16<T, LoadPolicy::kReadOnly>(weight + e0);
+      if (weight != nullptr && e0 < len) held_w[k] = load_vec16<T, LoadPolicy::kReadOnly>(weight + e0);
     }
   }
-  const auto weight_at = [&](int k, int l) { return weight != nullptr ? at(w[k], l) : Acc(1); };
+  const auto weight_vec = [&](int k, int e0) {
+    if constexpr (kHeldWeight) {
+      return held_w[k];
+    } else {
+      Vec16<T> v;
+      if (weight != nullptr) v = load_vec16<T, LoadPolicy::kReadOnly>(weight + e0);
+      return v;
+    }
+  };
+  const auto weight_at = [&](const Vec16<T>& wk, int l) { return weight != nullptr ? at(wk, l) : Acc(1); };
 
   int64_t row = blockIdx.x;
 #pragma unroll
@@ -192,13 +206,13 @@ row_backward_staged_kernel(NormBackwardParams p) {
       for (int k = 0; k < kVecs; ++k) {
         const int e0 = Tile::slot_begin(k, rank);
         if (e0 >= len) continue;  // slots past the row add nothing
-        const Vec16<T> g = read(gr + e0), x = read(sr + e0);
+        const Vec16<T> g = read(gr + e0), x = read(sr + e0), wk = weight_vec(k, e0);
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
           const Acc d = at(g, l), xhat = (at(x, l) - stats.mean) * stats.rstd;
           dw[k][l] += d * xhat;
           db[k][l] += d;
-          const Acc gv = d * weight_at(k, l);
+          const Acc gv = d * weight_at(wk, l);
           part_g[l % kChains] += gv;
           part_gx[l % kChains] += gv * xhat;
         }
@@ -216,12 +230,12 @@ row_backward_staged_kernel(NormBackwardParams p) {
       for (int k = 0; k < kVecs; ++k) {
         const int e0 = Tile::slot_begin(k, rank);
         if (e0 >= len) continue;
-        const Vec16<T> g = read(gr + e0), x = read(sr + e0);
+        const Vec16<T> g = read(gr + e0), x = read(sr + e0), wk = weight_vec(k, e0);
         Acc o[kLanes];
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
           const Acc xhat = (at(x, l) - stats.mean) * stats.rstd;
-          o[l] = norm_backward_out(at(g, l) * weight_at(k, l), xhat, stats.rstd, mean_g, mean_gx);
+          o[l] = norm_backward_out(at(g, l) * weight_at(wk, l), xhat, stats.rstd, mean_g, mean_gx);
         }
         store_vec16(out + e0, round_to_vec16<T>(o));
       }
