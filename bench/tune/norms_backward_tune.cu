@@ -260,7 +260,8 @@ void run_config(const Problem& pr, const char* label) {
 // kMinBlocks blocks per SM, the norm kind's weight in registers or read per pass ("nw").
 // Skipped (at compile time) where the block is not 64..1024 threads or kMinBlocks blocks' stages
 // exceed an H200 SM's 228 KiB of shared memory.
-template <class T, RowKind kKind, int kLen, int kValues, int kStages, int kMinBlocks = 1, bool kWeightInRegisters = true>
+template <class T, RowKind kKind, int kLen, int kValues, int kStages, int kMinBlocks = 1, bool kWeightInRegisters = true,
+          bool kFoldedOutput = false>
 void run_staged(const Problem& pr, const char* note = "") {
   constexpr int kThreads = kLen / kValues;
   constexpr int kVecs = kValues / Vec16<T>::kLanes;
@@ -269,8 +270,9 @@ void run_staged(const Problem& pr, const char* note = "") {
     char label[64];
     char bound[8] = "";
     if (kMinBlocks > 1) snprintf(bound, sizeof bound, " b%d", kMinBlocks);
-    snprintf(label, sizeof label, "staged v%d s%d%s%s%s", kValues, kStages, bound, kWeightInRegisters ? "" : " nw", note);
-    using Cfg = BackwardStagedConfig<kThreads, kVecs, kStages, kMinBlocks, kWeightInRegisters>;
+    snprintf(label, sizeof label, "staged v%d s%d%s%s%s%s", kValues, kStages, bound, kWeightInRegisters ? "" : " nw",
+             kFoldedOutput ? " fo" : "", note);
+    using Cfg = BackwardStagedConfig<kThreads, kVecs, kStages, kMinBlocks, kWeightInRegisters, kFoldedOutput>;
     run_config<T, kKind, Cfg, Kernel::kStaged>(pr, label);
   }
 }
@@ -281,7 +283,8 @@ void run_staged(const Problem& pr, const char* note = "") {
 // staged configuration the library now runs (StagedConfig in variant_backward_row_on_chip.cu,
 // from run 2 of this harness); then, for the bf16 norm kind (below 80 % of copy at 8192 in run
 // 2), staged candidates with two resident blocks per SM ("b": the register bound) and the weight
-// read per pass ("nw") to free the registers that takes. Labels: "v" values a thread, "s" stages.
+// read per pass ("nw") to free the registers that takes, and for every norm row the folded dx
+// arithmetic ("fo", kFoldedOutput). Labels: "v" values a thread, "s" stages.
 template <class T, RowKind kKind, int kLen>
 void run_candidates(const Problem& pr) {
   constexpr int kLanes = Vec16<T>::kLanes;
@@ -297,13 +300,20 @@ void run_candidates(const Problem& pr) {
   run_config<T, kKind, Library, Kernel::kLean>(pr, "library (lean)");
   constexpr bool k8192 = kLen == 8192;
   if constexpr (sizeof(T) == 4) {
-    if constexpr (kNorm && !k8192) run_staged<T, kKind, kLen, 8, 3, 2>(pr, " chosen");
-    else run_staged<T, kKind, kLen, 8, 2>(pr, " chosen");
+    if constexpr (kNorm && !k8192) {
+      run_staged<T, kKind, kLen, 8, 3, 2>(pr, " chosen");
+      run_staged<T, kKind, kLen, 8, 3, 2, true, true>(pr);
+    } else {
+      run_staged<T, kKind, kLen, 8, 2>(pr, " chosen");
+      if constexpr (kNorm) run_staged<T, kKind, kLen, 8, 2, 1, true, true>(pr);
+    }
   } else if constexpr (!kNorm) {
     if constexpr (k8192) run_staged<T, kKind, kLen, 32, 3>(pr, " chosen");
     else run_staged<T, kKind, kLen, 16, 2>(pr, " chosen");
   } else if constexpr (k8192) {
     run_staged<T, kKind, kLen, 16, 2>(pr, " chosen");
+    run_staged<T, kKind, kLen, 16, 2, 1, true, true>(pr);
+    run_staged<T, kKind, kLen, 32, 2, 2, false, true>(pr);
     run_staged<T, kKind, kLen, 16, 2, 1, false>(pr);
     run_staged<T, kKind, kLen, 16, 2, 2, false>(pr);
     run_staged<T, kKind, kLen, 16, 3, 2, false>(pr);
@@ -312,6 +322,7 @@ void run_candidates(const Problem& pr) {
     run_staged<T, kKind, kLen, 32, 3, 2, false>(pr);
   } else {
     run_staged<T, kKind, kLen, 32, 3>(pr, " chosen");
+    run_staged<T, kKind, kLen, 32, 3, 1, true, true>(pr);
     run_staged<T, kKind, kLen, 32, 3, 1, false>(pr);
     run_staged<T, kKind, kLen, 32, 3, 4, false>(pr);
     run_staged<T, kKind, kLen, 32, 2, 4, false>(pr);

@@ -39,8 +39,12 @@ namespace norms {
 // kVecs 16-byte slots of each input a thread, kStages shared-memory stages (rows in flight:
 // kStages - 1 ahead of the current one), kMinBlocks the register bound of __launch_bounds__,
 // kWeightInRegisters: the norm kind's weight vectors held in registers for the whole kernel (else
-// read in each pass from L1, where every row reads them: 4 registers a slot fewer).
-template <int kThreads_, int kVecs_, int kStages_, int kMinBlocks_ = 1, bool kWeightInRegisters_ = true>
+// read in each pass from L1, where every row reads them: 4 registers a slot fewer);
+// kFoldedOutput: the norm kind's dx as rstd * g - rstd * mean(g) - rstd^2 * mean(g * xhat) * (x -
+// mean), the per-row factors computed once (three instructions an element where xhat and
+// norm_backward_out take five; rounding differs from row_backward_kernel's by an ulp or so).
+template <int kThreads_, int kVecs_, int kStages_, int kMinBlocks_ = 1, bool kWeightInRegisters_ = true,
+          bool kFoldedOutput_ = false>
 struct BackwardStagedConfig {
   static constexpr int kThreads = kThreads_;
   static constexpr int kThreadsPerRow = kThreads_;
@@ -49,6 +53,7 @@ struct BackwardStagedConfig {
   static constexpr int kStages = kStages_;
   static constexpr int kMinBlocks = kMinBlocks_;
   static constexpr bool kWeightInRegisters = kWeightInRegisters_;
+  static constexpr bool kFoldedOutput = kFoldedOutput_;
   static_assert(kStages >= 2, "one stage being read, at least one in flight");
 };
 
@@ -226,6 +231,8 @@ row_backward_staged_kernel(NormBackwardParams p) {
       } else {
         mean_gx = mean_of(reduce(fold_lanes(part_gx, SumOp{}), SumOp{}), len);
       }
+      // kFoldedOutput: dx = rstd * g - out_shift - out_scale * (x - mean).
+      const Acc out_shift = stats.rstd * mean_g, out_scale = stats.rstd * stats.rstd * mean_gx;
 #pragma unroll
       for (int k = 0; k < kVecs; ++k) {
         const int e0 = Tile::slot_begin(k, rank);
@@ -234,8 +241,13 @@ row_backward_staged_kernel(NormBackwardParams p) {
         Acc o[kLanes];
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
-          const Acc xhat = (at(x, l) - stats.mean) * stats.rstd;
-          o[l] = norm_backward_out(at(g, l) * weight_at(wk, l), xhat, stats.rstd, mean_g, mean_gx);
+          const Acc gv = at(g, l) * weight_at(wk, l);
+          if constexpr (Cfg::kFoldedOutput) {
+            o[l] = (stats.rstd * gv - out_shift) - out_scale * (at(x, l) - stats.mean);
+          } else {
+            const Acc xhat = (at(x, l) - stats.mean) * stats.rstd;
+            o[l] = norm_backward_out(gv, xhat, stats.rstd, mean_g, mean_gx);
+          }
         }
         store_vec16(out + e0, round_to_vec16<T>(o));
       }
