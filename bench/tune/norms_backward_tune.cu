@@ -389,6 +389,7 @@ void run_dtype(int64_t rows, int64_t len, const Problem& buffers) {
 }
 
 int main() {
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // whole rows survive a timeout
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
