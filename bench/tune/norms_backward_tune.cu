@@ -260,8 +260,8 @@ void run_config(const Problem& pr, const char* label) {
 // kMinBlocks blocks per SM, the norm kind's weight in registers or read per pass ("nw").
 // Skipped (at compile time) where the block is not 64..1024 threads or kMinBlocks blocks' stages
 // exceed an H200 SM's 228 KiB of shared memory.
-template <class T, RowKind kKind, int kLen, int kValues, int kStages, int kMinBlocks = 1, bool kWeightInRegisters = true,
-          bool kFoldedOutput = false>
+template <class T, RowKind kKind, int kLen, int kValues, int kStages, int kMinBlocks = 1,
+          bool kWeightInRegisters = true, bool kFoldedOutput = false>
 void run_staged(const Problem& pr, const char* note = "") {
   constexpr int kThreads = kLen / kValues;
   constexpr int kVecs = kValues / Vec16<T>::kLanes;

@@ -46,6 +46,11 @@ using LeanConfig = BackwardLeanConfig<
     kHalveThreads<T, kKind, kRowsPerBlock> ? 2 * kVecs : kVecs, 1,
     kLeanPrefetch<T, kKind, kThreadsPerRow * kRowsPerBlock>, kLeanSharedColumns<T, kKind>>;
 
+// The one-line flip of the staged kernel (docs/norms.md, "Backward performance: staged rows"):
+// true runs the block tiles of the vector path through row_backward_staged_kernel where
+// staged_shape below configures it; false leaves them to the lean kernel, as before.
+constexpr bool kStagedBackward = true;
+
 // The staged kernel's shape for a block tile of `capacity` elements (kThreadsPerRow * kVecs *
 // kLanes: rows up to 4096 or 8192): values a thread (0: no staged kernel), stages, the register
 // bound in blocks per SM. From the H200 run 2 of bench/tune/norms_backward_tune.cu (session 10;
@@ -133,7 +138,7 @@ Status launch_tile(const NormBackwardLaunch& l) {
   const int64_t n = l.params.dy_layout.row_len;
   bool fits = false;
   constexpr int kCapacity = kThreadsPerRow * kVecs * Vec16<T>::kLanes;
-  if constexpr (kVector && kRowsPerBlock == 1 && kStagedShape<T, kKind, kCapacity>.values > 0) {
+  if constexpr (kStagedBackward && kVector && kRowsPerBlock == 1 && kStagedShape<T, kKind, kCapacity>.values > 0) {
     using Cfg = StagedConfig<T, kKind, kCapacity>;
     const size_t smem = backward_staged_shared_bytes<T, Cfg>(n);
     GPUPRIMS_TRY(shared_fits(l, smem, &fits));
