@@ -280,7 +280,7 @@ void run_staged(const Problem& pr, const char* note = "") {
 // The rows for a row of kLen elements: "current": row_backward_kernel with the tile of
 // variant_backward_row_on_chip.cu (bf16 16 values a thread, fp32 8); "library (lean)": the lean
 // kernel as the library configured it before the staged kernel (LeanConfig there); "chosen": the
-// staged configuration the library now runs (StagedConfig in variant_backward_row_on_chip.cu,
+// staged configuration the library now runs (staged_shape in variant_backward_row_on_chip.cu,
 // from run 2 of this harness); then, for the bf16 norm kind (below 80 % of copy at 8192 in run
 // 2), staged candidates with two resident blocks per SM ("b": the register bound) and the weight
 // read per pass ("nw") to free the registers that takes, and for every norm row the folded dx
