@@ -121,6 +121,21 @@ def test_lean_many_rows_prefetch_and_column_sums(rng, op):
             check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng)
 
 
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32"))
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_staged_rows_wrap_the_stage_ring(rng, op, dtype):
+    """row_backward_staged_kernel (block tiles of the vector path, rows copied kStages - 1 ahead
+    into a ring of shared-memory stages): many rows per block, so every stage is rewritten many
+    times (a stage reused before its row was read would show as another row's values); a row
+    count that leaves some blocks one row short; partial tiles of both block widths; the norms
+    with and without a weight (register column sums over many rows)."""
+    need()
+    for shape in ((4003, 2056), (1201, 8184), (2, 4104)):
+        check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng)
+        if op not in SOFTMAX_OPS:
+            check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng, weight=False)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("op", BACKWARD_OPS)
 def test_nan_and_inf_inputs_every_dtype(rng, op, dtype):

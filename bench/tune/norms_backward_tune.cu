@@ -1,18 +1,20 @@
-// A/B of the backward row_on_chip kernels (docs/norms.md, "Backward performance"): the kernel the
-// library ran before (row_backward_kernel with its tiles from variant_backward_row_on_chip.cu,
-// "current") against row_backward_lean_kernel (row_backward_lean.cuh: dy and the saved row held
-// packed, lean per-element work) alone, with prefetching of the next row, with the dweight / dbias
-// column sums in shared memory, with register bounds, and with twice the values per thread, for softmax_backward / log_softmax_backward (softmax kind) and layer_norm_backward /
-// rms_norm_backward (norm kind), float32 and bfloat16, 16384 x 8192 and 65536 x 4096 (512 MiB and
-// 1 GiB of fp32 per array), next to a 16-byte copy kernel and cudaMemcpy of one array (the ceiling).
+// A/B of the backward row_on_chip kernels (docs/norms.md, "Backward performance"): row_backward_kernel
+// with the tiles of variant_backward_row_on_chip.cu ("current", the reference of every other row),
+// row_backward_lean_kernel as the library configures it today ("library (lean)"), and the staged
+// kernel (row_backward_staged.cuh: dy and the saved row copied by cp.async into shared-memory
+// stages kStages - 1 rows ahead, column sums and weight in registers) over values per thread,
+// stages and register bounds, for softmax_backward / log_softmax_backward (softmax kind) and
+// layer_norm_backward / rms_norm_backward (norm kind), float32 and bfloat16, 16384 x 8192 and
+// 65536 x 4096 (512 MiB and 1 GiB of fp32 per array), next to a 16-byte copy kernel and
+// cudaMemcpy of one array (the ceiling).
 // Bytes moved: dy and the saved row (y or x) read, dx written: three arrays, against the copy's
 // two, so "%copy" = (3 * array bytes / kernel time) / (2 * array bytes / best copy time); the
 // norm kind's time includes the column-sum kernels that turn the partial rows into dweight (and
 // dbias for layer_norm), as the library runs them.
-// Every candidate's dx (and dweight / dbias) is compared with the current kernel's (max |diff| /
-// max |ref|: PASS when within 1e-5 for float32, 2^-7 for bfloat16, about one bf16 rounding step of
-// the largest value, and no NaN on either side); the current kernel's dx is checked against a
-// float64 host reference on three rows.
+// Every row's dx is checked against a float64 host reference on three rows (max |diff| / max
+// |ref|); every candidate's dx, dweight and dbias are also compared with the current kernel's on
+// every element (PASS when within 1e-5 for float32, 2^-7 for bfloat16, about one bf16 rounding
+// step of the largest value, and no NaN on either side).
 // Each row: median of 30 timed launches (CUDA events) after 3 warm-ups; the whole sweep runs
 // twice, so differences smaller than the spread between the passes are noise. A crash names the
 // case it happened in (tune::running).
@@ -28,6 +30,7 @@
 
 #include "gpuprims/norms/row_backward.cuh"
 #include "gpuprims/norms/row_backward_lean.cuh"
+#include "gpuprims/norms/row_backward_staged.cuh"
 #include "gpuprims/util/occupancy.cuh"
 
 #include "norms_tune_data.cuh"
@@ -90,12 +93,12 @@ NormBackwardParams params_for(const Problem& pr, void* dx) {
 
 // float64 reference of dx on one row (from the inputs as stored); returns max |ref - got| / max |ref|.
 template <class T>
-double host_check_row(const Problem& pr, int64_t row) {
+double host_check_row(const Problem& pr, const void* dx_dev, int64_t row) {
   const int64_t n = pr.len;
   std::vector<T> s(n), dy(n), dx(n), w(n);
   CHECK(cudaMemcpy(s.data(), static_cast<const T*>(pr.saved) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(dy.data(), static_cast<const T*>(pr.dy) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
-  CHECK(cudaMemcpy(dx.data(), static_cast<const T*>(pr.dx_ref) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(dx.data(), static_cast<const T*>(dx_dev) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(w.data(), pr.weight, n * sizeof(T), cudaMemcpyDeviceToHost));
   float mean = 0, rstd = 0;
   if (pr.center) CHECK(cudaMemcpy(&mean, pr.mean + row, 4, cudaMemcpyDeviceToHost));
@@ -147,24 +150,47 @@ bool compare(const Problem& pr, const void* a, const void* b, int64_t n, char* o
   return rel <= tol && s[2] == 0 && s[3] == 0;
 }
 
-// The current kernel (kCurrent: row_backward_kernel<T, kKind, TPR, RPB, Vecs, true>) or a lean
-// configuration (row_backward_lean_kernel<T, kKind, Cfg>), timed with its column sums.
-template <class T, RowKind kKind, class Cfg, bool kCurrent>
+// Which kernel a row times: row_backward_kernel<T, kKind, TPR, RPB, Vecs, true> (the reference
+// for every other row), row_backward_lean_kernel<T, kKind, Cfg> or row_backward_staged_kernel<T,
+// kKind, Cfg>.
+enum class Kernel { kCurrent, kLean, kStaged };
+
+template <class T, RowKind kKind, class Cfg, Kernel kKernel>
+const void* kernel_of() {
+  if constexpr (kKernel == Kernel::kCurrent) {
+    return reinterpret_cast<const void*>(
+        &row_backward_kernel<T, kKind, Cfg::kThreadsPerRow, Cfg::kRowsPerBlock, Cfg::kVecs, true>);
+  } else if constexpr (kKernel == Kernel::kLean) {
+    return reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>);
+  } else {
+    return reinterpret_cast<const void*>(&row_backward_staged_kernel<T, kKind, Cfg>);
+  }
+}
+
+// One kernel, timed with its column sums. Every row's dx is checked against float64 on three rows;
+// every row but the current kernel's is also compared with the current kernel's dx, dweight and
+// dbias on every element.
+template <class T, RowKind kKind, class Cfg, Kernel kKernel>
 void run_config(const Problem& pr, const char* label) {
   using Acc = acc_t<T>;
-  const void* kernel =
-      kCurrent ? reinterpret_cast<const void*>(
-                     &row_backward_kernel<T, kKind, Cfg::kThreadsPerRow, Cfg::kRowsPerBlock, Cfg::kVecs, true>)
-               : reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>);
+  constexpr bool kCurrent = kKernel == Kernel::kCurrent;
+  const void* kernel = kernel_of<T, kKind, Cfg, kKernel>();
   cudaFuncAttributes attr;
   CHECK(cudaFuncGetAttributes(&attr, kernel));
-  const size_t smem = kCurrent ? 0 : backward_lean_shared_bytes<Acc, Cfg>(kKind, pr.len, true, pr.center);
+  size_t smem = 0;
+  if constexpr (kKernel == Kernel::kLean) smem = backward_lean_shared_bytes<Acc, Cfg>(kKind, pr.len, true, pr.center);
+  if constexpr (kKernel == Kernel::kStaged) smem = backward_staged_shared_bytes<T, Cfg>(pr.len);
   if (smem > 0) CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int resident = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Cfg::kThreads, smem));
+  if (resident == 0) {
+    printf("%-20s %-8s %5lldx%-5lld %-26s does not fit an SM (%zu B shared)\n", pr.op, dtype_label<T>(),
+           (long long)pr.rows, (long long)pr.len, label, smem);
+    return;
+  }
   // One wave of resident blocks, rows in a grid-stride loop: what launch_backward does.
   const int64_t blocks =
-      std::min<int64_t>(int64_t(std::max(resident, 1)) * pr.sms, (pr.rows + Cfg::kRowsPerBlock - 1) / Cfg::kRowsPerBlock);
+      std::min<int64_t>(int64_t(resident) * pr.sms, (pr.rows + Cfg::kRowsPerBlock - 1) / Cfg::kRowsPerBlock);
   const int64_t groups = blocks * Cfg::kRowsPerBlock;
   NormBackwardParams p = params_for(pr, kCurrent ? pr.dx_ref : pr.dx);
   void* dweight = kCurrent ? pr.dweight_ref : pr.dweight;
@@ -206,18 +232,20 @@ void run_config(const Problem& pr, const char* label) {
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   const double bytes = 3.0 * pr.rows * pr.len * sizeof(T);
-  char verdict[160];
+  double worst = 0;
+  for (int64_t r : {int64_t(0), pr.rows / 2, pr.rows - 1}) worst = std::max(worst, host_check_row<T>(pr, p.dx, r));
+  const double tol = sizeof(T) == 2 ? 1.0 / 128 : 1e-5;
+  bool pass = worst <= tol;
+  char verdict[200];
   if (kCurrent) {
-    double worst = 0;
-    for (int64_t r : {int64_t(0), pr.rows / 2, pr.rows - 1}) worst = std::max(worst, host_check_row<T>(pr, r));
-    const double tol = sizeof(T) == 2 ? 1.0 / 128 : 1e-5;
-    snprintf(verdict, sizeof verdict, "dx vs fp64 (3 rows) %.2e %s", worst, worst <= tol ? "PASS" : "FAIL");
+    snprintf(verdict, sizeof verdict, "dx vs fp64 (3 rows) %.2e %s", worst, pass ? "PASS" : "FAIL");
   } else {
     char d_dx[48], d_dw[48] = "-", d_db[48] = "-";
-    bool pass = compare<T>(pr, pr.dx, pr.dx_ref, pr.rows * pr.len, d_dx, sizeof d_dx);
+    pass = compare<T>(pr, pr.dx, pr.dx_ref, pr.rows * pr.len, d_dx, sizeof d_dx) && pass;
     if (norm) pass = compare<T>(pr, pr.dweight, pr.dweight_ref, pr.len, d_dw, sizeof d_dw) && pass;
     if (norm && pr.center) pass = compare<T>(pr, pr.dbias, pr.dbias_ref, pr.len, d_db, sizeof d_db) && pass;
-    snprintf(verdict, sizeof verdict, "vs current dx %s dw %s db %s %s", d_dx, d_dw, d_db, pass ? "PASS" : "FAIL");
+    snprintf(verdict, sizeof verdict, "fp64 %.2e, vs current dx %s dw %s db %s %s", worst, d_dx, d_dw, d_db,
+             pass ? "PASS" : "FAIL");
   }
   tune::running = "between cases";
   printf("%-20s %-8s %5lldx%-5lld %-26s %3d regs %4d B spill %2d blk/SM %5lld blocks  %.4f ms %6.0f GB/s "
@@ -227,45 +255,79 @@ void run_config(const Problem& pr, const char* label) {
          100.0 * (bytes / ms) / (2.0 * pr.rows * pr.len * sizeof(T) / pr.copy_ms), verdict);
 }
 
-// The current tile for a row of kLen elements (variant_backward_row_on_chip.cu, vector path):
-// bf16 16 values a thread (256 threads at 4096, 512 at 8192), fp32 8 values (512 / 1024 threads),
-// __launch_bounds__ without a minimum. The candidates, all row_backward_lean_kernel (dy and the
-// saved row held packed, lean per-element work): "lean": the same tile; "+pf": prefetch of the
-// next row; "smem": dweight / dbias column sums in shared memory (norm kind); "r64" / "r85": a
-// register bound of 64 / 85 (min blocks 65536 / (bound * threads)); "x2v": twice the values per
-// thread, half the threads (half the warps at each barrier, twice the bytes a thread).
+// A staged candidate (row_backward_staged.cuh) for rows of kLen: kValues values of each input a
+// thread (block of kLen / kValues threads), kStages shared-memory stages, register bound of
+// kMinBlocks blocks per SM, the norm kind's weight in registers or read per pass ("nw").
+// Skipped (at compile time) where the block is not 64..1024 threads or kMinBlocks blocks' stages
+// exceed an H200 SM's 228 KiB of shared memory.
+template <class T, RowKind kKind, int kLen, int kValues, int kStages, int kMinBlocks = 1,
+          bool kWeightInRegisters = true, bool kFoldedOutput = false>
+void run_staged(const Problem& pr, const char* note = "") {
+  constexpr int kThreads = kLen / kValues;
+  constexpr int kVecs = kValues / Vec16<T>::kLanes;
+  constexpr size_t kSmem = size_t(kStages) * 2 * kLen * sizeof(T);
+  if constexpr (kThreads >= 64 && kThreads <= 1024 && kVecs >= 1 && kMinBlocks * kSmem <= 227 * 1024) {
+    char label[64];
+    char bound[8] = "";
+    if (kMinBlocks > 1) snprintf(bound, sizeof bound, " b%d", kMinBlocks);
+    snprintf(label, sizeof label, "staged v%d s%d%s%s%s%s", kValues, kStages, bound, kWeightInRegisters ? "" : " nw",
+             kFoldedOutput ? " fo" : "", note);
+    using Cfg = BackwardStagedConfig<kThreads, kVecs, kStages, kMinBlocks, kWeightInRegisters, kFoldedOutput>;
+    run_config<T, kKind, Cfg, Kernel::kStaged>(pr, label);
+  }
+}
+
+// The rows for a row of kLen elements: "current": row_backward_kernel with the tile of
+// variant_backward_row_on_chip.cu (bf16 16 values a thread, fp32 8); "library (lean)": the lean
+// kernel as the library configured it before the staged kernel (LeanConfig there); "chosen": the
+// staged configuration the library now runs (staged_shape in variant_backward_row_on_chip.cu,
+// from run 2 of this harness); then, for the bf16 norm kind (below 80 % of copy at 8192 in run
+// 2), staged candidates with two resident blocks per SM ("b": the register bound) and the weight
+// read per pass ("nw") to free the registers that takes, and for every norm row the folded dx
+// arithmetic ("fo", kFoldedOutput). Labels: "v" values a thread, "s" stages.
 template <class T, RowKind kKind, int kLen>
 void run_candidates(const Problem& pr) {
   constexpr int kLanes = Vec16<T>::kLanes;
   constexpr int kValues = sizeof(T) == 2 ? 16 : 8;
   constexpr int kThreads = kLen / kValues, kVecs = kValues / kLanes;
   constexpr bool kNorm = kKind == RowKind::kNorm;
-  constexpr int kR64 = kThreads < 1024 ? 1024 / kThreads : 1;  // 2 blocks of 512, 4 of 256 threads
-  constexpr int kR85 = 768 / kThreads;                          // 3 blocks of 256 threads
+  constexpr bool kHalve = sizeof(T) == 2 && kNorm;
+  constexpr bool kPrefetch = kNorm ? sizeof(T) == 4 && kThreads != 1024 : sizeof(T) != 2;
   using Current = BackwardLeanConfig<kThreads, 1, kVecs, 1, false>;
-  run_config<T, kKind, Current, true>(pr, "current");
-  run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 1, false>, false>(pr, "lean");
-  run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 1, true>, false>(pr, "lean+pf");
-  if constexpr (kR64 > 1) {
-    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, kR64, false, kNorm>, false>(
-        pr, kNorm ? "lean smem r64" : "lean r64");
-    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, kR64, true, kNorm>, false>(
-        pr, kNorm ? "lean+pf smem r64" : "lean+pf r64");
+  using Library = BackwardLeanConfig<kHalve ? kThreads / 2 : kThreads, 1, kHalve ? 2 * kVecs : kVecs, 1, kPrefetch,
+                                     kNorm && sizeof(T) != 4>;
+  run_config<T, kKind, Current, Kernel::kCurrent>(pr, "current");
+  run_config<T, kKind, Library, Kernel::kLean>(pr, "library (lean)");
+  constexpr bool k8192 = kLen == 8192;
+  if constexpr (sizeof(T) == 4) {
+    if constexpr (kNorm && !k8192) {
+      run_staged<T, kKind, kLen, 8, 3, 2>(pr, " chosen");
+      run_staged<T, kKind, kLen, 8, 3, 2, true, true>(pr);
+    } else {
+      run_staged<T, kKind, kLen, 8, 2>(pr, " chosen");
+      if constexpr (kNorm) run_staged<T, kKind, kLen, 8, 2, 1, true, true>(pr);
+    }
+  } else if constexpr (!kNorm) {
+    if constexpr (k8192) run_staged<T, kKind, kLen, 32, 3>(pr, " chosen");
+    else run_staged<T, kKind, kLen, 16, 2>(pr, " chosen");
+  } else if constexpr (k8192) {
+    run_staged<T, kKind, kLen, 16, 2>(pr, " chosen");
+    run_staged<T, kKind, kLen, 16, 2, 1, true, true>(pr);
+    run_staged<T, kKind, kLen, 32, 2, 2, false, true>(pr);
+    run_staged<T, kKind, kLen, 16, 2, 1, false>(pr);
+    run_staged<T, kKind, kLen, 16, 2, 2, false>(pr);
+    run_staged<T, kKind, kLen, 16, 3, 2, false>(pr);
+    run_staged<T, kKind, kLen, 32, 2, 2>(pr);
+    run_staged<T, kKind, kLen, 32, 2, 2, false>(pr);
+    run_staged<T, kKind, kLen, 32, 3, 2, false>(pr);
+  } else {
+    run_staged<T, kKind, kLen, 32, 3>(pr, " chosen");
+    run_staged<T, kKind, kLen, 32, 3, 1, true, true>(pr);
+    run_staged<T, kKind, kLen, 32, 3, 1, false>(pr);
+    run_staged<T, kKind, kLen, 32, 3, 4, false>(pr);
+    run_staged<T, kKind, kLen, 32, 2, 4, false>(pr);
+    run_staged<T, kKind, kLen, 16, 2, 3, false>(pr);
   }
-  if constexpr (kR85 > 1 && kR85 * kThreads == 768) {
-    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, kR85, true, kNorm>, false>(
-        pr, kNorm ? "lean+pf smem r85" : "lean+pf r85");
-  }
-  if constexpr (kNorm) run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 1, false, true>, false>(pr, "lean smem");
-  if constexpr (kNorm) run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 1, true, true>, false>(pr, "lean+pf smem");
-  // The current fp32 softmax-kind 1024-thread tile takes 32 registers: two blocks per SM.
-  if constexpr (!kNorm && kThreads == 1024) {
-    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, 2, false>, false>(pr, "lean r32");
-  }
-  run_config<T, kKind, BackwardLeanConfig<kThreads / 2, 1, 2 * kVecs, 1, false, kNorm>, false>(
-      pr, kNorm ? "lean smem x2v" : "lean x2v");
-  run_config<T, kKind, BackwardLeanConfig<kThreads / 2, 1, 2 * kVecs, 1, true, kNorm>, false>(
-      pr, kNorm ? "lean+pf smem x2v" : "lean+pf x2v");
 }
 
 template <class T>
@@ -327,6 +389,7 @@ void run_dtype(int64_t rows, int64_t len, const Problem& buffers) {
 }
 
 int main() {
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // whole rows survive a timeout
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;

@@ -32,11 +32,11 @@ const std::vector<NormVariantInfo>& norm_backward_variants(NormOp) {
        "second (2 reads of each + 1 write); dweight/dbias partial rows per block in global memory, "
        "summed by a second kernel in a fixed order", true},
       {NormAlgorithm::kRowOnChip, "row_on_chip",
-       "dy and the saved row held in registers (a warp per row up to 256 elements, 512 for 2-byte "
-       "types on the vector path; a block of 512 or 1024 threads, there 256 or 512, up to 8192), "
-       "16-byte accesses when aligned: one read of each + one write of dx; "
-       "dweight/dbias accumulated in registers per group and summed by a second kernel in a fixed "
-       "order; longer rows run two_pass", true}};
+       "dy and the saved row held on chip: a warp per row up to 256 elements (512 for 2-byte types "
+       "on the vector path), else a block per row up to 8192; aligned float32/float16/bfloat16 rows "
+       "staged through shared memory by cp.async rows ahead, the rest in registers; one read of each "
+       "+ one write of dx; dweight/dbias accumulated in registers per group and summed by a second "
+       "kernel in a fixed order; longer rows run two_pass", true}};
   return variants;
 }
 

@@ -1,9 +1,12 @@
 // Backward row_on_chip: dy and the saved row held in registers, dx in one pass, dweight / dbias as
-// per-group partial sums reduced by backward_column_sums. The vector path runs the lean kernel
+// per-group partial sums reduced by backward_column_sums. On the vector path, block tiles run the
+// staged kernel (row_backward_staged.cuh) where staged_shape configures one and its stages fit
+// the device's shared memory; the other vector-path tiles run the lean kernel
 // (row_backward_lean.cuh) when kLeanBackward is set.
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/norms/row_backward.cuh"
 #include "gpuprims/norms/row_backward_lean.cuh"
+#include "gpuprims/norms/row_backward_staged.cuh"
 #include "gpuprims/util/math.cuh"
 #include "backward_launch.hpp"
 #include "launch.hpp"
@@ -43,6 +46,43 @@ using LeanConfig = BackwardLeanConfig<
     kHalveThreads<T, kKind, kRowsPerBlock> ? 2 * kVecs : kVecs, 1,
     kLeanPrefetch<T, kKind, kThreadsPerRow * kRowsPerBlock>, kLeanSharedColumns<T, kKind>>;
 
+// The one-line flip of the staged kernel (docs/norms.md, "Backward performance: staged rows"):
+// true runs the block tiles of the vector path through row_backward_staged_kernel where
+// staged_shape below configures it; false leaves them to the lean kernel, as before.
+constexpr bool kStagedBackward = true;
+
+// The staged kernel's shape for a block tile of `capacity` elements (kThreadsPerRow * kVecs *
+// kLanes: rows up to 4096 or 8192): values a thread (0: no staged kernel), stages, the register
+// bound in blocks per SM. From the H200 run 2 of bench/tune/norms_backward_tune.cu (session 10;
+// % of copy, both passes, 16384 x 8192 / 65536 x 4096; docs/norms.md, "Backward performance:
+// staged rows"):
+//   fp32: 8 values a thread (the register tile's block), two stages (softmax kind 95.7-96.4 /
+//     94.7-95.5, norm kind 93.1-97.8 at 8192); the 4096 norm tile three stages with two blocks
+//     per SM (92.6-97.1; unbounded it also runs two, at 64 registers: 92.0-92.4);
+//   bf16 softmax kind: 256-thread blocks (32 values at 8192: 93.9-94.5 against 87.3-90.1 with
+//     512 threads; 16 at 4096, two stages: 93.2-94.1);
+//   bf16 norm kind: 8192 two stages of 16 values (78.3-87.3; 32 values 77.0-83.6), 4096 three
+//     stages of 32 values in 128 threads (three blocks per SM: 90.6-95.3; 16 values 84.9-91.7);
+//   fp16 follows bf16; float64 (not measured) keeps the lean kernel.
+struct StagedShape {
+  int values, stages, min_blocks;
+};
+template <class T, RowKind kKind>
+constexpr StagedShape staged_shape(int capacity) {
+  const bool long_rows = capacity > 4096;
+  if (sizeof(T) == 8) return {0, 0, 1};
+  if (sizeof(T) == 4) return kKind == RowKind::kNorm && !long_rows ? StagedShape{8, 3, 2} : StagedShape{8, 2, 1};
+  if (kKind == RowKind::kSoftmax) return long_rows ? StagedShape{32, 3, 1} : StagedShape{16, 2, 1};
+  return long_rows ? StagedShape{16, 2, 1} : StagedShape{32, 3, 1};
+}
+template <class T, RowKind kKind, int kCapacity>
+constexpr StagedShape kStagedShape = staged_shape<T, kKind>(kCapacity);
+template <class T, RowKind kKind, int kCapacity>
+using StagedConfig = BackwardStagedConfig<kCapacity / kStagedShape<T, kKind, kCapacity>.values,
+                                          kStagedShape<T, kKind, kCapacity>.values / Vec16<T>::kLanes,
+                                          kStagedShape<T, kKind, kCapacity>.stages,
+                                          kStagedShape<T, kKind, kCapacity>.min_blocks>;
+
 // The grid is one wave of resident blocks (rows in a grid-stride loop), so the number of partial
 // rows, and with it the column-sum work, is bounded by the device, not by the number of rows.
 // smem: the kernel's dynamic shared memory.
@@ -77,22 +117,41 @@ Status launch_backward(const NormBackwardLaunch& l, const void* kernel, int thre
   return backward_column_sums(l, params.dweight_partial, params.dbias_partial, groups);
 }
 
-// One tile: the lean kernel on the vector path when flipped on and its shared memory fits the
-// device (column sums of an 8192-element fp32 row: 64 KiB a block; devices with less opt-in
-// shared memory per block keep row_backward_kernel), else row_backward_kernel.
+// The opt-in shared memory per block of the launch's device, queried only when a kernel needs some.
+Status shared_fits(const NormBackwardLaunch& l, size_t smem, bool* fits) {
+  int smem_max = 0;
+  if (smem > 0) {
+    GPUPRIMS_CUDA_CHECK(norm_op_name(l.op),
+                        cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, l.device));
+  }
+  *fits = smem <= size_t(smem_max);
+  return Status::ok();
+}
+
+// One tile on the vector path: the staged kernel for block tiles that staged_shape configures,
+// when its stages fit the device's opt-in shared memory per block; else the lean kernel when
+// flipped on and its shared memory fits (column sums of an 8192-element fp32 row: 64 KiB a
+// block); else, and on the element-wise path, row_backward_kernel.
 template <class T, RowKind kKind, int kThreadsPerRow, int kRowsPerBlock, int kVecs, bool kVector>
 Status launch_tile(const NormBackwardLaunch& l) {
   constexpr int kThreads = kThreadsPerRow * kRowsPerBlock;
+  const int64_t n = l.params.dy_layout.row_len;
+  bool fits = false;
+  constexpr int kCapacity = kThreadsPerRow * kVecs * Vec16<T>::kLanes;
+  if constexpr (kStagedBackward && kVector && kRowsPerBlock == 1 && kStagedShape<T, kKind, kCapacity>.values > 0) {
+    using Cfg = StagedConfig<T, kKind, kCapacity>;
+    const size_t smem = backward_staged_shared_bytes<T, Cfg>(n);
+    GPUPRIMS_TRY(shared_fits(l, smem, &fits));
+    if (fits) {
+      return launch_backward<T, kKind>(l, reinterpret_cast<const void*>(&row_backward_staged_kernel<T, kKind, Cfg>),
+                                       Cfg::kThreads, 1, smem);
+    }
+  }
   if constexpr (kLeanBackward && kVector) {
     using Cfg = LeanConfig<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs>;
-    const size_t smem = backward_lean_shared_bytes<acc_t<T>, Cfg>(kKind, l.params.dy_layout.row_len,
-                                                                  l.dweight != nullptr, l.dbias != nullptr);
-    int smem_max = 0;
-    if (smem > 0) {
-      GPUPRIMS_CUDA_CHECK(norm_op_name(l.op),
-                          cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, l.device));
-    }
-    if (smem <= size_t(smem_max)) {
+    const size_t smem = backward_lean_shared_bytes<acc_t<T>, Cfg>(kKind, n, l.dweight != nullptr, l.dbias != nullptr);
+    GPUPRIMS_TRY(shared_fits(l, smem, &fits));
+    if (fits) {
       return launch_backward<T, kKind>(l, reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>),
                                        Cfg::kThreads, kRowsPerBlock, smem);
     }

@@ -1,0 +1,277 @@
+#pragma once
+// row_backward_staged_kernel: the backward row_on_chip kernel for block tiles on the vector path
+// (NormBackwardParams::vec_ok), with the rows staged through shared memory by cp.async instead of
+// held in registers (docs/norms.md, "Backward performance: staged rows").
+//
+// Why: the register-tiled kernels (row_backward.cuh, row_backward_lean.cuh) have loads in flight
+// only between a row's first load and its reduction; through the reductions, the barriers and
+// the dx stores a block issues nothing, and the 2-byte norm kind, whose dweight / dbias column
+// sums take most of its registers, has one or two blocks per SM to cover that. Here each thread
+// copies its own 16-byte slots of dy and of the saved row into one of kStages shared-memory
+// stages, kStages - 1 rows ahead of the row it works on: those copies stay in flight through the
+// current row's reductions and stores, and cost no registers while they do. A thread reads back
+// only the slots it copied itself, so cp.async.wait_group alone orders them (no barrier); stage
+// s is rewritten only after this thread has read it in the previous iteration.
+//
+// With the tiles out of the registers, the norm kind keeps its column sums of dy * xhat and dy in
+// registers (kVecs * kLanes each) and its weight vectors too (read once per kernel; or from L1
+// in each pass, kWeightInRegisters = false, to spare registers); layer_norm's
+// two row sums go through one block reduction of a pair (one barrier per row, not two); the next
+// row's mean / rstd are loaded one row ahead. Per-element work as in the lean kernel (row sums in
+// kBackwardChains chains, pairwise rounding of dx, exp_lean for fp16 / bf16 log_softmax).
+// Results: dx equals row_backward_lean_kernel's up to the order of the row sums; the partial rows
+// add the same products over the same rows in the same order.
+#include <cstddef>
+#include <cstdint>
+
+#include "gpuprims/norms/norm_params.hpp"
+#include "gpuprims/norms/row_backward_lean.cuh"
+#include "gpuprims/norms/row_math.hpp"
+#include "gpuprims/norms/row_stats.cuh"
+#include "gpuprims/norms/row_tile.cuh"
+#include "gpuprims/util/ptx_sm80.cuh"
+#include "gpuprims/util/vec.cuh"
+
+namespace gpuprims {
+namespace norms {
+
+// The template argument of row_backward_staged_kernel: a block of kThreads threads per row with
+// kVecs 16-byte slots of each input a thread, kStages shared-memory stages (rows in flight:
+// kStages - 1 ahead of the current one), kMinBlocks the register bound of __launch_bounds__,
+// kWeightInRegisters: the norm kind's weight vectors held in registers for the whole kernel (else
+// read in each pass from L1, where every row reads them: 4 registers a slot fewer);
+// kFoldedOutput: the norm kind's dx as rstd * g - rstd * mean(g) - rstd^2 * mean(g * xhat) * (x -
+// mean), the per-row factors computed once (three instructions an element where xhat and
+// norm_backward_out take five; rounding differs from row_backward_kernel's by an ulp or so).
+template <int kThreads_, int kVecs_, int kStages_, int kMinBlocks_ = 1, bool kWeightInRegisters_ = true,
+          bool kFoldedOutput_ = false>
+struct BackwardStagedConfig {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kThreadsPerRow = kThreads_;
+  static constexpr int kRowsPerBlock = 1;
+  static constexpr int kVecs = kVecs_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kMinBlocks = kMinBlocks_;
+  static constexpr bool kWeightInRegisters = kWeightInRegisters_;
+  static constexpr bool kFoldedOutput = kFoldedOutput_;
+  static_assert(kStages >= 2, "one stage being read, at least one in flight");
+};
+
+// Dynamic shared memory of row_backward_staged_kernel<T, kind, Cfg> for rows of row_len elements
+// (a multiple of the vector width on the vector path): per stage, dy's row then the saved row.
+template <class T, class Cfg>
+constexpr size_t backward_staged_shared_bytes(int64_t row_len) {
+  return size_t(Cfg::kStages) * 2 * size_t(row_len) * sizeof(T);
+}
+
+// Two row sums reduced together (layer_norm's sums of g and g * xhat): one block reduction, one
+// barrier. warp_reduce / BlockReduce shuffle it member by member through the overloads below.
+template <class Acc>
+struct SumPair {
+  Acc a, b;
+};
+struct PairSumOp {
+  template <class Acc>
+  __device__ __forceinline__ SumPair<Acc> operator()(SumPair<Acc> x, SumPair<Acc> y) const {
+    return {x.a + y.a, x.b + y.b};
+  }
+};
+template <class Acc>
+__device__ __forceinline__ SumPair<Acc> shfl_xor(SumPair<Acc> v, int lane_mask) {
+  return {gpuprims::shfl_xor(v.a, lane_mask), gpuprims::shfl_xor(v.b, lane_mask)};
+}
+template <class Acc>
+__device__ __forceinline__ SumPair<Acc> shfl_idx(SumPair<Acc> v, int src_lane) {
+  return {gpuprims::shfl_idx(v.a, src_lane), gpuprims::shfl_idx(v.b, src_lane)};
+}
+
+template <class T, RowKind kKind, class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+row_backward_staged_kernel(NormBackwardParams p) {
+  using Tile = RowTile<T, Cfg::kThreads, Cfg::kVecs>;  // the slot layout (slot_begin) and lane count
+  using Acc = typename Tile::Acc;
+  using Stats = BackwardRowStats<Acc>;
+  using Group = RowGroup<Acc, Cfg::kThreads>;
+  using PairGroup = RowGroup<SumPair<Acc>, Cfg::kThreads>;
+  constexpr int kVecs = Cfg::kVecs;
+  constexpr int kLanes = Tile::kLanes;
+  constexpr int kChains = kBackwardChains<kLanes>;
+  constexpr int kStages = Cfg::kStages;
+  static_assert(!Group::kIsWarp, "block tiles only: warp tiles keep row_backward_lean_kernel");
+  __shared__ typename Group::TempStorage slots[2];
+  __shared__ typename PairGroup::TempStorage pair_slots[2];
+  typename Group::Alternating reduce{slots};
+  typename PairGroup::Alternating reduce_pair{pair_slots};
+  extern __shared__ __align__(16) unsigned char stage_smem[];
+  T* const stages = reinterpret_cast<T*>(stage_smem);
+
+  const RowLayout& dl = p.dy_layout;
+  const RowLayout& sl = p.saved_layout;
+  const int len = static_cast<int>(dl.row_len);  // <= Tile::kCapacity, checked by the launcher
+  const int rank = threadIdx.x;
+  const int64_t stride = gridDim.x;
+  const T* dy = static_cast<const T*>(p.dy);
+  const T* saved = static_cast<const T*>(p.saved);
+  const T* weight = static_cast<const T*>(p.weight);
+  T* dx = static_cast<T*>(p.dx);
+  const auto at = [](const Vec16<T>& q, int l) { return cast_value<Acc>(q.lane[l]); };
+  const auto stage_dy = [&](int s) { return stages + int64_t(s) * 2 * len; };
+  const auto stage_saved = [&](int s) { return stages + (int64_t(s) * 2 + 1) * len; };
+  const auto read = [](const T* slot) { return *reinterpret_cast<const Vec16<T>*>(slot); };
+
+  // This thread's slots of row r into stage s, as one commit group (empty past the last row, so
+  // that the group count, and with it the wait below, is the same in every iteration).
+  const auto issue = [&](int64_t r, int s) {
+    if (r < dl.num_rows) {
+      const T* dyr = dy + dl.x_row_offset(r);
+      const T* sr = saved + sl.x_row_offset(r);
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        const int e0 = Tile::slot_begin(k, rank);
+        if (e0 >= len) continue;
+        ptx::cp_async_16(ptx::shared_address(stage_dy(s) + e0), dyr + e0);
+        ptx::cp_async_16(ptx::shared_address(stage_saved(s) + e0), sr + e0);
+      }
+    }
+    ptx::cp_async_commit();
+  };
+
+  // Norm kind: the column sums in registers for the whole kernel, and the weight's vectors
+  // (unset without a weight: weight_at reads 1) there too or read per pass (kWeightInRegisters).
+  constexpr bool kHeldWeight = Cfg::kWeightInRegisters && kKind == RowKind::kNorm;
+  Vec16<T> held_w[kHeldWeight ? kVecs : 1];
+  Acc dw[kVecs][kLanes] = {};
+  Acc db[kVecs][kLanes] = {};
+  if constexpr (kHeldWeight) {
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int e0 = Tile::slot_begin(k, rank);
+      if (weight != nullptr && e0 < len) held_w[k] = load_vec16<T, LoadPolicy::kReadOnly>(weight + e0);
+    }
+  }
+  const auto weight_vec = [&](int k, int e0) {
+    if constexpr (kHeldWeight) {
+      return held_w[k];
+    } else {
+      Vec16<T> v;
+      if (weight != nullptr) v = load_vec16<T, LoadPolicy::kReadOnly>(weight + e0);
+      return v;
+    }
+  };
+  const auto weight_at = [&](const Vec16<T>& wk, int l) { return weight != nullptr ? at(wk, l) : Acc(1); };
+
+  int64_t row = blockIdx.x;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) issue(row + s * stride, s);
+  Stats next_stats{};
+  if (kKind == RowKind::kNorm && row < dl.num_rows) next_stats = Stats::load(p, row);
+
+  // The loop bound is uniform over the block, so every thread reaches the same barriers.
+  for (int s = 0; row < dl.num_rows; row += stride, s = s + 1 == kStages ? 0 : s + 1) {
+    issue(row + (kStages - 1) * stride, s == 0 ? kStages - 1 : s - 1);  // the stage read last iteration
+    ptx::cp_async_wait<kStages - 1>();  // this thread's copies of the current row have landed
+    const T* gr = stage_dy(s);
+    const T* sr = stage_saved(s);
+    T* out = dx + dl.y_row_offset(row);
+
+    if constexpr (kKind == RowKind::kSoftmax) {
+      Acc part[kChains] = {};
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        const int e0 = Tile::slot_begin(k, rank);
+        if (e0 >= len) continue;
+        const Vec16<T> g = read(gr + e0);
+        if (p.log) {
+#pragma unroll
+          for (int l = 0; l < kLanes; ++l) part[l % kChains] += at(g, l);
+        } else {
+          const Vec16<T> y = read(sr + e0);
+#pragma unroll
+          for (int l = 0; l < kLanes; ++l) part[l % kChains] += at(g, l) * at(y, l);
+        }
+      }
+      const Acc sum = reduce(fold_lanes(part, SumOp{}), SumOp{});
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        const int e0 = Tile::slot_begin(k, rank);
+        if (e0 >= len) continue;
+        const Vec16<T> g = read(gr + e0), y = read(sr + e0);
+        Acc o[kLanes];
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) {
+          o[l] = p.log ? at(g, l) - exp_lean<T>(at(y, l)) * sum : at(y, l) * (at(g, l) - sum);
+        }
+        store_vec16(out + e0, round_to_vec16<T>(o));
+      }
+    } else {
+      const Stats stats = next_stats;
+      if (row + stride < dl.num_rows) next_stats = Stats::load(p, row + stride);
+      Acc part_g[kChains] = {}, part_gx[kChains] = {};
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        const int e0 = Tile::slot_begin(k, rank);
+        if (e0 >= len) continue;  // slots past the row add nothing
+        const Vec16<T> g = read(gr + e0), x = read(sr + e0), wk = weight_vec(k, e0);
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) {
+          const Acc d = at(g, l), xhat = (at(x, l) - stats.mean) * stats.rstd;
+          dw[k][l] += d * xhat;
+          db[k][l] += d;
+          const Acc gv = d * weight_at(wk, l);
+          part_g[l % kChains] += gv;
+          part_gx[l % kChains] += gv * xhat;
+        }
+      }
+      Acc mean_g = Acc(0), mean_gx;
+      if (p.center) {
+        const SumPair<Acc> sums = reduce_pair(SumPair<Acc>{fold_lanes(part_g, SumOp{}), fold_lanes(part_gx, SumOp{})},
+                                              PairSumOp{});
+        mean_g = mean_of(sums.a, len);
+        mean_gx = mean_of(sums.b, len);
+      } else {
+        mean_gx = mean_of(reduce(fold_lanes(part_gx, SumOp{}), SumOp{}), len);
+      }
+      // kFoldedOutput: dx = rstd * g - out_shift - out_scale * (x - mean).
+      const Acc out_shift = stats.rstd * mean_g, out_scale = stats.rstd * stats.rstd * mean_gx;
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        const int e0 = Tile::slot_begin(k, rank);
+        if (e0 >= len) continue;
+        const Vec16<T> g = read(gr + e0), x = read(sr + e0), wk = weight_vec(k, e0);
+        Acc o[kLanes];
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) {
+          const Acc gv = at(g, l) * weight_at(wk, l);
+          if constexpr (Cfg::kFoldedOutput) {
+            o[l] = (stats.rstd * gv - out_shift) - out_scale * (at(x, l) - stats.mean);
+          } else {
+            const Acc xhat = (at(x, l) - stats.mean) * stats.rstd;
+            o[l] = norm_backward_out(gv, xhat, stats.rstd, mean_g, mean_gx);
+          }
+        }
+        store_vec16(out + e0, round_to_vec16<T>(o));
+      }
+    }
+  }
+  ptx::cp_async_wait<0>();  // the empty tail groups: nothing may be in flight at exit
+
+  if constexpr (kKind == RowKind::kNorm) {
+    // Every block writes its partial row, zeros when it had no rows: the column sums read them all.
+    const int64_t first = int64_t(blockIdx.x) * len;
+    Acc* pw = static_cast<Acc*>(p.dweight_partial);
+    Acc* pb = static_cast<Acc*>(p.dbias_partial);
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int e0 = Tile::slot_begin(k, rank);
+      if (e0 >= len) continue;
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) {
+        if (pw != nullptr) pw[first + e0 + l] = dw[k][l];
+        if (pb != nullptr) pb[first + e0 + l] = db[k][l];
+      }
+    }
+  }
+}
+
+}  // namespace norms
+}  // namespace gpuprims
