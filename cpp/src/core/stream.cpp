@@ -21,6 +21,8 @@ struct CounterBlock {
   unsigned int* counters;
   size_t capacity;
   uint64_t last_use;
+  void* partials = nullptr;  // stream_partials' region, allocated on first request
+  size_t partial_bytes = 0;
 };
 std::vector<CounterBlock> g_counter_blocks;  // the most recently used streams' counters
 uint64_t g_counter_clock = 0;
@@ -28,6 +30,10 @@ uint64_t g_counter_clock = 0;
 // freed with cudaFree, which waits for the device (rare: only past this many live streams).
 constexpr size_t kMaxCounterBlocks = 64;
 constexpr size_t kMinCounters = 1024;
+// stream_partials serves requests up to this size (a full reduction's few thousand partials are
+// 16-32 KiB); larger ones take pool scratch per call.
+constexpr size_t kMinStreamPartialBytes = 64 * 1024;
+constexpr size_t kMaxStreamPartialBytes = 1024 * 1024;
 
 Status device_pool(int device, cudaMemPool_t* pool, const char* op) {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -101,6 +107,7 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
       for (auto it = g_counter_blocks.begin(); it != g_counter_blocks.end(); ++it)
         if (it->last_use < oldest->last_use) oldest = it;
       GPUPRIMS_CUDA_CHECK(op, cudaFree(oldest->counters));
+      if (oldest->partials != nullptr) GPUPRIMS_CUDA_CHECK(op, cudaFree(oldest->partials));
       g_counter_blocks.erase(oldest);
     }
     g_counter_blocks.push_back(CounterBlock{device, stream, nullptr, 0, 0});
@@ -120,6 +127,30 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
   }
   block->last_use = ++g_counter_clock;
   *counters = block->counters;
+  return Status::ok();
+}
+
+Status stream_partials(int device, cudaStream_t stream, size_t bytes, void** partials, const char* op) {
+  *partials = nullptr;
+  if (bytes > kMaxStreamPartialBytes) return Status::ok();
+  unsigned int* counters = nullptr;  // finds (or makes) the stream's block; nullptr while capturing
+  GPUPRIMS_TRY(stream_counters(device, stream, 0, &counters, op));
+  if (counters == nullptr) return Status::ok();
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (CounterBlock& b : g_counter_blocks) {
+    if (b.device != device || b.stream != stream) continue;
+    if (b.partial_bytes < bytes) {
+      // First use or growth (rare): cudaFree waits for the kernels still writing the old region.
+      if (b.partials != nullptr) GPUPRIMS_CUDA_CHECK(op, cudaFree(b.partials));
+      b.partials = nullptr;
+      b.partial_bytes = 0;
+      const size_t capacity = bytes > kMinStreamPartialBytes ? bytes : kMinStreamPartialBytes;
+      GPUPRIMS_CUDA_CHECK(op, cudaMalloc(&b.partials, capacity));
+      b.partial_bytes = capacity;
+    }
+    *partials = b.partials;
+    break;
+  }
   return Status::ok();
 }
 

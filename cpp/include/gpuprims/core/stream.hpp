@@ -50,6 +50,12 @@ class StreamScratch {
 // then takes scratch memory and zeroes it inside the graph (a replay may run on another stream).
 Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned int** counters, const char* op);
 
+// Per-block partial results of single-pass kernels, in a region owned by (device, stream) like the
+// counters: every such kernel writes all the partials it later reads, and kernels on one stream run
+// one after another, so they can share it without a per-call allocation. *partials = nullptr while
+// the stream is being captured or for requests over 1 MiB: the caller then takes scratch memory.
+Status stream_partials(int device, cudaStream_t stream, size_t bytes, void** partials, const char* op);
+
 // Multiprocessor count of a device, cached after the first query (no CUDA call at import).
 Status multiprocessor_count(int device, int* count);
 // Compute capability major of a device (9 for Hopper), cached likewise.
