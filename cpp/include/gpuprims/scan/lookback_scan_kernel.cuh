@@ -97,8 +97,9 @@ constexpr int lookback_items() {
   return sizeof(storage_t<In>) <= 4 && sizeof(scan_acc_t<Out>) <= 4 && sizeof(Out) <= 4 ? 32 : 16;
 }
 
-template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>()>
-using LookbackTile = StripedTile<In, Out, Op, kThreads, kItems>;
+template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>(),
+          bool kFoldPrefix = false>
+using LookbackTile = StripedTile<In, Out, Op, kThreads, kItems, kFoldPrefix>;
 
 // Resident blocks per SM the register budget is cut for: a tile spends much of its life in latency
 // (the counter, the look-back), so more tiles in flight keep more bytes in flight. 4 (64 registers)
@@ -113,12 +114,13 @@ constexpr int lookback_min_blocks() {
 // sweeps them.
 template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>(),
           int kMinBlocks = lookback_min_blocks<In, Out>(), int kPerLane = kLookbackPerLane,
-          LookbackReads kReads = LookbackReads::kSerial>
+          LookbackReads kReads = LookbackReads::kSerial, bool kFoldPrefix = false,
+          LoadPolicy kLoads = LoadPolicy::kReadOnly>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
                      int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
                      bool exclusive, bool vector_ok) {
-  using Tile = LookbackTile<In, Out, Op, kThreads, kItems>;
+  using Tile = LookbackTile<In, Out, Op, kThreads, kItems, kFoldPrefix>;
   using Acc = typename Tile::Acc;
   const ScanOperator<Op> op;
   __shared__ Acc warp_totals[Tile::kWarps];
@@ -132,9 +134,9 @@ lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
   const TileCoords c = layout.tile_coords(tile, tiles_per_row, Tile::kTileItems);
 
   Tile t;
-  t.load(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
+  t.template load<kLoads>(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
   Acc aggregate;
-  const Acc warp_exclusive = scan_tile_block(t, warp_totals, warp, lane, &aggregate);
+  const Acc warp_exclusive = scan_tile_block(t, warp_totals, warp, lane, &aggregate, exclusive);
   if (warp == 0) {
     Acc prefix = ScanOperator<Op>::template identity<Acc>();
     if (c.chunk == 0) {
