@@ -1,8 +1,8 @@
 // Look-back scan designs against cub::DeviceScan::InclusiveSum, in one program, on the same data:
 // int32 and float32 inclusive sums of 2^28 items (two repetitions) and int32 at 2^31 + 17. The
 // candidates: the library's register tile (lookback_scan_kernel.cuh), the same with the group
-// prefixes folded into the items (kFoldPrefix) and with streaming loads, and the shared-memory-staged
-// tile (bulk_lookback_scan_kernel.cuh, sm_90 bulk copies).
+// prefixes folded into the items (kFoldPrefix) in several shapes, and the shared-memory-staged tile
+// (bulk_lookback_scan_kernel.cuh, sm_90 bulk copies).
 // Every timed output is compared on the GPU with CUB's (int32 bitwise, float32 to 1e-3 relative: the
 // combination orders differ); before timing, each candidate is checked on edge sizes (1, 2, tile +-1,
 // k * tile +- 1, a misaligned input taking the scalar path, exclusive scans against
@@ -25,7 +25,6 @@ using namespace gpuprims;
 using namespace gpuprims::scan_detail;
 using Sum = reduce_detail::Sum;
 constexpr auto kSerial = LookbackReads::kSerial;
-constexpr auto kNc = LoadPolicy::kStreaming;
 
 template <class T>
 __global__ void fill(T* p, int64_t n) {
@@ -68,12 +67,12 @@ int64_t mismatches(const Buffers& b, int64_t n) {
 
 // One design and shape: launches it on n items of `in` (+ `offset` elements) into `out`.
 template <class T, bool kBulk, int kThreads, int kGroupsOrItems, int kMinBlocks, bool kBulkStore = true,
-          int kPerLane = kLookbackPerLane, bool kFold = false, LoadPolicy kLoads = LoadPolicy::kReadOnly>
+          int kPerLane = kLookbackPerLane, bool kFold = false>
 struct Candidate {
   static constexpr int64_t kTile = int64_t(kThreads) * (kBulk ? 4 * kGroupsOrItems : kGroupsOrItems);
   static void* kernel() {
     if constexpr (kBulk) return (void*)bulk_lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kBulkStore, kPerLane>;
-    else return (void*)lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kPerLane, kSerial, kFold, kLoads>;
+    else return (void*)lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kPerLane, kSerial, kFold>;
   }
   static size_t smem() { return kBulk ? size_t(kTile) * 4 : 0; }
   static void prepare() {
@@ -95,7 +94,7 @@ struct Candidate {
       bulk_lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kBulkStore, kPerLane>
           <<<unsigned(tiles), kThreads, smem()>>>(in, out, layout, tiles, counter, status, exclusive, aligned);
     else
-      lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kPerLane, kSerial, kFold, kLoads>
+      lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kPerLane, kSerial, kFold>
           <<<unsigned(tiles), kThreads>>>(in, out, layout, tiles, counter, status, exclusive, aligned);
   }
   static void describe(char* s, size_t size) {
@@ -103,8 +102,7 @@ struct Candidate {
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, (const void*)kernel(), kThreads, smem()));
     cudaFuncAttributes attr;
     CHECK(cudaFuncGetAttributes(&attr, (const void*)kernel()));
-    const char* variant = kBulk ? (kBulkStore ? "bstore" : "dstore")
-                          : kFold ? (kLoads == LoadPolicy::kStreaming ? "fold+nc" : "fold") : "-";
+    const char* variant = kBulk ? (kBulkStore ? "bstore" : "dstore") : kFold ? "fold" : "-";
     snprintf(s, size, "%-8s %-7s threads=%3d tile=%5lld window=%3d resident=%2d regs=%2d local=%zu", kBulk ? "bulk" : "register",
              variant, kThreads, (long long)kTile, 32 * kPerLane, resident, attr.numRegs, attr.localSizeBytes);
   }
@@ -189,19 +187,19 @@ void run(int64_t n, int sms, int reps, bool all) {
     const bool edges = rep == 0 && all;
     // The library's register tile: 256 threads x 32 items, 4 blocks/SM, 128-tile window.
     time_candidate<T, Candidate<T, false, 256, 32, 4>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    // The same with the group prefixes folded into the items at the warp scan (no spills at 64
-    // registers), with streaming (L1::no_allocate) loads, a 256-tile window, 5 blocks/SM (spills).
+    // The group prefixes folded into the items at the warp scan (kFoldPrefix, session 10 run 3:
+    // no spills at 64 registers, 0.967-0.991x), at 4 and 5 blocks/SM (48 registers, which spill a
+    // little; 1.01x float32 in run 3), and at 5 with a 64-tile window (fewer live registers in the walk).
     time_candidate<T, Candidate<T, false, 256, 32, 4, true, 4, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    time_candidate<T, Candidate<T, false, 256, 32, 4, true, 4, true, kNc>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    if (!all) continue;
-    time_candidate<T, Candidate<T, false, 256, 32, 4, true, 8, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
     time_candidate<T, Candidate<T, false, 256, 32, 5, true, 4, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    // CUB's sm_90 shape for 4-byte sums (128 threads x 24 items), folded, 8 blocks/SM (64 registers; at 10 it spills).
-    time_candidate<T, Candidate<T, false, 128, 24, 8, true, 4, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    // Shared-memory tiles (session 10 run 2: 0.84-0.91x CUB): threads, 16-byte groups per thread,
-    // resident blocks the registers are cut for; bulk store (bstore) or direct stores (dstore).
+    time_candidate<T, Candidate<T, false, 256, 32, 5, true, 2, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
+    if (!all) continue;
+    // Smaller tiles for 5 and 6 blocks/SM (28 items: 7168-item tiles; 20 items: 5120), a 256 window.
+    time_candidate<T, Candidate<T, false, 256, 28, 5, true, 4, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
+    time_candidate<T, Candidate<T, false, 256, 20, 6, true, 4, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
+    time_candidate<T, Candidate<T, false, 256, 32, 4, true, 8, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
+    // The shared-memory tile's best shape (session 10 runs 2-3: 0.89-0.91x CUB), for continuity.
     time_candidate<T, Candidate<T, true, 256, 8, 6, false>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    time_candidate<T, Candidate<T, true, 512, 8, 3>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
   }
   CHECK(cudaFree(b.in));
   CHECK(cudaFree(b.out));

@@ -40,13 +40,12 @@ struct StripedTile {
   __device__ static int offset(int warp, int lane, int g) { return warp * kWarpSize * kItems + g * kWarpSize * kVec + lane * kVec; }
 
   // Items past `len` read as the identity. The vector path needs a full tile, step 1 and a 16-byte
-  // aligned row (the caller's `vector_ok`); kPolicy: how the 16-byte loads travel (vec.cuh).
-  template <LoadPolicy kPolicy = LoadPolicy::kReadOnly>
+  // aligned row (the caller's `vector_ok`).
   __device__ void load(const S* row, int64_t step, int64_t begin, int64_t len, bool vector_ok, int warp, int lane) {
     if (vector_ok && begin + kTileItems <= len) {
 #pragma unroll
       for (int g = 0; g < kGroups; ++g) {
-        const Vec16<S> v = load_vec16<S, kPolicy>(row + begin + offset(warp, lane, g));
+        const Vec16<S> v = load_vec16(row + begin + offset(warp, lane, g));
 #pragma unroll
         for (int j = 0; j < kVec; ++j) item[g][j] = cast_value<Acc>(v.lane[j]);
       }
