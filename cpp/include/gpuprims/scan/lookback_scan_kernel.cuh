@@ -29,6 +29,8 @@ constexpr int kLookbackPerLane = 4;  // predecessors each lane inspects per step
 enum class LookbackReads {
   kSerial,    // each lane waits for one read before issuing the next: kPerLane round trips per step
   kParallel,  // each lane issues all kPerLane reads, then spins on those that found nothing yet
+  kNearestFirst,  // serial, from the nearest group out, ending the walk at the first group that
+                  // holds an inclusive prefix (no round trips to farther groups)
 };
 // Measured on the H200 (bench/tune/scan_lookback_tune.cu and compact_tune.cu, against CUB in the
 // same programs): 8192-item tiles are faster with serial reads (scan 0.965x CUB vs 0.885x parallel;
@@ -42,11 +44,12 @@ enum class LookbackReads {
 // (publish/read of (flag, Acc)): walks back 32 * kPerLane tiles per step, combining aggregates until
 // the nearest inclusive prefix, which ends the walk. Tiles before the row's first count as an
 // inclusive identity.
-// Each group of 32 predecessors is folded into the lane's running value as soon as it has been read
-// (groups run from the farthest to the nearest; an inclusive prefix in a group replaces everything
-// farther), so with serial reads one group's flag and value are live at a time, not kPerLane of
-// each: the walk runs while the block's whole tile sits in registers, and this keeps the
-// look-back's 64- and 48-register cuts free of spills (ptxas -v, nvcc 13.0).
+// Each group of 32 predecessors is folded into the lane's running value as soon as it has been read,
+// and the warp reconverges on a ballot after every group, so with serial reads one group's flag and
+// value are live at a time, not kPerLane of each (the walk runs while the block's whole tile sits
+// in registers), and each group's polls leave as one warp-wide request. Measured: 1.003-1.016x CUB
+// for the unchanged 4-block tile against 0.954-0.977x with all groups read before the first ballot
+// (bench/tune/scan_bulk_tune.cu, session 10 device runs 3-4).
 template <class Acc, class Op, int kPerLane = kLookbackPerLane, LookbackReads kReads = LookbackReads::kSerial,
           class Status>
 __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_tile, int lane) {
@@ -66,19 +69,25 @@ __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_t
 #pragma unroll
       for (int j = 0; j < kPerLane; ++j) issue(j);
     }
+    constexpr bool kNearestFirst = kReads == LookbackReads::kNearestFirst;
     Acc mine = identity;
     bool found = false;
 #pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {  // group kPerLane - 1 is nearest to the tile
-      if constexpr (kReads == LookbackReads::kSerial) issue(j);
+    for (int k = 0; k < kPerLane; ++k) {
+      const int j = kNearestFirst ? kPerLane - 1 - k : k;  // group kPerLane - 1 is nearest to the tile
+      if constexpr (kReads != LookbackReads::kParallel) issue(j);
       while (flag[j] == kTileInvalid) flag[j] = status.read(farthest + j * kWarpSize, &value[j]);
-      // The nearest inclusive predecessor so far: everything before it is already inside its prefix.
+      // The group's nearest inclusive predecessor: everything before it is already inside its prefix.
       const unsigned inclusive = __ballot_sync(0xffffffffu, flag[j] == kTileInclusive);
+      const Acc counted = inclusive && lane < kWarpSize - 1 - __clz(inclusive) ? identity : value[j];
       if (inclusive) {
         found = true;
-        mine = lane >= kWarpSize - 1 - __clz(inclusive) ? value[j] : identity;
+        // Far to near: the nearer groups are still to come, this one replaces all farther ones.
+        // Near to far: the nearer groups are in `mine`, and the walk ends here.
+        mine = kNearestFirst ? op(mine, counted) : counted;
+        if (kNearestFirst) break;
       } else {
-        mine = op(mine, value[j]);
+        mine = op(mine, counted);
       }
     }
     prefix = op(warp_reduce(mine, op), prefix);
@@ -95,24 +104,33 @@ constexpr int lookback_items() {
   return sizeof(storage_t<In>) <= 4 && sizeof(scan_acc_t<Out>) <= 4 && sizeof(Out) <= 4 ? 32 : 16;
 }
 
+// The look-back tile folds its group prefixes into its items at the warp scan (StripedTile's
+// kFoldPrefix): 8 live registers fewer per thread, which removed the 24-byte spill at the 64-register
+// cut and measured 0.967-0.991x CUB against 0.954-0.977x without (bench/tune/scan_bulk_tune.cu,
+// session 10 device run 3, int32 and float32 at 2^28 and 2^31 + 17).
+constexpr bool kLookbackFoldPrefix = true;
+
 template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>(),
-          bool kFoldPrefix = false>
+          bool kFoldPrefix = kLookbackFoldPrefix>
 using LookbackTile = StripedTile<In, Out, Op, kThreads, kItems, kFoldPrefix>;
 
 // Resident blocks per SM the register budget is cut for: a tile spends much of its life in latency
-// (the counter, the look-back), so more tiles in flight keep more bytes in flight. 4 (64 registers)
-// for 32-bit items and accumulators; the float16/bfloat16 tiles (conversions) and 64-bit
-// accumulators spill at 64 and 80 registers (ptxas -warn-spills), so they keep 3 and 2.
+// (the counter, the look-back), so more tiles in flight keep more bytes in flight. 5 (48 registers)
+// for 32-bit items and accumulators: with the folded tile and the lean walk it spills 16-24 bytes
+// there and still ran 1.018-1.043x CUB against 1.000-1.014x at 4 blocks (64 registers, no spill)
+// (bench/tune/scan_bulk_tune.cu, session 10 device run 4). The float16/bfloat16 tiles
+// (conversions) and 64-bit accumulators spilled at 64 and 80 registers (ptxas -warn-spills, before
+// the folded tile), so they keep 3 and 2.
 template <class In, class Out>
 constexpr int lookback_min_blocks() {
-  return sizeof(storage_t<In>) == 4 && sizeof(Out) == 4 ? 4 : (lookback_items<In, Out>() == 32 ? 3 : 2);
+  return sizeof(storage_t<In>) == 4 && sizeof(Out) == 4 ? 5 : (lookback_items<In, Out>() == 32 ? 3 : 2);
 }
 
 // The template's shape parameters default to the library's choice; bench/tune/scan_lookback_tune.cu
 // sweeps them.
 template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>(),
           int kMinBlocks = lookback_min_blocks<In, Out>(), int kPerLane = kLookbackPerLane,
-          LookbackReads kReads = LookbackReads::kSerial, bool kFoldPrefix = false>
+          LookbackReads kReads = LookbackReads::kSerial, bool kFoldPrefix = kLookbackFoldPrefix>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
                      int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
