@@ -67,12 +67,12 @@ int64_t mismatches(const Buffers& b, int64_t n) {
 
 // One design and shape: launches it on n items of `in` (+ `offset` elements) into `out`.
 template <class T, bool kBulk, int kThreads, int kGroupsOrItems, int kMinBlocks, bool kBulkStore = true,
-          int kPerLane = kLookbackPerLane, bool kFold = false, LookbackReads kReads = kSerial>
+          int kPerLane = kLookbackPerLane, bool kFold = false>
 struct Candidate {
   static constexpr int64_t kTile = int64_t(kThreads) * (kBulk ? 4 * kGroupsOrItems : kGroupsOrItems);
   static void* kernel() {
     if constexpr (kBulk) return (void*)bulk_lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kBulkStore, kPerLane>;
-    else return (void*)lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kPerLane, kReads, kFold>;
+    else return (void*)lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kPerLane, kSerial, kFold>;
   }
   static size_t smem() { return kBulk ? size_t(kTile) * 4 : 0; }
   static void prepare() {
@@ -94,7 +94,7 @@ struct Candidate {
       bulk_lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kBulkStore, kPerLane>
           <<<unsigned(tiles), kThreads, smem()>>>(in, out, layout, tiles, counter, status, exclusive, aligned);
     else
-      lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kPerLane, kReads, kFold>
+      lookback_scan_kernel<T, T, Sum, kThreads, kGroupsOrItems, kMinBlocks, kPerLane, kSerial, kFold>
           <<<unsigned(tiles), kThreads>>>(in, out, layout, tiles, counter, status, exclusive, aligned);
   }
   static void describe(char* s, size_t size) {
@@ -103,10 +103,8 @@ struct Candidate {
     cudaFuncAttributes attr;
     CHECK(cudaFuncGetAttributes(&attr, (const void*)kernel()));
     const char* variant = kBulk ? (kBulkStore ? "bstore" : "dstore") : kFold ? "fold" : "-";
-    const char* reads = kReads == kSerial ? "serial" : kReads == LookbackReads::kParallel ? "parallel" : "nearest";
-    snprintf(s, size, "%-8s %-6s threads=%3d tile=%5lld window=%3d %-8s resident=%2d regs=%2d local=%zu",
-             kBulk ? "bulk" : "register", variant, kThreads, (long long)kTile, 32 * kPerLane, reads, resident, attr.numRegs,
-             attr.localSizeBytes);
+    snprintf(s, size, "%-8s %-7s threads=%3d tile=%5lld window=%3d resident=%2d regs=%2d local=%zu", kBulk ? "bulk" : "register",
+             variant, kThreads, (long long)kTile, 32 * kPerLane, resident, attr.numRegs, attr.localSizeBytes);
   }
 };
 
@@ -187,20 +185,20 @@ void run(int64_t n, int sms, int reps, bool all) {
     const float cub_ms = tune::median_ms([&] { cub_scan<T>(b, n, 0, false, temp, temp_bytes); });
     printf("CUB %.4f ms (%.1f %% of copy)\n", cub_ms, 100.0 * 2.0 * n * sizeof(T) / cub_ms / 1e6 / copy_gbps);
     const bool edges = rep == 0 && all;
-    // The register tile before session 10: 256 threads x 32 items, 4 blocks/SM, group prefixes kept.
+    // The register tile before session 10: 256 threads x 32 items, group prefixes kept, 4 blocks/SM,
+    // 128-tile window.
     time_candidate<T, Candidate<T, false, 256, 32, 4>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    // The library's: group prefixes folded into the items, 5 blocks/SM (48 registers), 128-tile
-    // window read far to near (session 10 run 4: 1.018-1.043x).
+    // The group prefixes folded into the items at the warp scan (kFoldPrefix), at 4 and 5 blocks/SM
+    // (48 registers, which spill a little; the library's choice after session 10 run 4: 1.018-1.043x),
+    // and at 5 with a 64-tile window.
+    time_candidate<T, Candidate<T, false, 256, 32, 4, true, 4, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
     time_candidate<T, Candidate<T, false, 256, 32, 5, true, 4, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    // The walk read nearest group first, ending at the first group with an inclusive prefix.
-    constexpr auto kNear = LookbackReads::kNearestFirst;
-    time_candidate<T, Candidate<T, false, 256, 32, 5, true, 4, true, kNear>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    time_candidate<T, Candidate<T, false, 256, 32, 5, true, 8, true, kNear>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
+    time_candidate<T, Candidate<T, false, 256, 32, 5, true, 2, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
     if (!all) continue;
-    time_candidate<T, Candidate<T, false, 256, 32, 4, true, 4, true, kNear>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    time_candidate<T, Candidate<T, false, 256, 32, 5, true, 2, true, kNear>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
-    time_candidate<T, Candidate<T, false, 256, 32, 5, true, 4, true, LookbackReads::kParallel>>(b, n, cub_ms, copy_gbps, temp,
-                                                                                              temp_bytes, edges);
+    // Smaller tiles for 5 and 6 blocks/SM (28 items: 7168-item tiles; 20 items: 5120), a 256 window.
+    time_candidate<T, Candidate<T, false, 256, 28, 5, true, 4, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
+    time_candidate<T, Candidate<T, false, 256, 20, 6, true, 4, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
+    time_candidate<T, Candidate<T, false, 256, 32, 4, true, 8, true>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
     // The shared-memory tile's best shape (session 10 runs 2-4: 0.89-0.925x CUB), for continuity.
     time_candidate<T, Candidate<T, true, 256, 8, 6, false>>(b, n, cub_ms, copy_gbps, temp, temp_bytes, edges);
   }

@@ -29,8 +29,6 @@ constexpr int kLookbackPerLane = 4;  // predecessors each lane inspects per step
 enum class LookbackReads {
   kSerial,    // each lane waits for one read before issuing the next: kPerLane round trips per step
   kParallel,  // each lane issues all kPerLane reads, then spins on those that found nothing yet
-  kNearestFirst,  // serial, from the nearest group out, ending the walk at the first group that
-                  // holds an inclusive prefix (no round trips to farther groups)
 };
 // Measured on the H200 (bench/tune/scan_lookback_tune.cu and compact_tune.cu, against CUB in the
 // same programs): 8192-item tiles are faster with serial reads (scan 0.965x CUB vs 0.885x parallel;
@@ -45,11 +43,11 @@ enum class LookbackReads {
 // the nearest inclusive prefix, which ends the walk. Tiles before the row's first count as an
 // inclusive identity.
 // Each group of 32 predecessors is folded into the lane's running value as soon as it has been read,
-// and the warp reconverges on a ballot after every group, so with serial reads one group's flag and
-// value are live at a time, not kPerLane of each (the walk runs while the block's whole tile sits
-// in registers), and each group's polls leave as one warp-wide request. Measured: 1.003-1.016x CUB
-// for the unchanged 4-block tile against 0.954-0.977x with all groups read before the first ballot
-// (bench/tune/scan_bulk_tune.cu, session 10 device runs 3-4).
+// and the warp meets at a ballot after every group, so with serial reads one group's flag and value
+// are live at a time, not kPerLane of each (the walk runs while the block's whole tile sits in
+// registers). Measured: 1.003-1.016x CUB for the unchanged 4-block tile against 0.954-0.977x with
+// all groups read before the first ballot (bench/tune/scan_bulk_tune.cu, session 10 device runs 3
+// and 4); why it is that much faster is not established (docs/scan.md).
 template <class Acc, class Op, int kPerLane = kLookbackPerLane, LookbackReads kReads = LookbackReads::kSerial,
           class Status>
 __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_tile, int lane) {
@@ -69,25 +67,19 @@ __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_t
 #pragma unroll
       for (int j = 0; j < kPerLane; ++j) issue(j);
     }
-    constexpr bool kNearestFirst = kReads == LookbackReads::kNearestFirst;
     Acc mine = identity;
     bool found = false;
 #pragma unroll
-    for (int k = 0; k < kPerLane; ++k) {
-      const int j = kNearestFirst ? kPerLane - 1 - k : k;  // group kPerLane - 1 is nearest to the tile
-      if constexpr (kReads != LookbackReads::kParallel) issue(j);
+    for (int j = 0; j < kPerLane; ++j) {  // group kPerLane - 1 is nearest to the tile
+      if constexpr (kReads == LookbackReads::kSerial) issue(j);
       while (flag[j] == kTileInvalid) flag[j] = status.read(farthest + j * kWarpSize, &value[j]);
-      // The group's nearest inclusive predecessor: everything before it is already inside its prefix.
+      // The nearest inclusive predecessor so far: everything before it is already inside its prefix.
       const unsigned inclusive = __ballot_sync(0xffffffffu, flag[j] == kTileInclusive);
-      const Acc counted = inclusive && lane < kWarpSize - 1 - __clz(inclusive) ? identity : value[j];
       if (inclusive) {
         found = true;
-        // Far to near: the nearer groups are still to come, this one replaces all farther ones.
-        // Near to far: the nearer groups are in `mine`, and the walk ends here.
-        mine = kNearestFirst ? op(mine, counted) : counted;
-        if (kNearestFirst) break;
+        mine = lane >= kWarpSize - 1 - __clz(inclusive) ? value[j] : identity;
       } else {
-        mine = op(mine, counted);
+        mine = op(mine, value[j]);
       }
     }
     prefix = op(warp_reduce(mine, op), prefix);
@@ -117,7 +109,7 @@ using LookbackTile = StripedTile<In, Out, Op, kThreads, kItems, kFoldPrefix>;
 // Resident blocks per SM the register budget is cut for: a tile spends much of its life in latency
 // (the counter, the look-back), so more tiles in flight keep more bytes in flight. 5 (48 registers)
 // for 32-bit items and accumulators: with the folded tile and the lean walk it spills 16-24 bytes
-// there and still ran 1.018-1.043x CUB against 1.000-1.014x at 4 blocks (64 registers, no spill)
+// there and still ran 1.018-1.043x CUB against 0.993-1.014x at 4 blocks (64 registers, no spill)
 // (bench/tune/scan_bulk_tune.cu, session 10 device run 4). The float16/bfloat16 tiles
 // (conversions) and 64-bit accumulators spilled at 64 and 80 registers (ptxas -warn-spills, before
 // the folded tile), so they keep 3 and 2.
