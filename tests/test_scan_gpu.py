@@ -12,8 +12,10 @@ import gpuprims
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
 VARIANTS = tuple(v.name for v in gpuprims.variants("scan"))
-TILE = 4096  # items per striped tile (256 threads x 16); the look-back's 4-byte tiles hold 8192
-SIZES = (1, 31, 33, 511, 513, 1025, TILE - 1, TILE, TILE + 1, 2 * TILE + 1, 3 * TILE + 17, 2**20 + 7)
+TILE = 4096  # items per striped tile (256 threads x 16)
+LOOKBACK_TILE = 8192  # the look-back's tile for 4-byte items (256 threads x 32, group prefixes folded)
+SIZES = (1, 31, 33, 511, 513, 1025, TILE - 1, TILE, TILE + 1, LOOKBACK_TILE - 1, LOOKBACK_TILE, 2 * TILE + 1,
+         3 * TILE + 17, 2 * LOOKBACK_TILE - 1, 2**20 + 7)
 PAIRS = [(d, None) for d in SCAN_DTYPES] + [("bool", None), ("int32", "int32"), ("uint32", "uint32")]
 
 

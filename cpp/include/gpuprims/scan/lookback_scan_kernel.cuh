@@ -42,6 +42,12 @@ enum class LookbackReads {
 // (publish/read of (flag, Acc)): walks back 32 * kPerLane tiles per step, combining aggregates until
 // the nearest inclusive prefix, which ends the walk. Tiles before the row's first count as an
 // inclusive identity.
+// Each group of 32 predecessors is folded into the lane's running value as soon as it has been read,
+// and the warp meets at a ballot after every group, so with serial reads one group's flag and value
+// are live at a time, not kPerLane of each (the walk runs while the block's whole tile sits in
+// registers). Measured: 1.003-1.016x CUB for the unchanged 4-block tile against 0.954-0.977x with
+// all groups read before the first ballot (bench/tune/scan_bulk_tune.cu, session 10 device runs 3
+// and 4); why it is that much faster is not established (docs/scan.md).
 template <class Acc, class Op, int kPerLane = kLookbackPerLane, LookbackReads kReads = LookbackReads::kSerial,
           class Status>
 __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_tile, int lane) {
@@ -49,42 +55,35 @@ __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_t
   const Acc identity = ScanOperator<Op>::template identity<Acc>();
   Acc prefix = identity;
   for (int64_t end = tile;; end -= kWarpSize * kPerLane) {
+    const int64_t farthest = end - kPerLane * kWarpSize + lane;  // this lane's predecessor in group 0
     TileFlag flag[kPerLane];
     Acc value[kPerLane];
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {  // group kPerLane - 1 is nearest to the tile
-      const int64_t predecessor = end - (kPerLane - j) * kWarpSize + lane;
+    auto issue = [&](int j) {
       value[j] = identity;
+      const int64_t predecessor = farthest + j * kWarpSize;
       flag[j] = predecessor >= row_first_tile ? status.read(predecessor, &value[j]) : kTileInclusive;
-      if constexpr (kReads == LookbackReads::kSerial) {
-        while (flag[j] == kTileInvalid) flag[j] = status.read(predecessor, &value[j]);
-      }
-    }
+    };
     if constexpr (kReads == LookbackReads::kParallel) {
 #pragma unroll
-      for (int j = 0; j < kPerLane; ++j) {
-        const int64_t predecessor = end - (kPerLane - j) * kWarpSize + lane;
-        while (flag[j] == kTileInvalid) flag[j] = status.read(predecessor, &value[j]);
-      }
-    }
-    // The nearest inclusive predecessor: everything before it is already inside its prefix.
-    int nearest_group = -1, nearest_lane = 0;
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {
-      const unsigned inclusive = __ballot_sync(0xffffffffu, flag[j] == kTileInclusive);
-      if (inclusive) {
-        nearest_group = j;
-        nearest_lane = kWarpSize - 1 - __clz(inclusive);
-      }
+      for (int j = 0; j < kPerLane; ++j) issue(j);
     }
     Acc mine = identity;
+    bool found = false;
 #pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {
-      const bool counted = j > nearest_group || (j == nearest_group && lane >= nearest_lane);
-      if (counted) mine = op(mine, value[j]);
+    for (int j = 0; j < kPerLane; ++j) {  // group kPerLane - 1 is nearest to the tile
+      if constexpr (kReads == LookbackReads::kSerial) issue(j);
+      while (flag[j] == kTileInvalid) flag[j] = status.read(farthest + j * kWarpSize, &value[j]);
+      // The nearest inclusive predecessor so far: everything before it is already inside its prefix.
+      const unsigned inclusive = __ballot_sync(0xffffffffu, flag[j] == kTileInclusive);
+      if (inclusive) {
+        found = true;
+        mine = lane >= kWarpSize - 1 - __clz(inclusive) ? value[j] : identity;
+      } else {
+        mine = op(mine, value[j]);
+      }
     }
     prefix = op(warp_reduce(mine, op), prefix);
-    if (nearest_group >= 0) return prefix;
+    if (found) return prefix;
   }
 }
 
@@ -97,28 +96,38 @@ constexpr int lookback_items() {
   return sizeof(storage_t<In>) <= 4 && sizeof(scan_acc_t<Out>) <= 4 && sizeof(Out) <= 4 ? 32 : 16;
 }
 
-template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>()>
-using LookbackTile = StripedTile<In, Out, Op, kThreads, kItems>;
+// The look-back tile folds its group prefixes into its items at the warp scan (StripedTile's
+// kFoldPrefix): 8 live registers fewer per thread, which removed the 24-byte spill at the 64-register
+// cut and measured 0.967-0.991x CUB against 0.954-0.977x without (bench/tune/scan_bulk_tune.cu,
+// session 10 device run 3, int32 and float32 at 2^28 and 2^31 + 17).
+constexpr bool kLookbackFoldPrefix = true;
+
+template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>(),
+          bool kFoldPrefix = kLookbackFoldPrefix>
+using LookbackTile = StripedTile<In, Out, Op, kThreads, kItems, kFoldPrefix>;
 
 // Resident blocks per SM the register budget is cut for: a tile spends much of its life in latency
-// (the counter, the look-back), so more tiles in flight keep more bytes in flight. 4 (64 registers)
-// for 32-bit items and accumulators; the float16/bfloat16 tiles (conversions) and 64-bit
-// accumulators spill at 64 and 80 registers (ptxas -warn-spills), so they keep 3 and 2.
+// (the counter, the look-back), so more tiles in flight keep more bytes in flight. 5 (48 registers)
+// for 32-bit items and accumulators: with the folded tile and the lean walk it spills 16-24 bytes
+// there and still ran 1.018-1.043x CUB against 0.993-1.014x at 4 blocks (64 registers, no spill)
+// (bench/tune/scan_bulk_tune.cu, session 10 device run 4). The float16/bfloat16 tiles
+// (conversions) and 64-bit accumulators spilled at 64 and 80 registers (ptxas -warn-spills, before
+// the folded tile), so they keep 3 and 2.
 template <class In, class Out>
 constexpr int lookback_min_blocks() {
-  return sizeof(storage_t<In>) == 4 && sizeof(Out) == 4 ? 4 : (lookback_items<In, Out>() == 32 ? 3 : 2);
+  return sizeof(storage_t<In>) == 4 && sizeof(Out) == 4 ? 5 : (lookback_items<In, Out>() == 32 ? 3 : 2);
 }
 
 // The template's shape parameters default to the library's choice; bench/tune/scan_lookback_tune.cu
 // sweeps them.
 template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>(),
           int kMinBlocks = lookback_min_blocks<In, Out>(), int kPerLane = kLookbackPerLane,
-          LookbackReads kReads = LookbackReads::kSerial>
+          LookbackReads kReads = LookbackReads::kSerial, bool kFoldPrefix = kLookbackFoldPrefix>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
                      int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
                      bool exclusive, bool vector_ok) {
-  using Tile = LookbackTile<In, Out, Op, kThreads, kItems>;
+  using Tile = LookbackTile<In, Out, Op, kThreads, kItems, kFoldPrefix>;
   using Acc = typename Tile::Acc;
   const ScanOperator<Op> op;
   __shared__ Acc warp_totals[Tile::kWarps];
@@ -134,7 +143,7 @@ lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
   Tile t;
   t.load(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
   Acc aggregate;
-  const Acc warp_exclusive = scan_tile_block(t, warp_totals, warp, lane, &aggregate);
+  const Acc warp_exclusive = scan_tile_block(t, warp_totals, warp, lane, &aggregate, exclusive);
   if (warp == 0) {
     Acc prefix = ScanOperator<Op>::template identity<Acc>();
     if (c.chunk == 0) {

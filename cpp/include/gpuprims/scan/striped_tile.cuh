@@ -6,6 +6,11 @@
 // 32*kVec items; lane l holds items l*kVec .. l*kVec+kVec-1 of each group. A thread scans each of
 // its vectors serially, a warp scan of the vector totals makes each group's prefix, and a carry
 // runs from group to group; the block then scans its warp totals (block_scan_warp_totals).
+//
+// kFoldPrefix: scan_warp folds each group's prefix within the warp into its items at once (in the
+// exclusive form when the scan is exclusive), so the tile keeps no per-group prefixes until its
+// store: kGroups fewer live registers (the look-back tile otherwise spills 24 bytes at its 64-register
+// cap, ptxas -v, nvcc 13.0).
 #include <cstdint>
 #include <cstring>
 
@@ -17,7 +22,7 @@
 namespace gpuprims {
 namespace scan_detail {
 
-template <class In, class Out, class Op, int kThreads, int kItemsPerThread = 16>
+template <class In, class Out, class Op, int kThreads, int kItemsPerThread = 16, bool kFoldPrefix = false>
 struct StripedTile {
   using Acc = scan_acc_t<Out>;
   using Operator = Op;
@@ -30,7 +35,7 @@ struct StripedTile {
   static_assert(kGroups >= 1 && kItems == kItemsPerThread && kWarps <= kWarpSize, "tile shape");
 
   Acc item[kGroups][kVec];
-  Acc group_prefix[kGroups];  // after scan_warp: what precedes each group within the warp
+  Acc group_prefix[kFoldPrefix ? 1 : kGroups];  // after scan_warp: what precedes each group within the warp
 
   __device__ static int offset(int warp, int lane, int g) { return warp * kWarpSize * kItems + g * kWarpSize * kVec + lane * kVec; }
 
@@ -57,8 +62,9 @@ struct StripedTile {
   }
 
   // Scans the items in place (inclusive within each vector), fills group_prefix and returns the
-  // warp's total.
-  __device__ Acc scan_warp(int lane) {
+  // warp's total. With kFoldPrefix the items become the warp's scan itself (exclusive ones when
+  // `exclusive`), and group_prefix stays unused.
+  __device__ Acc scan_warp(int lane, bool exclusive = false) {
     const ScanOperator<Op> op;
     Acc carry = ScanOperator<Op>::template identity<Acc>();
 #pragma unroll
@@ -66,9 +72,21 @@ struct StripedTile {
 #pragma unroll
       for (int j = 1; j < kVec; ++j) item[g][j] = op(item[g][j - 1], item[g][j]);
       const Acc inclusive = warp_inclusive_scan(item[g][kVec - 1], op, lane);
-      Acc exclusive = shfl_up(inclusive, 1);
-      if (lane == 0) exclusive = ScanOperator<Op>::template identity<Acc>();
-      group_prefix[g] = op(carry, exclusive);
+      Acc lane_exclusive = shfl_up(inclusive, 1);
+      if (lane == 0) lane_exclusive = ScanOperator<Op>::template identity<Acc>();
+      const Acc base = op(carry, lane_exclusive);
+      if constexpr (kFoldPrefix) {
+        if (exclusive) {
+#pragma unroll
+          for (int j = kVec - 1; j > 0; --j) item[g][j] = op(base, item[g][j - 1]);
+          item[g][0] = base;
+        } else {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) item[g][j] = op(base, item[g][j]);
+        }
+      } else {
+        group_prefix[g] = base;
+      }
       carry = op(carry, shfl_idx(inclusive, kWarpSize - 1));
     }
     return carry;
@@ -93,12 +111,17 @@ struct StripedTile {
     const ScanOperator<Op> op;
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) {
-      const Acc base = op(prefix, group_prefix[g]);
       Out v[kVec];
+      if constexpr (kFoldPrefix) {
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        const Acc value = exclusive ? (j == 0 ? base : op(base, item[g][j - 1])) : op(base, item[g][j]);
-        v[j] = cast_value<Out>(value);
+        for (int j = 0; j < kVec; ++j) v[j] = cast_value<Out>(op(prefix, item[g][j]));
+      } else {
+        const Acc base = op(prefix, group_prefix[g]);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const Acc value = exclusive ? (j == 0 ? base : op(base, item[g][j - 1])) : op(base, item[g][j]);
+          v[j] = cast_value<Out>(value);
+        }
       }
       if (exclusive && row_start && g == 0) v[0] = cast_value<Out>(ScanOperator<Op>::template public_identity<Acc>());
       const int64_t first = begin + offset(warp, lane, g);
@@ -134,12 +157,14 @@ __device__ __forceinline__ Acc scan_warp_totals(const Acc* warp_totals, int lane
 
 // The block-wide scan of a loaded tile: scans it in place (per warp), then warp 0 scans the warp
 // totals. Call with every thread; returns, to warp 0's lanes, the exclusive prefix of warp `lane`,
-// and sets *aggregate (in warp 0) to the tile's total. `warp_totals` is shared memory of kWarps.
+// and sets *aggregate (in warp 0) to the tile's total. `warp_totals` is shared memory of kWarps;
+// `exclusive` matters to kFoldPrefix tiles only (see StripedTile::scan_warp).
 template <class Tile>
 __device__ __forceinline__ typename Tile::Acc scan_tile_block(Tile& t, typename Tile::Acc* warp_totals, int warp,
-                                                              int lane, typename Tile::Acc* aggregate) {
+                                                              int lane, typename Tile::Acc* aggregate,
+                                                              bool exclusive = false) {
   using Acc = typename Tile::Acc;
-  const Acc warp_total = t.scan_warp(lane);
+  const Acc warp_total = t.scan_warp(lane, exclusive);
   if (lane == 0) warp_totals[warp] = warp_total;
   __syncthreads();
   Acc warp_exclusive = ScanOperator<typename Tile::Operator>::template identity<Acc>();
