@@ -9,10 +9,14 @@
 // fragments of B (16x16) and one mma.sync per fragment. MmaPipelinedConfig below is what the
 // library runs; bench/tune/gemm_tune.cu times the same kernel in other tilings.
 //
-// Pipeline: slices kt+1 .. kt+kStages-1 are in flight (cp.async, one commit group per slice) while
-// slice kt is multiplied. At the top of step kt a thread waits until at most kStages-2 of its groups
-// are pending (slice kt has landed) and the block synchronizes, which also proves every warp done
-// with slice kt-1, whose stage is then refilled with slice kt+kStages-1.
+// Pipeline: slices kt+1 .. kt+kStages-1 are in flight (cp.async) while slice kt is multiplied.
+// How warps learn that a stage is full and when it may be refilled is the config's Sync policy
+// (mma_stage_sync.cuh): with BlockBarrierSync, at the top of step kt a thread waits until its
+// copies of slice kt have landed and the block synchronizes, which also proves every warp done
+// with slice kt-1, whose stage is then refilled with slice kt+kStages-1; with MbarrierSync, per-stage
+// "full" and "empty" mbarriers let each warp wait only for the slice it reads and, at the refill
+// (step kRefillStep of the slice), for the warps still reading the stage it overwrites.
+// kFragPrefetch loads the head of the next slice's first fragments before the last step's MMAs.
 //
 // Shared memory, per stage: A as kTileM rows of kTileK values, B as kTileK rows of kTileN values,
 // in 16-byte chunks. An ldmatrix phase reads 8 rows at one logical chunk; the swizzles spread them
@@ -35,6 +39,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "gpuprims/gemm/mma_stage_sync.cuh"
 #include "gpuprims/gemm/tile_loop.cuh"
 #include "gpuprims/util/ptx_sm80.cuh"
 
@@ -42,24 +47,39 @@ namespace gpuprims {
 namespace gemm {
 
 template <int kTileM_, int kTileN_, int kTileK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_,
-          int kGroupM_, bool kSmemEpilogue_>
+          int kGroupM_, bool kSmemEpilogue_, bool kMbarrier_ = false, int kRefillStep_ = 0, bool kFragPrefetch_ = false>
 struct MmaConfig {
   static constexpr int kTileM = kTileM_, kTileN = kTileN_, kTileK = kTileK_;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kWarpM = kTileM / kWarpsM, kWarpN = kTileN / kWarpsN;  // a warp's sub-tile
   static constexpr int kFragsM = kWarpM / 16, kFragsN = kWarpN / 8;           // m16 x n8 fragments
+  static constexpr int kSteps = kTileK / 16;                                  // 16-deep MMA steps a slice
   static constexpr int kStages = kStages_, kMinBlocks = kMinBlocks_, kGroupM = kGroupM_;
   static constexpr bool kSmemEpilogue = kSmemEpilogue_;
+  // Stage synchronization (mma_stage_sync.cuh): a block barrier a slice, or per-stage mbarriers.
+  using Sync = typename std::conditional<kMbarrier_, MbarrierSync<kStages_>, BlockBarrierSync<kStages_>>::type;
+  // The step of slice kt at whose top the loads of slice kt + kStages - 1 are issued (0 with the
+  // block barrier; later steps give slower warps time to release the stage before it is refilled).
+  static constexpr int kRefillStep = kRefillStep_;
+  // Whether a warp loads the head of the next slice's first fragments (B and A's first m16 row:
+  // MmaFragments) into a second register buffer before the MMAs of the slice's last step (within
+  // a slice ptxas already hoists the next step's ldmatrix above the MMAs; across the wait for the
+  // next slice it cannot). A whole second buffer spills under the 128-register cap.
+  static constexpr bool kFragPrefetch = kFragPrefetch_;
   static constexpr int kChunksA = kTileK / 8, kChunksB = kTileN / 8;  // 16-byte chunks per row
   static constexpr int kStageBytesA = kTileM * kTileK * 2, kStageBytesB = kTileK * kTileN * 2;
   static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
   static constexpr int kEpiloguePitch = kTileN * 2 + 16;  // bytes per staged C row
   static constexpr int kEpilogueBytes = kSmemEpilogue ? kTileM * kEpiloguePitch : 0;
-  static constexpr int kSmemBytes = kStages * kStageBytes > kEpilogueBytes ? kStages * kStageBytes : kEpilogueBytes;
+  static constexpr int kPipeBytes = kStages * kStageBytes > kEpilogueBytes ? kStages * kStageBytes : kEpilogueBytes;
+  static constexpr int kSmemBytes = kPipeBytes + Sync::kSmemBytes;  // the barriers follow the stages
   static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0, "whole ldmatrix.x4 tiles per warp");
   static_assert(kTileK % 16 == 0 && (kChunksA == 4 || kChunksA % 8 == 0) && kChunksB % 8 == 0,
                 "the swizzles need 64-byte or 128k-byte A rows and 128k-byte B rows");
   static_assert(kStages >= 2, "a pipeline needs a stage in flight");
+  static_assert(kRefillStep >= 0 && kRefillStep < kSteps && (Sync::kRefillAnywhere || kRefillStep == 0),
+                "the block barrier proves a stage free only at the top of the next slice");
+  static_assert(!kFragPrefetch || kSteps >= 2, "the prefetch buffer is step 0's, busy until step 1");
 };
 
 // The previous library configuration (3 stages of 128x128x32, 8 warps of 64x32, two blocks per SM,
@@ -242,10 +262,55 @@ __device__ __forceinline__ void store_fragments_staged(const GemmParams& p, T* c
   __syncthreads();
 }
 
+// One 16-deep step's fragments of a warp: A's m16 rows (ldmatrix.x4) and B's pairs of n8 columns
+// (ldmatrix.x4.trans) from the stage at a_stage. load_head() fetches what the MMAs of A's first
+// m16 row need (B and that row), load_tail() the other rows: a prefetch of the head alone lets a
+// warp start MMAs right after a wait for two thirds fewer registers than a whole second buffer.
+template <class Cfg>
+struct MmaFragments {
+  uint32_t a[Cfg::kFragsM][4], b[Cfg::kFragsN / 2][4];
+
+  __device__ __forceinline__ void load_a(uint32_t a_stage, int step, int i, int wm, int lane) {
+    ptx::ldmatrix_x4(a[i], a_stage + swizzle_rows<Cfg::kChunksA>(wm + 16 * i + lane % 16, 2 * step + lane / 16));
+  }
+  __device__ __forceinline__ void load_b(uint32_t a_stage, int step, int wn, int lane) {
+    const uint32_t b_stage = a_stage + Cfg::kStageBytesA;
+#pragma unroll
+    for (int jp = 0; jp < Cfg::kFragsN / 2; ++jp) {
+      ptx::ldmatrix_x4_trans(b[jp], b_stage + swizzle_rows<Cfg::kChunksB>(16 * step + lane % 8 + 8 * (lane / 8 % 2),
+                                                                          (wn + 16 * jp) / 8 + lane / 16));
+    }
+  }
+  __device__ __forceinline__ void load_head(uint32_t a_stage, int step, int wm, int wn, int lane) {
+    load_a(a_stage, step, 0, wm, lane);
+    load_b(a_stage, step, wn, lane);
+  }
+  __device__ __forceinline__ void load_tail(uint32_t a_stage, int step, int wm, int lane) {
+#pragma unroll
+    for (int i = 1; i < Cfg::kFragsM; ++i) load_a(a_stage, step, i, wm, lane);
+  }
+  __device__ __forceinline__ void load(uint32_t a_stage, int step, int wm, int wn, int lane) {
+#pragma unroll
+    for (int i = 0; i < Cfg::kFragsM; ++i) load_a(a_stage, step, i, wm, lane);
+    load_b(a_stage, step, wn, lane);
+  }
+
+  template <bool kBf16>
+  __device__ __forceinline__ void multiply(float (&acc)[Cfg::kFragsM][Cfg::kFragsN][4]) const {
+#pragma unroll
+    for (int i = 0; i < Cfg::kFragsM; ++i) {
+#pragma unroll
+      for (int j = 0; j < Cfg::kFragsN; ++j) {
+        ptx::mma_m16n8k16<kBf16>(acc[i][j], a[i], b[j / 2][(j % 2) * 2], b[j / 2][(j % 2) * 2 + 1]);
+      }
+    }
+  }
+};
+
 template <class T, bool kAsync, class Cfg = MmaPipelinedConfig>
 __global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)) mma_pipelined_kernel(GemmParams p) {
   constexpr bool kBf16 = std::is_same<T, bfloat16_t>::value;
-  constexpr int kStages = Cfg::kStages;
+  constexpr int kStages = Cfg::kStages, kSteps = Cfg::kSteps;
   extern __shared__ __align__(128) unsigned char smem[];  // Cfg::kSmemBytes
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int wm = warp / Cfg::kWarpsN * Cfg::kWarpM, wn = warp % Cfg::kWarpsN * Cfg::kWarpN;  // the warp's sub-tile
@@ -253,47 +318,60 @@ __global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
   T* c = static_cast<T*>(p.c);
+  const typename Cfg::Sync sync(smem_shared + Cfg::kPipeBytes, t, Cfg::kThreads);
+  uint32_t g0 = 0;  // running index (mma_stage_sync.cuh) of the current tile's first K slice
   for_each_tile<Cfg::kTileM, Cfg::kTileN, Cfg::kGroupM>(p, [&](int64_t z, int64_t m0, int64_t n0) {
     const int m_left = clamp_left(p.m, m0, Cfg::kTileM), n_left = clamp_left(p.n, n0, Cfg::kTileN);
     const T* a_tile = a + p.sa.offset(z, m0, 0);
     const T* b_tile = b + p.sb.offset(z, 0, n0);
-    const int64_t k_slices = (p.k + Cfg::kTileK - 1) / Cfg::kTileK;
+    // 32 bits hold the slice count of any K that fits in memory (2^31 slices: K = 2^37 at 64 deep).
+    const int k_slices = static_cast<int>((p.k + Cfg::kTileK - 1) / Cfg::kTileK);
     float acc[Cfg::kFragsM][Cfg::kFragsN][4] = {};  // [m16 fragment][n8 fragment][register]
     MmaSliceLoader<Cfg, kAsync, T> loader(p, a_tile, b_tile, m_left, n_left, t);
+    const auto stage_of = [&](uint32_t g) { return smem_shared + (g % kStages) * static_cast<uint32_t>(Cfg::kStageBytes); };
+    // Copies the tile's slice `slice` (nothing past K) into its stage.
+    const auto refill = [&](int slice) {
+      const uint32_t g = g0 + static_cast<uint32_t>(slice);
+      const bool any = slice < k_slices;
+      if (any) {
+        sync.before_refill(g);
+        loader.load_next(p, smem + (g % kStages) * Cfg::kStageBytes, t);
+      }
+      sync.loaded(g, any);
+    };
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-      if (s < k_slices) loader.load_next(p, smem + s * Cfg::kStageBytes, t);
-      ptx::cp_async_commit();  // one group per slice, empty or not, so that the wait count below holds
-    }
-    for (int64_t kt = 0; kt < k_slices; ++kt) {
-      ptx::cp_async_wait<kStages - 2>();  // this thread's copies of slice kt have landed
-      __syncthreads();                     // everyone's have, and everyone is done with slice kt-1
-      const int64_t next = kt + kStages - 1;
-      if (next < k_slices) loader.load_next(p, smem + (next % kStages) * Cfg::kStageBytes, t);
-      ptx::cp_async_commit();
-      const uint32_t a_stage = smem_shared + static_cast<uint32_t>(kt % kStages) * Cfg::kStageBytes;
-      const uint32_t b_stage = a_stage + Cfg::kStageBytesA;
-#pragma unroll
-      for (int kk = 0; kk < Cfg::kTileK; kk += 16) {
-        uint32_t af[Cfg::kFragsM][4], bf[Cfg::kFragsN / 2][4];
-#pragma unroll
-        for (int i = 0; i < Cfg::kFragsM; ++i) {
-          ptx::ldmatrix_x4(af[i], a_stage + swizzle_rows<Cfg::kChunksA>(wm + 16 * i + lane % 16, kk / 8 + lane / 16));
-        }
-#pragma unroll
-        for (int jp = 0; jp < Cfg::kFragsN / 2; ++jp) {
-          ptx::ldmatrix_x4_trans(bf[jp], b_stage + swizzle_rows<Cfg::kChunksB>(kk + lane % 8 + 8 * (lane / 8 % 2),
-                                                                              (wn + 16 * jp) / 8 + lane / 16));
-        }
-#pragma unroll
-        for (int i = 0; i < Cfg::kFragsM; ++i) {
-#pragma unroll
-          for (int j = 0; j < Cfg::kFragsN; ++j) {
-            ptx::mma_m16n8k16<kBf16>(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
-          }
-        }
+    for (int s = 0; s < kStages - 1; ++s) refill(s);
+    // With prefetch, frag[1] holds step 0's fragments, whose head the previous slice's last step
+    // (or the prologue) loaded; frag[0] holds every other step's.
+    MmaFragments<Cfg> frag[Cfg::kFragPrefetch ? 2 : 1];
+    if constexpr (Cfg::kFragPrefetch) {
+      if (k_slices > 0) {
+        sync.ready(g0);
+        frag[1].load_head(stage_of(g0), 0, wm, wn, lane);
       }
     }
+    for (int kt = 0; kt < k_slices; ++kt) {
+      const uint32_t g = g0 + static_cast<uint32_t>(kt);
+      if constexpr (!Cfg::kFragPrefetch) sync.ready(g);
+#pragma unroll
+      for (int step = 0; step < kSteps; ++step) {
+        if (step == Cfg::kRefillStep) refill(kt + kStages - 1);
+        MmaFragments<Cfg>& f = frag[Cfg::kFragPrefetch && step == 0 ? 1 : 0];
+        if (Cfg::kFragPrefetch && step == 0) f.load_tail(stage_of(g), step, wm, lane);
+        else f.load(stage_of(g), step, wm, wn, lane);
+        if (step == kSteps - 1) {
+          sync.released(g, lane);
+          // The next slice's head is in flight before this step's MMAs, which then cover the
+          // ldmatrix latency after the wait instead of stalling on it.
+          if (Cfg::kFragPrefetch && kt + 1 < k_slices) {
+            sync.ready(g + 1);
+            frag[Cfg::kFragPrefetch ? 1 : 0].load_head(stage_of(g + 1), 0, wm, wn, lane);
+          }
+        }
+        f.template multiply<kBf16>(acc);
+      }
+    }
+    if constexpr (Cfg::Sync::kRunningIndex) g0 += static_cast<uint32_t>(k_slices);
     ptx::cp_async_wait<0>();
     __syncthreads();  // every stage is free: for the staged epilogue and the next tile's prologue
     if constexpr (Cfg::kSmemEpilogue) {
