@@ -26,8 +26,9 @@
 // the best rows of the first sweep (H200, 2026-11-22; docs/gemm.md "Tuning"). Each row is also
 // timed at 1000^3 (ms1000, x1000 = cuBLAS ms / ms; the library picks the small fp32 tiling there).
 //
-// Build and run on the GPU machine (about a minute of single-threaded nvcc, ~15 s of run time):
-//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/gemm_tune.cu -o /tmp/gemm_tune -lcublas && /tmp/gemm_tune
+// Build and run on the GPU machine (one to two minutes of single-threaded nvcc, ~15 s of run time;
+// the argument bf16 skips the float32 sweep):
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/gemm_tune.cu -o /tmp/gemm_tune -lcublas && /tmp/gemm_tune [bf16]
 // Add -Xptxas=-v,-warn-spills to see each candidate's registers at compile time.
 #include <cublas_v2.h>
 
@@ -332,7 +333,7 @@ void mma_ceiling(float cublas_ms, int sms) {
 }
 
 // ---- bfloat16 mma_pipelined: MmaConfig<TileM, TileN, TileK, WarpsM, WarpsN, Stages, MinBlocks,
-//      GroupM, SmemEpilogue, Mbarrier, RefillStep, FragPrefetch> ----
+//      GroupM, SmemEpilogue, Mbarrier, RefillStep, FragPrefetch, BulkCopy> ----
 template <class Cfg, bool kAsync>
 struct MmaLaunch {
   void operator()(const GemmParams& p) const {
@@ -372,6 +373,11 @@ void sweep_bfloat16(cublasHandle_t h, int sms) {
   mma<MmaConfig<128, 128, 32, 2, 4, 4, 2, 1, true, true, 1, false>>("128x128x32 s4 mbar r1", pr);
   mma<MmaConfig<128, 128, 32, 2, 4, 4, 2, 1, true, true, 1, true>>("128x128x32 s4 mbar r1 pf", pr);
   mma<MmaConfig<128, 128, 32, 2, 4, 6, 2, 1, true, true, 1, false>>("128x128x32 s6 mbar r1", pr);
+  // Interior slices by the bulk copy engine (one row a thread, padded stage rows, "bulk"): no
+  // per-chunk cp.async and address arithmetic in the loop; edge slices keep the chunk loader.
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 1, false, true>>("128x128x64 s3 mbar r1 bulk", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 2, false, true>>("128x128x64 s3 mbar r2 bulk", pr);
+  mma<MmaConfig<128, 128, 32, 2, 4, 4, 2, 1, true, true, 1, false, true>>("128x128x32 s4 mbar r1 bulk", pr);
 }
 
 }  // namespace

@@ -23,11 +23,15 @@
 // over all 32 banks:
 //   A, 4 chunks a row (kTileK 32): chunk c of row r at chunk c ^ ((r / 2) % 4) (two rows a 128-byte line)
 //   A, 8k chunks a row (kTileK 64, ...) and B (kTileN >= 64): chunk c of row r at c ^ (r % 8)
+// With kBulkCopy the rows are stored unswizzled and padded by 16 bytes instead (a bulk copy writes
+// a row as it is), which spreads the same 8 rows over all banks too.
 //
 // Loads: with A and B rows contiguous and 16-byte aligned (dispatch's a_vec_rows / b_vec_rows:
 // kAsync), every full 16-byte chunk is one cp.async; chunks that cross the matrix edge, and every
 // chunk of other layouts (transposed, strided, misaligned operands), are gathered element by
-// element (zero outside the matrix) and stored synchronously into the same swizzled place.
+// element (zero outside the matrix) and stored synchronously into the same swizzled place. With
+// kBulkCopy (sm_90, mbarriers), a slice whose A and B rows all lie inside the matrices is instead
+// copied by the bulk copy engine, one row a thread, completing on the stage's mbarrier.
 //
 // Epilogue: either each thread stores its fragments' values straight to C (2-byte stores, 4 lanes
 // per 16 bytes of a row), or (kSmemEpilogue) the block stages the converted tile in shared memory
@@ -42,12 +46,21 @@
 #include "gpuprims/gemm/mma_stage_sync.cuh"
 #include "gpuprims/gemm/tile_loop.cuh"
 #include "gpuprims/util/ptx_sm80.cuh"
+#include "gpuprims/util/ptx_sm90.cuh"
 
 namespace gpuprims {
 namespace gemm {
 
+// Byte offset of 16-byte chunk c of row r in a stage's A (rows of kChunks chunks) or B region.
+template <int kChunks>
+__device__ __forceinline__ int swizzle_rows(int r, int c) {
+  if constexpr (kChunks == 4) return r * 64 + ((c ^ ((r >> 1) & 3)) << 4);
+  else return r * kChunks * 16 + ((c ^ (r & 7)) << 4);
+}
+
 template <int kTileM_, int kTileN_, int kTileK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_,
-          int kGroupM_, bool kSmemEpilogue_, bool kMbarrier_ = false, int kRefillStep_ = 0, bool kFragPrefetch_ = false>
+          int kGroupM_, bool kSmemEpilogue_, bool kMbarrier_ = false, int kRefillStep_ = 0, bool kFragPrefetch_ = false,
+          bool kBulkCopy_ = false>
 struct MmaConfig {
   static constexpr int kTileM = kTileM_, kTileN = kTileN_, kTileK = kTileK_;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kThreads = 32 * kWarpsM * kWarpsN;
@@ -66,8 +79,16 @@ struct MmaConfig {
   // a slice ptxas already hoists the next step's ldmatrix above the MMAs; across the wait for the
   // next slice it cannot). A whole second buffer spills under the 128-register cap.
   static constexpr bool kFragPrefetch = kFragPrefetch_;
+  // Whether interior slices (whole rows of A and B inside the matrices, operands on the cp.async
+  // path) are copied by the bulk copy engine (sm_90), one row a thread, completing on the "full"
+  // mbarrier by transaction count: no per-chunk cp.async and address arithmetic. Edge slices keep
+  // the per-chunk loader. A bulk copy cannot swizzle, so the stage rows are padded instead.
+  static constexpr bool kBulkCopy = kBulkCopy_;
   static constexpr int kChunksA = kTileK / 8, kChunksB = kTileN / 8;  // 16-byte chunks per row
-  static constexpr int kStageBytesA = kTileM * kTileK * 2, kStageBytesB = kTileK * kTileN * 2;
+  // Bytes per stage row: dense swizzled rows, or rows padded by 16 bytes, which start 8 rows read
+  // at one chunk by an ldmatrix phase in 8 distinct 16-byte bank groups (pitch / 16 is odd).
+  static constexpr int kPitchA = kChunksA * 16 + (kBulkCopy ? 16 : 0), kPitchB = kChunksB * 16 + (kBulkCopy ? 16 : 0);
+  static constexpr int kStageBytesA = kTileM * kPitchA, kStageBytesB = kTileK * kPitchB;
   static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
   static constexpr int kEpiloguePitch = kTileN * 2 + 16;  // bytes per staged C row
   static constexpr int kEpilogueBytes = kSmemEpilogue ? kTileM * kEpiloguePitch : 0;
@@ -80,6 +101,16 @@ struct MmaConfig {
   static_assert(kRefillStep >= 0 && kRefillStep < kSteps && (Sync::kRefillAnywhere || kRefillStep == 0),
                 "the block barrier proves a stage free only at the top of the next slice");
   static_assert(!kFragPrefetch || kSteps >= 2, "the prefetch buffer is step 0's, busy until step 1");
+  static_assert(!kBulkCopy || (kMbarrier_ && kThreads >= kTileM + kTileK),
+                "bulk copies complete on mbarriers, one A or B row a thread");
+
+  // Byte offset of 16-byte chunk c of row r in a stage's A / B region.
+  __device__ __forceinline__ static int a_offset(int r, int c) {
+    return kBulkCopy ? r * kPitchA + 16 * c : swizzle_rows<kChunksA>(r, c);
+  }
+  __device__ __forceinline__ static int b_offset(int r, int c) {
+    return kBulkCopy ? r * kPitchB + 16 * c : swizzle_rows<kChunksB>(r, c);
+  }
 };
 
 // The previous library configuration (3 stages of 128x128x32, 8 warps of 64x32, two blocks per SM,
@@ -105,13 +136,13 @@ constexpr int kMmaMaxMinBlocks = 1;
 constexpr int kMmaMaxMinBlocks = 2;
 #endif
 constexpr int mma_min_blocks(int wanted) { return wanted < kMmaMaxMinBlocks ? wanted : kMmaMaxMinBlocks; }
-
-// Byte offset of 16-byte chunk c of row r in a stage's A (rows of kChunks chunks) or B region.
-template <int kChunks>
-__device__ __forceinline__ int swizzle_rows(int r, int c) {
-  if constexpr (kChunks == 4) return r * 64 + ((c ^ ((r >> 1) & 3)) << 4);
-  else return r * kChunks * 16 + ((c ^ (r & 7)) << 4);
-}
+// The bulk copy engine is sm_90's: older builds of a kBulkCopy config load every slice by chunks
+// (into the same padded rows).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr bool kMmaBulkCopyArch = false;
+#else
+constexpr bool kMmaBulkCopyArch = true;
+#endif
 
 // 8 elements at src, src + stride, ..., the first `count` real, the rest zero, as 16 bytes.
 template <class T>
@@ -167,8 +198,8 @@ struct MmaSliceLoader {
     k_next = 0;
     a_rows_left = m_left - ar;
     b_cols_left = n_left - 8 * bc;
-    a_offset = swizzle_rows<Cfg::kChunksA>(ar, ac);
-    b_offset = Cfg::kStageBytesA + swizzle_rows<Cfg::kChunksB>(br, bc);
+    a_offset = Cfg::a_offset(ar, ac);
+    b_offset = Cfg::kStageBytesA + Cfg::b_offset(br, bc);
   }
 
   __device__ __forceinline__ void load_next(const GemmParams& p, unsigned char* stage, int t) {
@@ -176,20 +207,50 @@ struct MmaSliceLoader {
 #pragma unroll
     for (int i = 0; i < kPerThreadA; ++i) {
       copy_chunk<kAsync>(a_src + i * kRowStepA * p.sa.row, p.sa.col, i * kRowStepA < a_rows_left ? a_count : 0,
-                         stage + a_offset + i * kRowStepA * Cfg::kChunksA * 16);
+                         stage + a_offset + i * kRowStepA * Cfg::kPitchA);
     }
     const int b_count = clamp_chunk(b_cols_left);
     const int64_t b_row = k_next + t / Cfg::kChunksB;
 #pragma unroll
     for (int i = 0; i < kPerThreadB; ++i) {
       copy_chunk<kAsync>(b_src + i * kRowStepB * p.sb.row, p.sb.col, b_row + i * kRowStepB < p.k ? b_count : 0,
-                         stage + b_offset + i * kRowStepB * Cfg::kChunksB * 16);
+                         stage + b_offset + i * kRowStepB * Cfg::kPitchB);
     }
+    advance(p);
+  }
+
+  // Moves on to the next slice without copying (a bulk copy took this one).
+  __device__ __forceinline__ void advance(const GemmParams& p) {
     a_src += Cfg::kTileK * p.sa.col;
     b_src += Cfg::kTileK * p.sb.row;
     k_next += Cfg::kTileK;
   }
 };
+
+// Bulk-copies slice k0 .. k0 + kTileK of the interior tile at (z, m0, n0) into the stage at
+// stage_shared (Cfg::kBulkCopy): thread t < kTileM copies A row t, the next kTileK threads B row
+// t - kTileM, each announcing its bytes on the stage's "full" mbarrier with its arrival; the
+// other threads arrive without bytes. The proxy fence orders the stage's earlier generic-proxy
+// writes (edge slices, the staged epilogue) before the copy engine's.
+template <class Cfg, class T>
+__device__ __forceinline__ void bulk_copy_slice(const GemmParams& p, const T* a, const T* b, int64_t z, int64_t m0,
+                                                int64_t n0, int64_t k0, uint32_t stage_shared, uint32_t full, int t) {
+  static_assert(sizeof(T) == 2, "row bytes below count 2-byte elements");
+  if (t < Cfg::kTileM) {
+    ptx::fence_proxy_async_shared();
+    ptx::mbarrier_arrive_expect_tx(full, Cfg::kTileK * 2);
+    ptx::cp_async_bulk_global_to_shared(stage_shared + t * Cfg::kPitchA, a + p.sa.offset(z, m0 + t, k0), Cfg::kTileK * 2,
+                                        full);
+  } else if (t < Cfg::kTileM + Cfg::kTileK) {
+    const int r = t - Cfg::kTileM;
+    ptx::fence_proxy_async_shared();
+    ptx::mbarrier_arrive_expect_tx(full, Cfg::kTileN * 2);
+    ptx::cp_async_bulk_global_to_shared(stage_shared + Cfg::kStageBytesA + r * Cfg::kPitchB,
+                                        b + p.sb.offset(z, k0 + r, n0), Cfg::kTileN * 2, full);
+  } else {
+    ptx::mbarrier_arrive(full);
+  }
+}
 
 // Fragment (i, j) register e of a warp holds row wm + 16i + g + 8(e / 2), column wn + 8j + 2(lane %
 // 4) + e % 2 of the tile (g = lane / 4).
@@ -271,14 +332,14 @@ struct MmaFragments {
   uint32_t a[Cfg::kFragsM][4], b[Cfg::kFragsN / 2][4];
 
   __device__ __forceinline__ void load_a(uint32_t a_stage, int step, int i, int wm, int lane) {
-    ptx::ldmatrix_x4(a[i], a_stage + swizzle_rows<Cfg::kChunksA>(wm + 16 * i + lane % 16, 2 * step + lane / 16));
+    ptx::ldmatrix_x4(a[i], a_stage + Cfg::a_offset(wm + 16 * i + lane % 16, 2 * step + lane / 16));
   }
   __device__ __forceinline__ void load_b(uint32_t a_stage, int step, int wn, int lane) {
     const uint32_t b_stage = a_stage + Cfg::kStageBytesA;
 #pragma unroll
     for (int jp = 0; jp < Cfg::kFragsN / 2; ++jp) {
-      ptx::ldmatrix_x4_trans(b[jp], b_stage + swizzle_rows<Cfg::kChunksB>(16 * step + lane % 8 + 8 * (lane / 8 % 2),
-                                                                          (wn + 16 * jp) / 8 + lane / 16));
+      ptx::ldmatrix_x4_trans(b[jp], b_stage + Cfg::b_offset(16 * step + lane % 8 + 8 * (lane / 8 % 2),
+                                                                (wn + 16 * jp) / 8 + lane / 16));
     }
   }
   __device__ __forceinline__ void load_head(uint32_t a_stage, int step, int wm, int wn, int lane) {
@@ -329,12 +390,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)
     float acc[Cfg::kFragsM][Cfg::kFragsN][4] = {};  // [m16 fragment][n8 fragment][register]
     MmaSliceLoader<Cfg, kAsync, T> loader(p, a_tile, b_tile, m_left, n_left, t);
     const auto stage_of = [&](uint32_t g) { return smem_shared + (g % kStages) * static_cast<uint32_t>(Cfg::kStageBytes); };
+    const bool interior = m_left == Cfg::kTileM && n_left == Cfg::kTileN;
     // Copies the tile's slice `slice` (nothing past K) into its stage.
     const auto refill = [&](int slice) {
       const uint32_t g = g0 + static_cast<uint32_t>(slice);
       const bool any = slice < k_slices;
       if (any) {
         sync.before_refill(g);
+        if constexpr (Cfg::kBulkCopy && kAsync && kMmaBulkCopyArch) {
+          const int64_t k0 = static_cast<int64_t>(slice) * Cfg::kTileK;
+          if (interior && k0 + Cfg::kTileK <= p.k) {
+            bulk_copy_slice<Cfg>(p, a, b, z, m0, n0, k0, stage_of(g), sync.full_of(g % kStages), t);
+            loader.advance(p);
+            return;
+          }
+        }
         loader.load_next(p, smem + (g % kStages) * Cfg::kStageBytes, t);
       }
       sync.loaded(g, any);
