@@ -1,4 +1,5 @@
-// Tuning sweep for the vectorized reduction (docs/reduce.md, "Tuning evidence"): load shape
+// Tuning sweep for the vectorized reduction (timed like the library benchmark: calls back to back,
+// inputs rotated over 4 buffers) (docs/reduce.md, "Tuning evidence"): load shape
 // (loads in flight x accumulators per vector, block size), blocks per SM in whole waves of the
 // measured occupancy, and the cost of a pool-allocated partials buffer, next to CUB, on 2^28
 // int32 and float32 sums.
@@ -13,6 +14,7 @@
 
 #include "gpuprims/reduce/reduce_vectorized.cuh"
 
+#include "reduce_bulk_candidate.cuh"
 #include "tune_common.cuh"
 
 using namespace gpuprims;
@@ -25,23 +27,26 @@ __global__ void fill_random(T* p, int64_t n) {
     p[i] = T((i * 2654435761u >> 7) % 7);
 }
 
+constexpr int kBuffers = 4;  // inputs rotated call by call, 4 x 1 GiB: none is left in L2 by the previous call
+
 template <class T, class Acc, int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition, int kSplit = 1>
-void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, unsigned* tickets, cudaMemPool_t pool, int sms,
+void sweep(const char* label, T* const* ins, int64_t n, void* out, Acc* partials, unsigned* tickets, cudaMemPool_t pool, int sms,
            float cub_ms, double cub_result) {
   ReduceLayout layout;
   layout.num_rows = 1;
   layout.row_len = n;
   layout.row_contiguous = true;
-  ReduceKernelParams<T> p{in, layout, out, dtype_of<T>::value};
+  ReduceKernelParams<T> p{ins[0], layout, out, dtype_of<T>::value};
   int resident = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &resident, reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>, kThreads, 0);
   printf("%s split=%d: %d resident blocks/SM\n", label, kSplit, resident);
-  for (int bps : {2 * resident, 3 * resident, 4 * resident, 5 * resident, 6 * resident}) {
+  for (int bps : {resident, 2 * resident, 3 * resident, 4 * resident, 6 * resident}) {
     const int blocks = sms * bps;
 
     // As the library launches it: the partials from a stream-ordered pool allocation per call.
-    const float ms = tune::median_ms([&] {
+    const float ms = tune::median_ms_back_to_back([&](int i) {
+      p.in = ins[i % kBuffers];
       void* scratch = nullptr;
       CHECK(cudaMallocFromPoolAsync(&scratch, sizeof(Acc) * blocks, pool, 0));
       reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>
@@ -49,7 +54,8 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
       CHECK(cudaFreeAsync(scratch, 0));
     });
     // The same kernel with a persistent partials buffer (the kernel leaves the ticket at 0).
-    const float ms_bare = tune::median_ms([&] {
+    const float ms_bare = tune::median_ms_back_to_back([&](int i) {
+      p.in = ins[i % kBuffers];
       reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>
           <<<dim3(blocks, 1), kThreads>>>(p, partials, tickets);
     });
@@ -63,12 +69,35 @@ void sweep(const char* label, const T* in, int64_t n, void* out, Acc* partials, 
   }
 }
 
+// The bulk-copy candidate (reduce_bulk_candidate.cuh) at 1 and 2 waves of its occupancy.
+template <class T, class Acc, int kThreads, int kStageBytes, int kStages>
+void sweep_bulk(T* const* ins, int64_t n, void* out, Acc* partials, unsigned* tickets, int sms, float cub_ms,
+                double cub_result) {
+  auto kernel = tune_bulk::reduce_bulk_kernel<T, Acc, kThreads, kStageBytes, kStages>;
+  int resident = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, 0));
+  for (int waves : {1, 2}) {
+    const int blocks = sms * resident * waves;
+    const float ms = tune::median_ms_back_to_back([&](int i) {
+      kernel<<<blocks, kThreads>>>(ins[i % kBuffers], n, partials, tickets, static_cast<T*>(out));
+    });
+    T result;
+    CHECK(cudaMemcpy(&result, out, sizeof(T), cudaMemcpyDeviceToHost));
+    const bool ok = std::abs(double(result) - cub_result) <= 1e-5 * std::abs(cub_result);
+    printf("%s %-8s bulk copies      threads=%4d stage=%5d B stages=%d resident=%d waves=%d  %.4f ms  %.1f GB/s  %.3fx CUB\n",
+           ok ? "PASS" : "FAIL", sizeof(T) == 4 && Acc(0.5) != Acc(0) ? "float32" : "int32", kThreads, kStageBytes,
+           kStages, resident, waves, ms, n * sizeof(T) / ms / 1e6, cub_ms / ms);
+  }
+}
+
 template <class T, class Acc>
 void run(int64_t n, int sms) {
-  T* in;
-  CHECK(cudaMalloc(&in, n * sizeof(T)));
-  fill_random<<<1024, 256>>>(in, n);
-  CHECK(cudaGetLastError());
+  T* ins[kBuffers];
+  for (T*& in : ins) {
+    CHECK(cudaMalloc(&in, n * sizeof(T)));
+    fill_random<<<1024, 256>>>(in, n);
+    CHECK(cudaGetLastError());
+  }
   void* out;
   CHECK(cudaMalloc(&out, 64));
   Acc* partials;
@@ -76,10 +105,11 @@ void run(int64_t n, int sms) {
   unsigned* tickets;
   CHECK(cudaMalloc(&tickets, 64));
   size_t temp_bytes = 0;
-  cub::DeviceReduce::Sum(nullptr, temp_bytes, in, static_cast<T*>(out), n);
+  cub::DeviceReduce::Sum(nullptr, temp_bytes, ins[0], static_cast<T*>(out), n);
   void* temp;
   CHECK(cudaMalloc(&temp, temp_bytes));
-  const float cub_ms = tune::median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
+  auto cub_sum = [&](int i) { cub::DeviceReduce::Sum(temp, temp_bytes, ins[i % kBuffers], static_cast<T*>(out), n); };
+  const float cub_ms = tune::median_ms_back_to_back(cub_sum);
   T cub_value;
   CHECK(cudaMemcpy(&cub_value, out, sizeof(T), cudaMemcpyDeviceToHost));
   const double cub_result = double(cub_value);
@@ -89,16 +119,20 @@ void run(int64_t n, int sms) {
   cudaMemPool_t pool;
   CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
   for (int rep = 0; rep < 2; ++rep) {  // twice: differences below the run-to-run spread are noise
-    const float cub_again = tune::median_ms([&] { cub::DeviceReduce::Sum(temp, temp_bytes, in, static_cast<T*>(out), n); });
+    const float cub_again = tune::median_ms_back_to_back(cub_sum);
     printf("CUB again %.4f ms\n", cub_again);
-    sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 4, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 4, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 6, kRO, kCH, 2>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
-    sweep<T, Acc, 128, 8, kRO, kCH>("readonly chunks", in, n, out, partials, tickets, pool, sms, cub_again, cub_result);
+    sweep<T, Acc, 256, 4, kRO, kCH>("readonly chunks", ins, n, out, partials, tickets, pool, sms, cub_again, cub_result);
+    sweep<T, Acc, 128, 4, kRO, kCH, 2>("readonly chunks", ins, n, out, partials, tickets, pool, sms, cub_again, cub_result);
+    sweep<T, Acc, 128, 4, kRO, kCH>("readonly chunks", ins, n, out, partials, tickets, pool, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 256, 8192, 4>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 256, 8192, 5>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 128, 8192, 4>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 256, 16384, 2>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
+    sweep_bulk<T, Acc, 128, 4096, 8>(ins, n, out, partials, tickets, sms, cub_again, cub_result);
   }
   CHECK(cudaGetLastError());
-  cudaFree(in); cudaFree(out); cudaFree(partials); cudaFree(tickets); cudaFree(temp);
+  for (T* in : ins) cudaFree(in);
+  cudaFree(out); cudaFree(partials); cudaFree(tickets); cudaFree(temp);
 }
 
 int main() {

@@ -239,14 +239,14 @@ __device__ __forceinline__ void bulk_copy_slice(const GemmParams& p, const T* a,
   if (t < Cfg::kTileM) {
     ptx::fence_proxy_async_shared();
     ptx::mbarrier_arrive_expect_tx(full, Cfg::kTileK * 2);
-    ptx::cp_async_bulk_global_to_shared(stage_shared + t * Cfg::kPitchA, a + p.sa.offset(z, m0 + t, k0), Cfg::kTileK * 2,
-                                        full);
+    ptx::bulk_load_global_to_shared(stage_shared + t * Cfg::kPitchA, a + p.sa.offset(z, m0 + t, k0), Cfg::kTileK * 2,
+                                    full);
   } else if (t < Cfg::kTileM + Cfg::kTileK) {
     const int r = t - Cfg::kTileM;
     ptx::fence_proxy_async_shared();
     ptx::mbarrier_arrive_expect_tx(full, Cfg::kTileN * 2);
-    ptx::cp_async_bulk_global_to_shared(stage_shared + Cfg::kStageBytesA + r * Cfg::kPitchB,
-                                        b + p.sb.offset(z, k0 + r, n0), Cfg::kTileN * 2, full);
+    ptx::bulk_load_global_to_shared(stage_shared + Cfg::kStageBytesA + r * Cfg::kPitchB,
+                                    b + p.sb.offset(z, k0 + r, n0), Cfg::kTileN * 2, full);
   } else {
     ptx::mbarrier_arrive(full);
   }

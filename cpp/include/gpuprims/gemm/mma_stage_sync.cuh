@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "gpuprims/util/ptx_sm80.cuh"
+#include "gpuprims/util/ptx_sm90.cuh"
 
 namespace gpuprims {
 namespace gemm {
@@ -65,6 +66,9 @@ struct MbarrierSync {
         ptx::mbarrier_init(full_of(s), static_cast<uint32_t>(threads));
         ptx::mbarrier_init(empty_of(s), static_cast<uint32_t>(threads / 32));
       }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      ptx::fence_mbarrier_init();  // visible to the bulk copy engine too (kBulkCopy completes on them)
+#endif
     }
     __syncthreads();
   }
