@@ -333,7 +333,7 @@ void mma_ceiling(float cublas_ms, int sms) {
 }
 
 // ---- bfloat16 mma_pipelined: MmaConfig<TileM, TileN, TileK, WarpsM, WarpsN, Stages, MinBlocks,
-//      GroupM, SmemEpilogue, Mbarrier, RefillStep, FragPrefetch, BulkCopy> ----
+//      GroupM, SmemEpilogue, Mbarrier, RefillStep, FragPrefetch, Load> ----
 template <class Cfg, bool kAsync>
 struct MmaLaunch {
   void operator()(const GemmParams& p) const {
@@ -355,29 +355,33 @@ void sweep_bfloat16(cublasHandle_t h, int sms) {
   mma_ceiling(pr.cublas_ms, sms);
   mma<MmaBase>("base 128x128x32 w2x4(64x32) s3 b2 g1 direct", pr);
   mma<MmaPipelinedConfig>("LIBRARY (MmaPipelinedConfig)", pr);
-  // Third sweep (issue 6, against the per-slice block barrier): the second sweep's winner
-  // (128x128x64 w2x4 s3 b2 g1 smem, 0.444x) with the head of the next slice's fragments prefetched
-  // before the last step's MMAs ("pf"), with per-stage mbarriers instead of the block barrier
-  // ("mbar", the next slice refilled at the top of step r of a slice: later steps give slow warps
-  // time to release the stage), and both; pf spills under the 128-register cap of two blocks,
-  // hence also a one-block row; then 32-deep slices in 4 and 6 stages, where mbarriers cost no
-  // block barrier every two steps.
+  // Third sweep (issue 6, against the per-slice block barrier; H200 session 10 run 4, where every
+  // row passed): per-stage mbarriers instead of the block barrier ("mbar", the next slice's copies
+  // issued at the top of 16-deep step r of a slice) gained up to 2.5 % (r3); the head of the next
+  // slice's fragments prefetched before the last step's MMAs ("pf", spilling under the 128-register
+  // cap), 32-deep slices and bulk copies of interior slices ("bulk", one row a thread into padded
+  // rows) lost. docs/gemm.md has every row's numbers; these stay as evidence.
   mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, false, 0, true>>("128x128x64 s3 barrier pf", pr);
   mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 0, false>>("128x128x64 s3 mbar r0", pr);
   mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 1, false>>("128x128x64 s3 mbar r1", pr);
   mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 2, false>>("128x128x64 s3 mbar r2", pr);
   mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 3, false>>("128x128x64 s3 mbar r3", pr);
-  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 1, true>>("128x128x64 s3 mbar r1 pf", pr);
-  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 2, true>>("128x128x64 s3 mbar r2 pf", pr);
-  mma<MmaConfig<128, 128, 64, 2, 4, 3, 1, 1, true, true, 1, true>>("128x128x64 s3 mbar r1 pf b1", pr);
   mma<MmaConfig<128, 128, 32, 2, 4, 4, 2, 1, true, true, 1, false>>("128x128x32 s4 mbar r1", pr);
-  mma<MmaConfig<128, 128, 32, 2, 4, 4, 2, 1, true, true, 1, true>>("128x128x32 s4 mbar r1 pf", pr);
-  mma<MmaConfig<128, 128, 32, 2, 4, 6, 2, 1, true, true, 1, false>>("128x128x32 s6 mbar r1", pr);
-  // Interior slices by the bulk copy engine (one row a thread, padded stage rows, "bulk"): no
-  // per-chunk cp.async and address arithmetic in the loop; edge slices keep the chunk loader.
-  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 1, false, true>>("128x128x64 s3 mbar r1 bulk", pr);
-  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 2, false, true>>("128x128x64 s3 mbar r2 bulk", pr);
-  mma<MmaConfig<128, 128, 32, 2, 4, 4, 2, 1, true, true, 1, false, true>>("128x128x32 s4 mbar r1 bulk", pr);
+  constexpr MmaLoad kPad = MmaLoad::kPadded, kBulk = MmaLoad::kBulk;
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 2, false, kBulk>>("128x128x64 s3 mbar r2 bulk", pr);
+  // Fourth sweep: against the "wait" stall that leads ncu's list (the A swizzle costs an XOR per
+  // ldmatrix step; padded rows, "pad", make every step's address a constant offset from a row
+  // base), and one block of 16 warps a SM: with mbarriers no block barrier stalls all of an SM's
+  // warps any more, and a 256x128 or 128x256 tile cuts the copies per multiply-add by a quarter
+  // (up to 4 stages fit).
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, false, 0, false, kPad>>("128x128x64 s3 barrier pad", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 2, false, kPad>>("128x128x64 s3 mbar r2 pad", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 3, false, kPad>>("128x128x64 s3 mbar r3 pad", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 3, 1, 1, true, true, 3, false>>("256x128x64 w4x4 s3 b1 mbar r3", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 3, 1, 1, true, true, 3, false, kPad>>("256x128x64 w4x4 s3 b1 mbar r3 pad", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false>>("256x128x64 w4x4 s4 b1 mbar r3", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false, kPad>>("256x128x64 w4x4 s4 b1 mbar r3 pad", pr);
+  mma<MmaConfig<128, 256, 64, 2, 8, 4, 1, 1, true, true, 3, false, kPad>>("128x256x64 w2x8 s4 b1 mbar r3 pad", pr);
 }
 
 }  // namespace

@@ -23,14 +23,14 @@
 // over all 32 banks:
 //   A, 4 chunks a row (kTileK 32): chunk c of row r at chunk c ^ ((r / 2) % 4) (two rows a 128-byte line)
 //   A, 8k chunks a row (kTileK 64, ...) and B (kTileN >= 64): chunk c of row r at c ^ (r % 8)
-// With kBulkCopy the rows are stored unswizzled and padded by 16 bytes instead (a bulk copy writes
-// a row as it is), which spreads the same 8 rows over all banks too.
+// With MmaLoad::kPadded / kBulk the rows are stored unswizzled and padded by 16 bytes instead (a
+// bulk copy writes a row as it is), which spreads the same 8 rows over all banks too.
 //
 // Loads: with A and B rows contiguous and 16-byte aligned (dispatch's a_vec_rows / b_vec_rows:
 // kAsync), every full 16-byte chunk is one cp.async; chunks that cross the matrix edge, and every
 // chunk of other layouts (transposed, strided, misaligned operands), are gathered element by
-// element (zero outside the matrix) and stored synchronously into the same swizzled place. With
-// kBulkCopy (sm_90, mbarriers), a slice whose A and B rows all lie inside the matrices is instead
+// element (zero outside the matrix) and stored synchronously into the same place. With
+// MmaLoad::kBulk (sm_90, mbarriers), a slice whose A and B rows all lie inside the matrices is instead
 // copied by the bulk copy engine, one row a thread, completing on the stage's mbarrier.
 //
 // Epilogue: either each thread stores its fragments' values straight to C (2-byte stores, 4 lanes
@@ -58,9 +58,13 @@ __device__ __forceinline__ int swizzle_rows(int r, int c) {
   else return r * kChunks * 16 + ((c ^ (r & 7)) << 4);
 }
 
+// How the stages are filled: by the chunk loader (cp.async or gathered chunks) into swizzled rows
+// or into padded rows, or (sm_90) interior slices by the bulk copy engine into padded rows.
+enum class MmaLoad { kSwizzled, kPadded, kBulk };
+
 template <int kTileM_, int kTileN_, int kTileK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_,
           int kGroupM_, bool kSmemEpilogue_, bool kMbarrier_ = false, int kRefillStep_ = 0, bool kFragPrefetch_ = false,
-          bool kBulkCopy_ = false>
+          MmaLoad kLoad_ = MmaLoad::kSwizzled>
 struct MmaConfig {
   static constexpr int kTileM = kTileM_, kTileN = kTileN_, kTileK = kTileK_;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kThreads = 32 * kWarpsM * kWarpsN;
@@ -83,11 +87,14 @@ struct MmaConfig {
   // path) are copied by the bulk copy engine (sm_90), one row a thread, completing on the "full"
   // mbarrier by transaction count: no per-chunk cp.async and address arithmetic. Edge slices keep
   // the per-chunk loader. A bulk copy cannot swizzle, so the stage rows are padded instead.
-  static constexpr bool kBulkCopy = kBulkCopy_;
+  static constexpr bool kBulkCopy = kLoad_ == MmaLoad::kBulk;
+  // Padded rows also let an ldmatrix address be a row base plus a constant per 16-deep step,
+  // where the swizzle needs an XOR per step (MmaLoad::kPadded isolates that from the bulk copies).
+  static constexpr bool kPaddedRows = kLoad_ != MmaLoad::kSwizzled;
   static constexpr int kChunksA = kTileK / 8, kChunksB = kTileN / 8;  // 16-byte chunks per row
   // Bytes per stage row: dense swizzled rows, or rows padded by 16 bytes, which start 8 rows read
   // at one chunk by an ldmatrix phase in 8 distinct 16-byte bank groups (pitch / 16 is odd).
-  static constexpr int kPitchA = kChunksA * 16 + (kBulkCopy ? 16 : 0), kPitchB = kChunksB * 16 + (kBulkCopy ? 16 : 0);
+  static constexpr int kPitchA = kChunksA * 16 + (kPaddedRows ? 16 : 0), kPitchB = kChunksB * 16 + (kPaddedRows ? 16 : 0);
   static constexpr int kStageBytesA = kTileM * kPitchA, kStageBytesB = kTileK * kPitchB;
   static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
   static constexpr int kEpiloguePitch = kTileN * 2 + 16;  // bytes per staged C row
@@ -106,10 +113,10 @@ struct MmaConfig {
 
   // Byte offset of 16-byte chunk c of row r in a stage's A / B region.
   __device__ __forceinline__ static int a_offset(int r, int c) {
-    return kBulkCopy ? r * kPitchA + 16 * c : swizzle_rows<kChunksA>(r, c);
+    return kPaddedRows ? r * kPitchA + 16 * c : swizzle_rows<kChunksA>(r, c);
   }
   __device__ __forceinline__ static int b_offset(int r, int c) {
-    return kBulkCopy ? r * kPitchB + 16 * c : swizzle_rows<kChunksB>(r, c);
+    return kPaddedRows ? r * kPitchB + 16 * c : swizzle_rows<kChunksB>(r, c);
   }
 };
 
