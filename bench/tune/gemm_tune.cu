@@ -382,6 +382,12 @@ void sweep_bfloat16(cublasHandle_t h, int sms) {
   mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false>>("256x128x64 w4x4 s4 b1 mbar r3", pr);
   mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false, kPad>>("256x128x64 w4x4 s4 b1 mbar r3 pad", pr);
   mma<MmaConfig<128, 256, 64, 2, 8, 4, 1, 1, true, true, 3, false, kPad>>("128x256x64 w2x8 s4 b1 mbar r3 pad", pr);
+  // Three blocks of 4 warps a SM (12 warps, 170 registers a thread instead of 128: room for the
+  // fragment prefetch and for ptxas to hoist ldmatrix), at the price of 128x64 tiles (half again
+  // the copies per multiply-add).
+  mma<MmaConfig<128, 64, 64, 2, 2, 3, 3, 1, true, true, 3, false>>("128x64x64 w2x2 s3 b3 mbar r3", pr);
+  mma<MmaConfig<128, 64, 64, 2, 2, 3, 3, 1, true, true, 3, true>>("128x64x64 w2x2 s3 b3 mbar r3 pf", pr);
+  mma<MmaConfig<128, 64, 64, 2, 2, 3, 3, 8, true, true, 3, true>>("128x64x64 w2x2 s3 b3 g8 mbar r3 pf", pr);
 }
 
 }  // namespace

@@ -140,7 +140,7 @@ using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true>;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 constexpr int kMmaMaxMinBlocks = 1;
 #else
-constexpr int kMmaMaxMinBlocks = 2;
+constexpr int kMmaMaxMinBlocks = 4;
 #endif
 constexpr int mma_min_blocks(int wanted) { return wanted < kMmaMaxMinBlocks ? wanted : kMmaMaxMinBlocks; }
 // The bulk copy engine is sm_90's: older builds of a kBulkCopy config load every slice by chunks
