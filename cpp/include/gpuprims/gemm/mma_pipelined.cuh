@@ -133,7 +133,13 @@ using MmaBase = MmaConfig<128, 128, 32, 2, 4, 3, 2, 1, false>;
 // each slice then stalls every warp of the SM (docs/gemm.md, "Why mma.sync tops out where it does").
 // Second sweep (session 9 device run 8): staging the C tile in shared memory for 16-byte stores
 // gains another 5 %: 0.444x against 0.420x for direct 2-byte stores (0.506x vs 0.489x at 1000^3).
-using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true>;
+// Third and fourth sweeps (session 10 device runs 4-5): per-stage mbarriers instead of the block
+// barrier, the next slice's copies issued at the top of the last 16-deep step, gain 2-2.5 % at
+// 4096^3 (0.456x vs 0.445x; 0.431x vs 0.422x in the faster-cuBLAS run 5) and 4-7 % at 1000^3
+// (0.574x vs 0.550x; 0.451x vs 0.423x), in the same 98 KiB a block. One block of 16 warps at
+// 256x128x64 with 4 stages of padded rows was faster still at 4096^3 (0.468x in run 5) but needs
+// 212 KiB of shared memory (sm_80 allows 163, sm_86/89 99) and loses at 1000^3: not the default.
+using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, /*kMbarrier=*/true, /*kRefillStep=*/3>;
 
 // sm_80's register allocator spills the 64x32 tiling under the 128-register cap of two resident
 // blocks (72-80 bytes), sm_90's does not: sm_80 builds keep one block per SM whatever the config asks.
