@@ -109,6 +109,19 @@ def test_tile_edges_on_16_byte_paths(rng):
         assert out_base[:, :, 260:].isnan().all(), f"{algorithm} {dtype} wrote past the last column"
 
 
+def test_mma_pipelined_long_k_both_load_paths(rng):
+    """K = 1000 (15 full 64-deep slices and a 40-deep tail): the 3 pipeline stages are reused five
+    times, so each stage's full and empty mbarriers go through five phases (MmaPipelinedConfig's
+    stage synchronization) with edge tiles in M and N; once with row-major operands (cp.async and
+    16-byte paths) and once with a transposed A (every chunk gathered element by element and
+    stored synchronously, which the barriers must order too)."""
+    need(TORCH_CUDA)
+    for dtype in ("bfloat16", "float16"):
+        a, b = data(rng, (300, 1000), dtype), data(rng, (1000, 200), dtype)
+        check_into_poisoned_out(a, b, dtype, "mma_pipelined")
+        check_into_poisoned_out(np.ascontiguousarray(a.T), b, dtype, "mma_pipelined", view_a=lambda v: v.T)
+
+
 def test_warptile_large_tiling(rng):
     """warptile switches to its 128 x 256 tiling (one block per SM) once a product has two waves of
     those tiles: ragged M, N and K there, on the 16-byte path and, for the same sizes, the strided

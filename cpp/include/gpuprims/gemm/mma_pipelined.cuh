@@ -9,21 +9,29 @@
 // fragments of B (16x16) and one mma.sync per fragment. MmaPipelinedConfig below is what the
 // library runs; bench/tune/gemm_tune.cu times the same kernel in other tilings.
 //
-// Pipeline: slices kt+1 .. kt+kStages-1 are in flight (cp.async, one commit group per slice) while
-// slice kt is multiplied. At the top of step kt a thread waits until at most kStages-2 of its groups
-// are pending (slice kt has landed) and the block synchronizes, which also proves every warp done
-// with slice kt-1, whose stage is then refilled with slice kt+kStages-1.
+// Pipeline: slices kt+1 .. kt+kStages-1 are in flight (cp.async) while slice kt is multiplied.
+// How warps learn that a stage is full and when it may be refilled is the config's Sync policy
+// (mma_stage_sync.cuh): with BlockBarrierSync, at the top of step kt a thread waits until its
+// copies of slice kt have landed and the block synchronizes, which also proves every warp done
+// with slice kt-1, whose stage is then refilled with slice kt+kStages-1; with MbarrierSync, per-stage
+// "full" and "empty" mbarriers let each warp wait only for the slice it reads and, at the refill
+// (step kRefillStep of the slice), for the warps still reading the stage it overwrites.
+// kFragPrefetch loads the head of the next slice's first fragments before the last step's MMAs.
 //
 // Shared memory, per stage: A as kTileM rows of kTileK values, B as kTileK rows of kTileN values,
 // in 16-byte chunks. An ldmatrix phase reads 8 rows at one logical chunk; the swizzles spread them
 // over all 32 banks:
 //   A, 4 chunks a row (kTileK 32): chunk c of row r at chunk c ^ ((r / 2) % 4) (two rows a 128-byte line)
 //   A, 8k chunks a row (kTileK 64, ...) and B (kTileN >= 64): chunk c of row r at c ^ (r % 8)
+// With MmaLoad::kPadded / kBulk the rows are stored unswizzled and padded by 16 bytes instead (a
+// bulk copy writes a row as it is), which spreads the same 8 rows over all banks too.
 //
 // Loads: with A and B rows contiguous and 16-byte aligned (dispatch's a_vec_rows / b_vec_rows:
 // kAsync), every full 16-byte chunk is one cp.async; chunks that cross the matrix edge, and every
 // chunk of other layouts (transposed, strided, misaligned operands), are gathered element by
-// element (zero outside the matrix) and stored synchronously into the same swizzled place.
+// element (zero outside the matrix) and stored synchronously into the same place. With
+// MmaLoad::kBulk (sm_90, mbarriers), a slice whose A and B rows all lie inside the matrices is instead
+// copied by the bulk copy engine, one row a thread, completing on the stage's mbarrier.
 //
 // Epilogue: either each thread stores its fragments' values straight to C (2-byte stores, 4 lanes
 // per 16 bytes of a row), or (kSmemEpilogue) the block stages the converted tile in shared memory
@@ -35,31 +43,81 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "gpuprims/gemm/mma_stage_sync.cuh"
 #include "gpuprims/gemm/tile_loop.cuh"
 #include "gpuprims/util/ptx_sm80.cuh"
+#include "gpuprims/util/ptx_sm90.cuh"
 
 namespace gpuprims {
 namespace gemm {
 
+// Byte offset of 16-byte chunk c of row r in a stage's A (rows of kChunks chunks) or B region.
+template <int kChunks>
+__device__ __forceinline__ int swizzle_rows(int r, int c) {
+  if constexpr (kChunks == 4) return r * 64 + ((c ^ ((r >> 1) & 3)) << 4);
+  else return r * kChunks * 16 + ((c ^ (r & 7)) << 4);
+}
+
+// How the stages are filled: by the chunk loader (cp.async or gathered chunks) into swizzled rows
+// or into padded rows, or (sm_90) interior slices by the bulk copy engine into padded rows.
+enum class MmaLoad { kSwizzled, kPadded, kBulk };
+
 template <int kTileM_, int kTileN_, int kTileK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_,
-          int kGroupM_, bool kSmemEpilogue_>
+          int kGroupM_, bool kSmemEpilogue_, bool kMbarrier_ = false, int kRefillStep_ = 0, bool kFragPrefetch_ = false,
+          MmaLoad kLoad_ = MmaLoad::kSwizzled>
 struct MmaConfig {
   static constexpr int kTileM = kTileM_, kTileN = kTileN_, kTileK = kTileK_;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kWarpM = kTileM / kWarpsM, kWarpN = kTileN / kWarpsN;  // a warp's sub-tile
   static constexpr int kFragsM = kWarpM / 16, kFragsN = kWarpN / 8;           // m16 x n8 fragments
+  static constexpr int kSteps = kTileK / 16;                                  // 16-deep MMA steps a slice
   static constexpr int kStages = kStages_, kMinBlocks = kMinBlocks_, kGroupM = kGroupM_;
   static constexpr bool kSmemEpilogue = kSmemEpilogue_;
+  // Stage synchronization (mma_stage_sync.cuh): a block barrier a slice, or per-stage mbarriers.
+  using Sync = typename std::conditional<kMbarrier_, MbarrierSync<kStages_>, BlockBarrierSync<kStages_>>::type;
+  // The step of slice kt at whose top the loads of slice kt + kStages - 1 are issued (0 with the
+  // block barrier; later steps give slower warps time to release the stage before it is refilled).
+  static constexpr int kRefillStep = kRefillStep_;
+  // Whether a warp loads the head of the next slice's first fragments (B and A's first m16 row:
+  // MmaFragments) into a second register buffer before the MMAs of the slice's last step (within
+  // a slice ptxas already hoists the next step's ldmatrix above the MMAs; across the wait for the
+  // next slice it cannot). A whole second buffer spills under the 128-register cap.
+  static constexpr bool kFragPrefetch = kFragPrefetch_;
+  // Whether interior slices (whole rows of A and B inside the matrices, operands on the cp.async
+  // path) are copied by the bulk copy engine (sm_90), one row a thread, completing on the "full"
+  // mbarrier by transaction count: no per-chunk cp.async and address arithmetic. Edge slices keep
+  // the per-chunk loader. A bulk copy cannot swizzle, so the stage rows are padded instead.
+  static constexpr bool kBulkCopy = kLoad_ == MmaLoad::kBulk;
+  // Padded rows also let an ldmatrix address be a row base plus a constant per 16-deep step,
+  // where the swizzle needs an XOR per step (MmaLoad::kPadded isolates that from the bulk copies).
+  static constexpr bool kPaddedRows = kLoad_ != MmaLoad::kSwizzled;
   static constexpr int kChunksA = kTileK / 8, kChunksB = kTileN / 8;  // 16-byte chunks per row
-  static constexpr int kStageBytesA = kTileM * kTileK * 2, kStageBytesB = kTileK * kTileN * 2;
+  // Bytes per stage row: dense swizzled rows, or rows padded by 16 bytes, which start 8 rows read
+  // at one chunk by an ldmatrix phase in 8 distinct 16-byte bank groups (pitch / 16 is odd).
+  static constexpr int kPitchA = kChunksA * 16 + (kPaddedRows ? 16 : 0), kPitchB = kChunksB * 16 + (kPaddedRows ? 16 : 0);
+  static constexpr int kStageBytesA = kTileM * kPitchA, kStageBytesB = kTileK * kPitchB;
   static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
   static constexpr int kEpiloguePitch = kTileN * 2 + 16;  // bytes per staged C row
   static constexpr int kEpilogueBytes = kSmemEpilogue ? kTileM * kEpiloguePitch : 0;
-  static constexpr int kSmemBytes = kStages * kStageBytes > kEpilogueBytes ? kStages * kStageBytes : kEpilogueBytes;
+  static constexpr int kPipeBytes = kStages * kStageBytes > kEpilogueBytes ? kStages * kStageBytes : kEpilogueBytes;
+  static constexpr int kSmemBytes = kPipeBytes + Sync::kSmemBytes;  // the barriers follow the stages
   static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0, "whole ldmatrix.x4 tiles per warp");
   static_assert(kTileK % 16 == 0 && (kChunksA == 4 || kChunksA % 8 == 0) && kChunksB % 8 == 0,
                 "the swizzles need 64-byte or 128k-byte A rows and 128k-byte B rows");
   static_assert(kStages >= 2, "a pipeline needs a stage in flight");
+  static_assert(kRefillStep >= 0 && kRefillStep < kSteps && (Sync::kRefillAnywhere || kRefillStep == 0),
+                "the block barrier proves a stage free only at the top of the next slice");
+  static_assert(!kFragPrefetch || kSteps >= 2, "the prefetch buffer is step 0's, busy until step 1");
+  static_assert(!kBulkCopy || (kMbarrier_ && kThreads >= kTileM + kTileK),
+                "bulk copies complete on mbarriers, one A or B row a thread");
+
+  // Byte offset of 16-byte chunk c of row r in a stage's A / B region.
+  __device__ __forceinline__ static int a_offset(int r, int c) {
+    return kPaddedRows ? r * kPitchA + 16 * c : swizzle_rows<kChunksA>(r, c);
+  }
+  __device__ __forceinline__ static int b_offset(int r, int c) {
+    return kPaddedRows ? r * kPitchB + 16 * c : swizzle_rows<kChunksB>(r, c);
+  }
 };
 
 // The previous library configuration (3 stages of 128x128x32, 8 warps of 64x32, two blocks per SM,
@@ -75,23 +133,29 @@ using MmaBase = MmaConfig<128, 128, 32, 2, 4, 3, 2, 1, false>;
 // each slice then stalls every warp of the SM (docs/gemm.md, "Why mma.sync tops out where it does").
 // Second sweep (session 9 device run 8): staging the C tile in shared memory for 16-byte stores
 // gains another 5 %: 0.444x against 0.420x for direct 2-byte stores (0.506x vs 0.489x at 1000^3).
-using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true>;
+// Third and fourth sweeps (session 10 device runs 4-5): per-stage mbarriers instead of the block
+// barrier, the next slice's copies issued at the top of the last 16-deep step, gain 2-2.5 % at
+// 4096^3 (0.456x vs 0.445x; 0.431x vs 0.422x in the faster-cuBLAS run 5) and 4-7 % at 1000^3
+// (0.574x vs 0.550x; 0.451x vs 0.423x), in the same 98 KiB a block. One block of 16 warps at
+// 256x128x64 with 4 stages of padded rows was faster still at 4096^3 (0.468x in run 5) but needs
+// 212 KiB of shared memory (sm_80 allows 163, sm_86/89 99) and loses at 1000^3: not the default.
+using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, /*kMbarrier=*/true, /*kRefillStep=*/3>;
 
 // sm_80's register allocator spills the 64x32 tiling under the 128-register cap of two resident
 // blocks (72-80 bytes), sm_90's does not: sm_80 builds keep one block per SM whatever the config asks.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 constexpr int kMmaMaxMinBlocks = 1;
 #else
-constexpr int kMmaMaxMinBlocks = 2;
+constexpr int kMmaMaxMinBlocks = 4;
 #endif
 constexpr int mma_min_blocks(int wanted) { return wanted < kMmaMaxMinBlocks ? wanted : kMmaMaxMinBlocks; }
-
-// Byte offset of 16-byte chunk c of row r in a stage's A (rows of kChunks chunks) or B region.
-template <int kChunks>
-__device__ __forceinline__ int swizzle_rows(int r, int c) {
-  if constexpr (kChunks == 4) return r * 64 + ((c ^ ((r >> 1) & 3)) << 4);
-  else return r * kChunks * 16 + ((c ^ (r & 7)) << 4);
-}
+// The bulk copy engine is sm_90's: older builds of a kBulkCopy config load every slice by chunks
+// (into the same padded rows).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr bool kMmaBulkCopyArch = false;
+#else
+constexpr bool kMmaBulkCopyArch = true;
+#endif
 
 // 8 elements at src, src + stride, ..., the first `count` real, the rest zero, as 16 bytes.
 template <class T>
@@ -147,8 +211,8 @@ struct MmaSliceLoader {
     k_next = 0;
     a_rows_left = m_left - ar;
     b_cols_left = n_left - 8 * bc;
-    a_offset = swizzle_rows<Cfg::kChunksA>(ar, ac);
-    b_offset = Cfg::kStageBytesA + swizzle_rows<Cfg::kChunksB>(br, bc);
+    a_offset = Cfg::a_offset(ar, ac);
+    b_offset = Cfg::kStageBytesA + Cfg::b_offset(br, bc);
   }
 
   __device__ __forceinline__ void load_next(const GemmParams& p, unsigned char* stage, int t) {
@@ -156,20 +220,50 @@ struct MmaSliceLoader {
 #pragma unroll
     for (int i = 0; i < kPerThreadA; ++i) {
       copy_chunk<kAsync>(a_src + i * kRowStepA * p.sa.row, p.sa.col, i * kRowStepA < a_rows_left ? a_count : 0,
-                         stage + a_offset + i * kRowStepA * Cfg::kChunksA * 16);
+                         stage + a_offset + i * kRowStepA * Cfg::kPitchA);
     }
     const int b_count = clamp_chunk(b_cols_left);
     const int64_t b_row = k_next + t / Cfg::kChunksB;
 #pragma unroll
     for (int i = 0; i < kPerThreadB; ++i) {
       copy_chunk<kAsync>(b_src + i * kRowStepB * p.sb.row, p.sb.col, b_row + i * kRowStepB < p.k ? b_count : 0,
-                         stage + b_offset + i * kRowStepB * Cfg::kChunksB * 16);
+                         stage + b_offset + i * kRowStepB * Cfg::kPitchB);
     }
+    advance(p);
+  }
+
+  // Moves on to the next slice without copying (a bulk copy took this one).
+  __device__ __forceinline__ void advance(const GemmParams& p) {
     a_src += Cfg::kTileK * p.sa.col;
     b_src += Cfg::kTileK * p.sb.row;
     k_next += Cfg::kTileK;
   }
 };
+
+// Bulk-copies slice k0 .. k0 + kTileK of the interior tile at (z, m0, n0) into the stage at
+// stage_shared (Cfg::kBulkCopy): thread t < kTileM copies A row t, the next kTileK threads B row
+// t - kTileM, each announcing its bytes on the stage's "full" mbarrier with its arrival; the
+// other threads arrive without bytes. The proxy fence orders the stage's earlier generic-proxy
+// writes (edge slices, the staged epilogue) before the copy engine's.
+template <class Cfg, class T>
+__device__ __forceinline__ void bulk_copy_slice(const GemmParams& p, const T* a, const T* b, int64_t z, int64_t m0,
+                                                int64_t n0, int64_t k0, uint32_t stage_shared, uint32_t full, int t) {
+  static_assert(sizeof(T) == 2, "row bytes below count 2-byte elements");
+  if (t < Cfg::kTileM) {
+    ptx::fence_proxy_async_shared();
+    ptx::mbarrier_arrive_expect_tx(full, Cfg::kTileK * 2);
+    ptx::bulk_load_global_to_shared(stage_shared + t * Cfg::kPitchA, a + p.sa.offset(z, m0 + t, k0), Cfg::kTileK * 2,
+                                    full);
+  } else if (t < Cfg::kTileM + Cfg::kTileK) {
+    const int r = t - Cfg::kTileM;
+    ptx::fence_proxy_async_shared();
+    ptx::mbarrier_arrive_expect_tx(full, Cfg::kTileN * 2);
+    ptx::bulk_load_global_to_shared(stage_shared + Cfg::kStageBytesA + r * Cfg::kPitchB,
+                                    b + p.sb.offset(z, k0 + r, n0), Cfg::kTileN * 2, full);
+  } else {
+    ptx::mbarrier_arrive(full);
+  }
+}
 
 // Fragment (i, j) register e of a warp holds row wm + 16i + g + 8(e / 2), column wn + 8j + 2(lane %
 // 4) + e % 2 of the tile (g = lane / 4).
@@ -242,10 +336,55 @@ __device__ __forceinline__ void store_fragments_staged(const GemmParams& p, T* c
   __syncthreads();
 }
 
+// One 16-deep step's fragments of a warp: A's m16 rows (ldmatrix.x4) and B's pairs of n8 columns
+// (ldmatrix.x4.trans) from the stage at a_stage. load_head() fetches what the MMAs of A's first
+// m16 row need (B and that row), load_tail() the other rows: a prefetch of the head alone lets a
+// warp start MMAs right after a wait for two thirds fewer registers than a whole second buffer.
+template <class Cfg>
+struct MmaFragments {
+  uint32_t a[Cfg::kFragsM][4], b[Cfg::kFragsN / 2][4];
+
+  __device__ __forceinline__ void load_a(uint32_t a_stage, int step, int i, int wm, int lane) {
+    ptx::ldmatrix_x4(a[i], a_stage + Cfg::a_offset(wm + 16 * i + lane % 16, 2 * step + lane / 16));
+  }
+  __device__ __forceinline__ void load_b(uint32_t a_stage, int step, int wn, int lane) {
+    const uint32_t b_stage = a_stage + Cfg::kStageBytesA;
+#pragma unroll
+    for (int jp = 0; jp < Cfg::kFragsN / 2; ++jp) {
+      ptx::ldmatrix_x4_trans(b[jp], b_stage + Cfg::b_offset(16 * step + lane % 8 + 8 * (lane / 8 % 2),
+                                                                (wn + 16 * jp) / 8 + lane / 16));
+    }
+  }
+  __device__ __forceinline__ void load_head(uint32_t a_stage, int step, int wm, int wn, int lane) {
+    load_a(a_stage, step, 0, wm, lane);
+    load_b(a_stage, step, wn, lane);
+  }
+  __device__ __forceinline__ void load_tail(uint32_t a_stage, int step, int wm, int lane) {
+#pragma unroll
+    for (int i = 1; i < Cfg::kFragsM; ++i) load_a(a_stage, step, i, wm, lane);
+  }
+  __device__ __forceinline__ void load(uint32_t a_stage, int step, int wm, int wn, int lane) {
+#pragma unroll
+    for (int i = 0; i < Cfg::kFragsM; ++i) load_a(a_stage, step, i, wm, lane);
+    load_b(a_stage, step, wn, lane);
+  }
+
+  template <bool kBf16>
+  __device__ __forceinline__ void multiply(float (&acc)[Cfg::kFragsM][Cfg::kFragsN][4]) const {
+#pragma unroll
+    for (int i = 0; i < Cfg::kFragsM; ++i) {
+#pragma unroll
+      for (int j = 0; j < Cfg::kFragsN; ++j) {
+        ptx::mma_m16n8k16<kBf16>(acc[i][j], a[i], b[j / 2][(j % 2) * 2], b[j / 2][(j % 2) * 2 + 1]);
+      }
+    }
+  }
+};
+
 template <class T, bool kAsync, class Cfg = MmaPipelinedConfig>
 __global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)) mma_pipelined_kernel(GemmParams p) {
   constexpr bool kBf16 = std::is_same<T, bfloat16_t>::value;
-  constexpr int kStages = Cfg::kStages;
+  constexpr int kStages = Cfg::kStages, kSteps = Cfg::kSteps;
   extern __shared__ __align__(128) unsigned char smem[];  // Cfg::kSmemBytes
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int wm = warp / Cfg::kWarpsN * Cfg::kWarpM, wn = warp % Cfg::kWarpsN * Cfg::kWarpN;  // the warp's sub-tile
@@ -253,47 +392,69 @@ __global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
   T* c = static_cast<T*>(p.c);
+  const typename Cfg::Sync sync(smem_shared + Cfg::kPipeBytes, t, Cfg::kThreads);
+  uint32_t g0 = 0;  // running index (mma_stage_sync.cuh) of the current tile's first K slice
   for_each_tile<Cfg::kTileM, Cfg::kTileN, Cfg::kGroupM>(p, [&](int64_t z, int64_t m0, int64_t n0) {
     const int m_left = clamp_left(p.m, m0, Cfg::kTileM), n_left = clamp_left(p.n, n0, Cfg::kTileN);
     const T* a_tile = a + p.sa.offset(z, m0, 0);
     const T* b_tile = b + p.sb.offset(z, 0, n0);
-    const int64_t k_slices = (p.k + Cfg::kTileK - 1) / Cfg::kTileK;
+    // 32 bits hold the slice count of any K that fits in memory (2^31 slices: K = 2^37 at 64 deep).
+    const int k_slices = static_cast<int>((p.k + Cfg::kTileK - 1) / Cfg::kTileK);
     float acc[Cfg::kFragsM][Cfg::kFragsN][4] = {};  // [m16 fragment][n8 fragment][register]
     MmaSliceLoader<Cfg, kAsync, T> loader(p, a_tile, b_tile, m_left, n_left, t);
-#pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-      if (s < k_slices) loader.load_next(p, smem + s * Cfg::kStageBytes, t);
-      ptx::cp_async_commit();  // one group per slice, empty or not, so that the wait count below holds
-    }
-    for (int64_t kt = 0; kt < k_slices; ++kt) {
-      ptx::cp_async_wait<kStages - 2>();  // this thread's copies of slice kt have landed
-      __syncthreads();                     // everyone's have, and everyone is done with slice kt-1
-      const int64_t next = kt + kStages - 1;
-      if (next < k_slices) loader.load_next(p, smem + (next % kStages) * Cfg::kStageBytes, t);
-      ptx::cp_async_commit();
-      const uint32_t a_stage = smem_shared + static_cast<uint32_t>(kt % kStages) * Cfg::kStageBytes;
-      const uint32_t b_stage = a_stage + Cfg::kStageBytesA;
-#pragma unroll
-      for (int kk = 0; kk < Cfg::kTileK; kk += 16) {
-        uint32_t af[Cfg::kFragsM][4], bf[Cfg::kFragsN / 2][4];
-#pragma unroll
-        for (int i = 0; i < Cfg::kFragsM; ++i) {
-          ptx::ldmatrix_x4(af[i], a_stage + swizzle_rows<Cfg::kChunksA>(wm + 16 * i + lane % 16, kk / 8 + lane / 16));
-        }
-#pragma unroll
-        for (int jp = 0; jp < Cfg::kFragsN / 2; ++jp) {
-          ptx::ldmatrix_x4_trans(bf[jp], b_stage + swizzle_rows<Cfg::kChunksB>(kk + lane % 8 + 8 * (lane / 8 % 2),
-                                                                              (wn + 16 * jp) / 8 + lane / 16));
-        }
-#pragma unroll
-        for (int i = 0; i < Cfg::kFragsM; ++i) {
-#pragma unroll
-          for (int j = 0; j < Cfg::kFragsN; ++j) {
-            ptx::mma_m16n8k16<kBf16>(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
+    const auto stage_of = [&](uint32_t g) { return smem_shared + (g % kStages) * static_cast<uint32_t>(Cfg::kStageBytes); };
+    const bool interior = m_left == Cfg::kTileM && n_left == Cfg::kTileN;
+    // Copies the tile's slice `slice` (nothing past K) into its stage.
+    const auto refill = [&](int slice) {
+      const uint32_t g = g0 + static_cast<uint32_t>(slice);
+      const bool any = slice < k_slices;
+      if (any) {
+        sync.before_refill(g);
+        if constexpr (Cfg::kBulkCopy && kAsync && kMmaBulkCopyArch) {
+          const int64_t k0 = static_cast<int64_t>(slice) * Cfg::kTileK;
+          if (interior && k0 + Cfg::kTileK <= p.k) {
+            bulk_copy_slice<Cfg>(p, a, b, z, m0, n0, k0, stage_of(g), sync.full_of(g % kStages), t);
+            loader.advance(p);
+            return;
           }
         }
+        loader.load_next(p, smem + (g % kStages) * Cfg::kStageBytes, t);
+      }
+      sync.loaded(g, any);
+    };
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) refill(s);
+    // With prefetch, frag[1] holds step 0's fragments, whose head the previous slice's last step
+    // (or the prologue) loaded; frag[0] holds every other step's.
+    MmaFragments<Cfg> frag[Cfg::kFragPrefetch ? 2 : 1];
+    if constexpr (Cfg::kFragPrefetch) {
+      if (k_slices > 0) {
+        sync.ready(g0);
+        frag[1].load_head(stage_of(g0), 0, wm, wn, lane);
       }
     }
+    for (int kt = 0; kt < k_slices; ++kt) {
+      const uint32_t g = g0 + static_cast<uint32_t>(kt);
+      if constexpr (!Cfg::kFragPrefetch) sync.ready(g);
+#pragma unroll
+      for (int step = 0; step < kSteps; ++step) {
+        if (step == Cfg::kRefillStep) refill(kt + kStages - 1);
+        MmaFragments<Cfg>& f = frag[Cfg::kFragPrefetch && step == 0 ? 1 : 0];
+        if (Cfg::kFragPrefetch && step == 0) f.load_tail(stage_of(g), step, wm, lane);
+        else f.load(stage_of(g), step, wm, wn, lane);
+        if (step == kSteps - 1) {
+          sync.released(g, lane);
+          // The next slice's head is in flight before this step's MMAs, which then cover the
+          // ldmatrix latency after the wait instead of stalling on it.
+          if (Cfg::kFragPrefetch && kt + 1 < k_slices) {
+            sync.ready(g + 1);
+            frag[Cfg::kFragPrefetch ? 1 : 0].load_head(stage_of(g + 1), 0, wm, wn, lane);
+          }
+        }
+        f.template multiply<kBf16>(acc);
+      }
+    }
+    if constexpr (Cfg::Sync::kRunningIndex) g0 += static_cast<uint32_t>(k_slices);
     ptx::cp_async_wait<0>();
     __syncthreads();  // every stage is free: for the staged epilogue and the next tile's prologue
     if constexpr (Cfg::kSmemEpilogue) {

@@ -47,6 +47,42 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
 
+// mbarrier (sm_80): a 64-bit shared-memory barrier object that completes a phase once `count`
+// arrivals have been made, then resets for the next phase; waiters name the phase by its parity.
+__device__ __forceinline__ void mbarrier_init(uint32_t bar_shared, uint32_t count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(bar_shared), "r"(count) : "memory");
+}
+// One arrival with release semantics (this thread's earlier shared-memory writes are visible to
+// whoever waits for the phase).
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar_shared) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}" ::"r"(bar_shared) : "memory");
+}
+// One arrival made by the hardware once every cp.async this thread issued so far has landed; the
+// pending count is raised now so that the phase cannot complete before then.
+__device__ __forceinline__ void cp_async_mbarrier_arrive(uint32_t bar_shared) {
+  asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" ::"r"(bar_shared) : "memory");
+}
+// Waits (with acquire semantics) until the phase of parity `parity` has completed. sm_90's
+// try_wait lets the hardware suspend the thread for a while instead of spinning on test_wait.
+__device__ __forceinline__ void mbarrier_wait_parity(uint32_t bar_shared, uint32_t parity) {
+  uint32_t done;
+  do {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(bar_shared), "r"(parity)
+        : "memory");
+#else
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(bar_shared), "r"(parity)
+        : "memory");
+#endif
+  } while (!done);
+}
+
 // Four 8x8 matrices of 16-bit elements from shared memory: lane l gives the address of row l % 8
 // of matrix l / 8; register i receives matrix i, thread t holding row t / 4, columns 2(t%4), +1
 // (with .trans: rows 2(t%4), +1 of column t / 4).

@@ -46,6 +46,19 @@ __device__ __forceinline__ void bulk_load_global_to_shared(void* dst_shared, con
       : "memory");
 }
 
+// The same two on shared-memory addresses (ptx::shared_address) rather than pointers, for kernels
+// that keep their stage and barrier addresses as 32-bit values (mma_pipelined).
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar_shared, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_shared), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bulk_load_global_to_shared(uint32_t dst_shared, const void* src_global, uint32_t bytes,
+                                                           uint32_t bar_shared) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst_shared),
+      "l"(src_global), "r"(bytes), "r"(bar_shared)
+      : "memory");
+}
+
 // Orders this thread's earlier generic-proxy shared-memory writes before later async-proxy
 // accesses (a bulk store reading them); every writing thread fences, then the block synchronizes.
 __device__ __forceinline__ void fence_proxy_async_shared() {
