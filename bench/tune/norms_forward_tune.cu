@@ -21,7 +21,9 @@
 // prologue add_residual_vectors)? Is it the per-row weight / bias loads that hold bf16 layer_norm
 // back (diagnostic rows "ln w" / "ln -": the library tile with weight only / no affine vectors;
 // "hold" / "shared": the vectors loaded once per thread of a persistent grid, kept in registers /
-// shared memory)? Do half the values per thread at twice the threads ("x16") help?
+// shared memory)? Do half the values per thread at twice the threads ("x16") help? Does one
+// instruction per element and pass fewer ("fold": the row shift folded into per-row constants,
+// chunk_partial's kFold) help, i.e. is the bf16 norm kind short of issue slots?
 // Build and run on the GPU machine (about 1 minute of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_forward_tune.cu -o /tmp/norms_tune && /tmp/norms_tune
 #include <algorithm>
@@ -230,7 +232,8 @@ void run_config(const Problem& pr, const char* label, bool is_classic) {
 // (__launch_bounds__' min blocks, as resident threads per SM: r64 = 1024 threads, r80 = 768;
 // none: the classic bound, 512). "packed": PackedRowTile (fp16 / bf16 norm kind). "hold" /
 // "shared": the affine vectors loaded once per thread of a persistent grid and kept in registers
-// (AffineSource::kRegisters) / shared memory (kShared). kResidual: the add-norm kernels.
+// (AffineSource::kRegisters) / shared memory (kShared). "fold": RowOnChipConfig::kFold.
+// kResidual: the add-norm kernels.
 // ptxas (CUDA 13.0, sm_90a), bf16 256-thread tiles: layer_norm packed x32 r64 64 registers, no
 // spill; + hold under r64 112 bytes of spill, under r80 32, under the classic bound 96 registers
 // (two blocks per SM); packed x16 r64 (hold) 64, no spill; add-norm classic 84, lean x32 96,
@@ -242,7 +245,7 @@ void run_candidates(const Problem& pr) {
   constexpr int kWide = 2 * kThreads, kHalfVecs = 16 / kLanes;
   constexpr int kMb = min_blocks_for(kThreads, true, sizeof(T), kKind);  // the classic bound
   constexpr int kR64 = 1024 / kThreads, kR80 = 768 / kThreads, kWideR64 = 1024 / kWide;
-  constexpr auto kHold = AffineSource::kRegisters, kShared = AffineSource::kShared;
+  constexpr auto kLoad = AffineSource::kLoad, kHold = AffineSource::kRegisters, kShared = AffineSource::kShared;
   run_config<T, kKind, ClassicRowOnChip<T, kKind, kThreads, 1, kVecs>, kResidual>(pr, "classic x32", true);
   run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true>, kResidual>(pr, "lean x32", false);
   if constexpr (kKind == RowKind::kNorm && sizeof(T) == 2) {
@@ -250,11 +253,17 @@ void run_candidates(const Problem& pr) {
         pr, "packed x32 r64", false);
     run_config<T, kKind, RowOnChipConfig<kWide, 1, kHalfVecs, kWideR64, false, true, true>, kResidual>(
         pr, "packed x16 r64", false);
+    run_config<T, kKind, RowOnChipConfig<kWide, 1, kHalfVecs, kWideR64, false, true, true, kLoad, true>, kResidual>(
+        pr, "packed x16 r64 fold", false);
     if constexpr (kResidual) {
       // The residual's vectors double the loads in flight a thread holds: the classic bound too.
       run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true>, kResidual>(pr, "packed x32",
                                                                                                   false);
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true, kLoad, true>, kResidual>(
+          pr, "packed x32 fold", false);
     } else {
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true, kLoad, true>>(
+          pr, "packed x32 r64 fold", false);
       // Held affine vectors (the add-norms spill with them: 40-112 bytes, not run).
       run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true, kShared>>(
           pr, "packed x32 r64 shared", false);

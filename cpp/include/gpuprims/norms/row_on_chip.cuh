@@ -42,6 +42,8 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 //     vectors (PackedRowTile, half the tile's registers) and is converted per pass.
 //   kAffine (with kLean; norm kind, vector path): where the store pass takes the weight and bias
 //     vectors (AffineSource).
+//   kFold (with kLean; fp16 / bf16, norm kind, vector path): the row shift folded into per-row
+//     constants (chunk_partial, RowOutput): one instruction per element and pass fewer.
 enum class AffineSource {
   kLoad,       // loaded for every row (AffineLoads)
   kRegisters,  // loaded once per thread of a persistent grid (row_on_chip_blocks), held in registers
@@ -49,7 +51,7 @@ enum class AffineSource {
   kShared,     // the same, held in shared memory (AffineShared; fp16 / bf16 tiles: 2 * 16 KiB a block)
 };
 template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_, bool kLean_,
-          bool kPacked_ = false, AffineSource kAffine_ = AffineSource::kLoad>
+          bool kPacked_ = false, AffineSource kAffine_ = AffineSource::kLoad, bool kFold_ = false>
 struct RowOnChipConfig {
   static constexpr int kThreadsPerRow = kThreadsPerRow_;
   static constexpr int kRowsPerBlock = kRowsPerBlock_;
@@ -60,6 +62,7 @@ struct RowOnChipConfig {
   static constexpr bool kLean = kLean_;
   static constexpr bool kPacked = kPacked_;
   static constexpr AffineSource kAffine = kAffine_;
+  static constexpr bool kFold = kFold_;
 };
 
 // The configuration row_on_chip ran before kPrefetch / kLean (kept for the A/B in
@@ -93,6 +96,7 @@ row_on_chip_kernel(NormParams p) {
   // Elsewhere kPacked does not apply: the softmax kind rewrites its tile (softmax_exponentiate)
   // and the non-lean passes read every lane.
   constexpr bool kPacked = Cfg::kPacked && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
+  constexpr bool kFold = Cfg::kFold && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   using Tile = std::conditional_t<kPacked, PackedRowTile<T, kThreadsPerRow, Cfg::kVecs>,
                                   RowTile<T, kThreadsPerRow, Cfg::kVecs>>;
   using Acc = typename Tile::Acc;
@@ -182,12 +186,12 @@ row_on_chip_kernel(NormParams p) {
     } else {
       frame = row_frame(xr, len, p.center);
     }
-    RowStats<Acc> stats = chunk_partial<kKind, kLean>(tile, len, rank, frame, p.center, reduce);
+    RowStats<Acc> stats = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, p.center, reduce);
     if constexpr (kKind == RowKind::kNorm) {
       stats = norm_row_stats(stats, frame, len, p.eps);
       if (rank == 0) write_row_stats(p, row, stats, frame.shift);
     }
-    const RowOutput<kKind, Acc> out(stats, frame.shift, p.log);
+    const RowOutput<kKind, Acc, kFold> out(stats, frame.shift, p.log);
     if constexpr (kLean && kAffine != AffineSource::kLoad) {
       store_tile_vectors<true>(tile, y + layout.y_row_offset(row), 0, len, rank, held, out);
     } else if constexpr (kLean) {
