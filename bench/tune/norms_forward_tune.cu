@@ -22,7 +22,7 @@
 // back (diagnostic rows "ln w" / "ln -": the library tile with weight only / no affine vectors;
 // "hold" / "shared": the vectors loaded once per thread of a persistent grid, kept in registers /
 // shared memory)? Do half the values per thread at twice the threads ("x16") help? Does one
-// instruction per element and pass fewer ("fold": the row shift folded into per-row constants,
+// instruction per element fewer in two passes ("fold": the row shift folded into per-row constants,
 // chunk_partial's kFold) help, i.e. is the bf16 norm kind short of issue slots?
 // Build and run on the GPU machine (about 1 minute of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_forward_tune.cu -o /tmp/norms_tune && /tmp/norms_tune

@@ -43,7 +43,8 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 //   kAffine (with kLean; norm kind, vector path): where the store pass takes the weight and bias
 //     vectors (AffineSource).
 //   kFold (with kLean; fp16 / bf16, norm kind, vector path): the row shift folded into per-row
-//     constants (chunk_partial, RowOutput): one instruction per element and pass fewer.
+//     constants in the squared-deviation and output passes (chunk_partial, RowOutput): one
+//     instruction per element fewer in each.
 enum class AffineSource {
   kLoad,       // loaded for every row (AffineLoads)
   kRegisters,  // loaded once per thread of a persistent grid (row_on_chip_blocks), held in registers

@@ -81,12 +81,12 @@ __device__ __forceinline__ typename Tile::Acc tile_max(const Tile& tile, Reduce&
 //   norm:    (mean of u, sum of squared deviations of u from that mean), u = (x - shift) *
 //            inv_scale; rms_norm (center false, shift 0): (0, sum of u^2). Two passes over
 //            registers: no E[x^2] - E[x]^2 cancellation.
-// kFold (norm kind, fp16 / bf16 tiles): the shift folded into per-row constants, one FFMA per
-//   element per pass fewer: mean of u = mean of x * inv_scale - shift * inv_scale (the sum of
-//   x * inv_scale, exact scalings by a power of two, so no overflow the unfolded sum avoids), and
-//   u - mean = fma(x, inv_scale, -(shift * inv_scale + mean)). What the fold rounds differently
-//   is of the order of fp32's 2^-24 relative to the row's mean, far below the 2^-8 (bf16) /
-//   2^-11 (fp16) resolution of the inputs themselves at that magnitude.
+// kFold (norm kind, fp16 / bf16 tiles): the squared deviations with the shift folded into a per-row
+//   constant, u - mean = fma(x, inv_scale, -(shift * inv_scale + mean)): one instruction per
+//   element fewer. What the fold rounds differently is of the order of fp32's 2^-24 relative to
+//   the row's first element, far below the 2^-8 (bf16) / 2^-11 (fp16) resolution of the inputs
+//   themselves at that magnitude. The mean pass stays unfolded: its sum of (x - shift) is exactly
+//   0 for a constant row, which then gets mean = its value and outputs = bias exactly.
 template <RowKind kKind, bool kLean, bool kFold = false, class Tile, class Reduce>
 __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile& tile, int len, int rank,
                                                                       RowFrame<typename Tile::Acc> frame, bool center,
@@ -103,26 +103,14 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
     return {m, sum};
   } else {
     const Acc shift = frame.shift, inv = frame.inv_scale;
-    if constexpr (kFold) {
-      Acc mean = Acc(0);
-      if (center) {
-        const Acc total = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) { return v * inv; }), SumOp{});
-        mean = mean_of(total, len) - shift * inv;
-      }
-      const Acc c = shift * inv + mean;
-      const Acc m2 = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) {
-        const Acc d = fma(v, inv, -c);
-        return d * d;
-      }), SumOp{});
-      return {mean, m2};
-    }
     Acc mean = Acc(0);
     if (center) {
       const Acc total = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) { return (v - shift) * inv; }), SumOp{});
       mean = mean_of(total, len);
     }
+    const Acc c = shift * inv + mean;  // kFold
     const Acc m2 = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) {
-      const Acc d = (v - shift) * inv - mean;
+      const Acc d = kFold ? fma(v, inv, -c) : (v - shift) * inv - mean;
       return d * d;
     }), SumOp{});
     return {mean, m2};
@@ -164,7 +152,8 @@ __device__ __forceinline__ RowStats<Acc> norm_row_stats(RowStats<Acc> partial, R
 
 // The output of one element: softmax_out (row_math.hpp), or ((x - shift) - mean_rel) * rstd * w + b
 // with stats = (mean_rel, rstd). kFold (chunk_partial's): (x - mean) * rstd * w + b with
-// mean = shift + mean_rel rounded once per row, one FADD per element fewer.
+// mean = shift + mean_rel rounded once per row, one FADD per element fewer (a constant row still
+// gives x - mean = 0: mean_rel is exactly 0 there).
 template <RowKind kKind, class Acc, bool kFold = false>
 struct RowOutput {
   RowStats<Acc> stats;
