@@ -15,15 +15,14 @@
 // twice, so differences smaller than the spread between the passes are noise. A crash names the
 // case it happened in (tune::running).
 // What the library runs (BlockTile, cpp/src/norms/row_on_chip_launch.cuh): "lean x32" for float32
-// and the bf16 softmax kind, "packed x32 r64" for the bf16 norm kind (steps 2 and 3), "classic x32"
-// for the add-norms. Step 4 (issue 5: bfloat16 norms and add-norms) asks, with the candidates of
-// run_candidates: do the add-norms gain the tuned tiles (lean, packed, with the vector residual
-// prologue add_residual_vectors)? Is it the per-row weight / bias loads that hold bf16 layer_norm
-// back (diagnostic rows "ln w" / "ln -": the library tile with weight only / no affine vectors;
-// "hold" / "shared": the vectors loaded once per thread of a persistent grid, kept in registers /
-// shared memory)? Do half the values per thread at twice the threads ("x16") help? Does one
-// instruction per element fewer in two passes ("fold": the row shift folded into per-row constants,
-// chunk_partial's kFold) help, i.e. is the bf16 norm kind short of issue slots?
+// and the bf16 softmax kind; for the bf16 norm kind and the add-norms see docs/norms.md, step 4.
+// Step 4 (issue 5: bfloat16 norms and add-norms), first H200 run (session 10 run 4): the per-row
+// weight / bias loads were not the cost (layer_norm without them: +1 point; held in registers or
+// shared memory across the rows of a persistent grid: 8-13 points slower), half the values per
+// thread at twice the threads lost 15-25 points, and the add-norms gained 17-24 points on the
+// tuned tiles; "fold" (one instruction per element fewer in two passes) gained 3-5 points. Those
+// losing rows are gone; this sweep compares the fold (its output form since revised to keep
+// constant rows exact) on the packed and the float tile, and for the add-norms under both bounds.
 // Build and run on the GPU machine (about 1 minute of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_forward_tune.cu -o /tmp/norms_tune && /tmp/norms_tune
 #include <algorithm>
@@ -177,7 +176,7 @@ void run_config(const Problem& pr, const char* label, bool is_classic) {
   CHECK(cudaFuncGetAttributes(&attr, kernel));
   const int resident = resident_blocks_per_sm(kernel, Cfg::kThreads);
   const int64_t blocks =
-      row_on_chip_blocks<Cfg>(pr.rows, row_on_chip_persistent<Cfg, kKind, true, kResidual>, resident, pr.sms);
+      row_on_chip_blocks<Cfg>(pr.rows, row_on_chip_prefetches<Cfg, true, kResidual>, resident, pr.sms);
   NormParams p = params_for(pr, is_classic ? pr.y_ref : pr.y);
   char running[160];
   snprintf(running, sizeof running, "%s %s %lldx%lld %s", pr.op, dtype_label<T>(), (long long)pr.rows,
@@ -228,61 +227,36 @@ void run_config(const Problem& pr, const char* label, bool is_classic) {
 
 // The candidates for one (dtype, kind, row length). "x32": kThreads threads hold a row of len
 // elements with 32 values each (the classic 128- / 256-thread tiles, full at 4096 / 8192
-// elements); "x16": twice the threads with 16 values each. "rN": the register bound
-// (__launch_bounds__' min blocks, as resident threads per SM: r64 = 1024 threads, r80 = 768;
-// none: the classic bound, 512). "packed": PackedRowTile (fp16 / bf16 norm kind). "hold" /
-// "shared": the affine vectors loaded once per thread of a persistent grid and kept in registers
-// (AffineSource::kRegisters) / shared memory (kShared). "fold": RowOnChipConfig::kFold.
-// kResidual: the add-norm kernels.
-// ptxas (CUDA 13.0, sm_90a), bf16 256-thread tiles: layer_norm packed x32 r64 64 registers, no
-// spill; + hold under r64 112 bytes of spill, under r80 32, under the classic bound 96 registers
-// (two blocks per SM); packed x16 r64 (hold) 64, no spill; add-norm classic 84, lean x32 96,
-// packed x32 80, packed x32 r64 32 bytes of spill, packed x16 r64 64 without.
+// elements). "r64": the register bound of 1024 resident threads per SM (none: the classic bound,
+// min_blocks_for). "packed": PackedRowTile (fp16 / bf16 norm kind). "fold": RowOnChipConfig::kFold.
+// kResidual: the add-norm kernels. ptxas (CUDA 13.0, sm_90a), bf16 256-thread tiles: layer_norm
+// packed x32 r64 (fold or not) 64 registers, lean x32 r64 fold 64 with 16 bytes of spill; add-norms
+// classic 84, lean x32 (fold) 80, packed x32 (fold) 80, packed x32 r64 (fold) 64 with 32 bytes of
+// spill. (Prefetching the packed fold tile spills 260 bytes under r64 and takes 105 registers,
+// two blocks per SM, under the classic bound: not run.)
 template <class T, RowKind kKind, int kLen, bool kResidual = false>
 void run_candidates(const Problem& pr) {
   constexpr int kLanes = Vec16<T>::kLanes;
   constexpr int kThreads = kLen / 32, kVecs = 32 / kLanes;
-  constexpr int kWide = 2 * kThreads, kHalfVecs = 16 / kLanes;
   constexpr int kMb = min_blocks_for(kThreads, true, sizeof(T), kKind);  // the classic bound
-  constexpr int kR64 = 1024 / kThreads, kR80 = 768 / kThreads, kWideR64 = 1024 / kWide;
-  constexpr auto kLoad = AffineSource::kLoad, kHold = AffineSource::kRegisters, kShared = AffineSource::kShared;
+  constexpr int kR64 = 1024 / kThreads;
   run_config<T, kKind, ClassicRowOnChip<T, kKind, kThreads, 1, kVecs>, kResidual>(pr, "classic x32", true);
   run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true>, kResidual>(pr, "lean x32", false);
   if constexpr (kKind == RowKind::kNorm && sizeof(T) == 2) {
     run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true>, kResidual>(
         pr, "packed x32 r64", false);
-    run_config<T, kKind, RowOnChipConfig<kWide, 1, kHalfVecs, kWideR64, false, true, true>, kResidual>(
-        pr, "packed x16 r64", false);
-    run_config<T, kKind, RowOnChipConfig<kWide, 1, kHalfVecs, kWideR64, false, true, true, kLoad, true>, kResidual>(
-        pr, "packed x16 r64 fold", false);
+    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true, true>, kResidual>(
+        pr, "packed x32 r64 fold", false);
     if constexpr (kResidual) {
-      // The residual's vectors double the loads in flight a thread holds: the classic bound too.
-      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true>, kResidual>(pr, "packed x32",
-                                                                                                  false);
-      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true, kLoad, true>, kResidual>(
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, false, true>, kResidual>(
+          pr, "lean x32 fold", false);
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true, true>, kResidual>(
           pr, "packed x32 fold", false);
     } else {
-      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true, kLoad, true>>(
-          pr, "packed x32 r64 fold", false);
-      // Held affine vectors (the add-norms spill with them: 40-112 bytes, not run).
-      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true, kShared>>(
-          pr, "packed x32 r64 shared", false);
-      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR80, false, true, true, kHold>>(
-          pr, "packed x32 r80 hold", false);
-      run_config<T, kKind, RowOnChipConfig<kWide, 1, kHalfVecs, kWideR64, false, true, true, kHold>>(
-          pr, "packed x16 r64 hold", false);
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, false, true>>(
+          pr, "lean x32 r64 fold", false);
     }
   }
-}
-
-// The library's bf16 layer_norm tile (packed x32 r64) on `pr` without the classic reference run:
-// for the diagnostic rows, whose reference is the classic kernel on the same problem.
-template <class T, int kLen>
-void run_diagnostic(const Problem& pr) {
-  constexpr int kThreads = kLen / 32, kVecs = 32 / Vec16<T>::kLanes, kR64 = 1024 / kThreads;
-  run_config<T, RowKind::kNorm, ClassicRowOnChip<T, RowKind::kNorm, kThreads, 1, kVecs>>(pr, "classic x32", true);
-  run_config<T, RowKind::kNorm, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true>>(pr, "packed x32 r64",
-                                                                                              false);
 }
 
 template <class T, int kLen>
@@ -302,16 +276,6 @@ void run_problems(const Problem& base) {
   run_candidates<T, RowKind::kSoftmax, kLen>(log_softmax);
   run_candidates<T, RowKind::kNorm, kLen>(layer_norm);
   run_candidates<T, RowKind::kNorm, kLen>(rms_norm);
-  if constexpr (sizeof(T) == 2) {
-    // What the affine vectors cost layer_norm: weight only ("ln w"), none ("ln -").
-    Problem weight_only = layer_norm, plain = layer_norm;
-    weight_only.op = "ln w";
-    weight_only.bias = false;
-    plain.op = "ln -";
-    plain.weight = plain.bias = false;
-    run_diagnostic<T, kLen>(weight_only);
-    run_diagnostic<T, kLen>(plain);
-  }
   Problem add_layer_norm = layer_norm, add_rms_norm = rms_norm;
   add_layer_norm.op = "add_ln";
   add_rms_norm.op = "add_rms";

@@ -24,10 +24,10 @@ constexpr bool kRowOnChipPackedHalfNorm = true;
 
 // Issue 5, bfloat16 norms (docs/norms.md, "Performance step 4"): whether the add-norms (kResidual)
 // run the tuned tiles above (lean; packed for fp16 / bf16) with the vector residual prologue
-// (add_residual_vectors) instead of the classic tile, and where the tuned fp16 / bf16 norm-kind
-// tiles take their weight / bias vectors (AffineSource, row_on_chip.cuh).
-constexpr bool kRowOnChipTunedAddNorm = false;
-constexpr AffineSource kRowOnChipHalfNormAffine = AffineSource::kLoad;
+// (add_residual_vectors) instead of the classic tile, and whether the fp16 / bf16 norm kind folds
+// the row shift into per-row constants (RowOnChipConfig::kFold).
+constexpr bool kRowOnChipTunedAddNorm = true;
+constexpr bool kRowOnChipFoldHalfNorm = true;
 
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
@@ -42,16 +42,18 @@ struct BlockTile {
   static constexpr bool kTuned = kRowOnChipTuned && (!kResidual || kRowOnChipTunedAddNorm) && sizeof(T) <= 4;
   using Classic = ClassicRowOnChip<T, kKind, kThreads, 1, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
   static constexpr bool kPacked = kTuned && kRowOnChipPackedHalfNorm && kKind == RowKind::kNorm && sizeof(T) == 2;
-  using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? 1024 / kThreads : Classic::kMinBlocks, false,
-                                true, kPacked, kPacked ? kRowOnChipHalfNormAffine : AffineSource::kLoad>;
+  // The packed tile's register bound: 1024 resident threads per SM (64 registers, step 3); the
+  // add-norms keep the classic one (80 registers: under 64 their residual prologue spills 32 bytes).
+  static constexpr int kPackedMinBlocks = (kResidual ? 512 : 1024) / kThreads;
+  using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? kPackedMinBlocks : Classic::kMinBlocks, false,
+                                true, kPacked, kPacked && kRowOnChipFoldHalfNorm>;
   using type = std::conditional_t<kTuned, Tuned, Classic>;
 };
 
 // The vector path runs VectorCfg, the element-wise path ElementCfg (the block tiles pass the
 // classic configuration: kLean and kPrefetch do not apply there, and a tuned configuration with
-// 512 threads spilled 220 bytes on that path under its 128-register cap). A persistent kernel
-// (prefetching or holding the affine vectors) runs one wave (row_on_chip_blocks); the others a
-// block per group of rows.
+// 512 threads spilled 220 bytes on that path under its 128-register cap). A prefetching kernel
+// runs one persistent wave (row_on_chip_blocks); the others a block per group of rows.
 template <class T, RowKind kKind, bool kResidual, class VectorCfg, class ElementCfg = VectorCfg>
 Status launch_row_on_chip(const NormLaunch& l) {
   const char* op = norm_op_name(l.op);
@@ -60,11 +62,11 @@ Status launch_row_on_chip(const NormLaunch& l) {
       ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual>)
       : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
   const int threads = vector ? VectorCfg::kThreads : ElementCfg::kThreads;
-  const bool persistent = vector && row_on_chip_persistent<VectorCfg, kKind, true, kResidual>;
+  const bool prefetches = vector && row_on_chip_prefetches<VectorCfg, true, kResidual>;
   int per_sm = 1;
-  if (persistent) GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  if (prefetches) GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
   const int64_t rows = l.params.layout.num_rows;
-  const int64_t blocks = vector ? row_on_chip_blocks<VectorCfg>(rows, persistent, per_sm, l.sm_count)
+  const int64_t blocks = vector ? row_on_chip_blocks<VectorCfg>(rows, prefetches, per_sm, l.sm_count)
                                 : row_on_chip_blocks<ElementCfg>(rows, false, per_sm, l.sm_count);
   NormParams params = l.params;
   void* args[] = {&params};

@@ -12,15 +12,15 @@
 namespace gpuprims {
 namespace norms {
 
-// kVector: p.vec_ok (16-byte accesses). kVecs: whole steps of dropout_step(kLanes) elements per
-// thread step (more loads in flight and independent Philox draws per thread). kPairRounding
-// (vector path): fp16 / bf16 outputs rounded two at a time by the hardware (round_to_vec16: the
-// values of cast_value, NaN payloads aside) instead of element by element in software.
-template <class T, bool kVector, int kVecs = 1, bool kPairRounding = false>
+// kVector: p.vec_ok (16-byte accesses). kPairRounding (vector path): fp16 / bf16 outputs rounded
+// two at a time by the hardware (round_to_vec16: the values of cast_value, NaN payloads aside)
+// instead of element by element in software, which measured 3-4 points of copy bandwidth faster
+// for bfloat16 (bench/tune/dropout_tune.cu, docs/norms.md).
+template <class T, bool kVector, bool kPairRounding>
 __global__ void __launch_bounds__(256) bias_dropout_add_kernel(DropoutParams p) {
   using Acc = acc_t<T>;
   constexpr int kLanes = Vec16<T>::kLanes;
-  constexpr int kStep = dropout_step(kLanes) * kVecs;
+  constexpr int kStep = dropout_step(kLanes);
   const T* x = static_cast<const T*>(p.x);
   const T* bias = static_cast<const T*>(p.bias);
   const T* res = static_cast<const T*>(p.residual);

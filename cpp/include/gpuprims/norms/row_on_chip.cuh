@@ -40,19 +40,11 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 //     per element, which 2-byte types, at twice the elements per byte of fp32, need most.
 //   kPacked (with kLean; fp16 / bf16, norm kind, vector path): the row stays in its 16-byte
 //     vectors (PackedRowTile, half the tile's registers) and is converted per pass.
-//   kAffine (with kLean; norm kind, vector path): where the store pass takes the weight and bias
-//     vectors (AffineSource).
 //   kFold (with kLean; fp16 / bf16, norm kind, vector path): the row shift folded into per-row
 //     constants in the squared-deviation and output passes (chunk_partial, RowOutput): one
 //     instruction per element fewer in each.
-enum class AffineSource {
-  kLoad,       // loaded for every row (AffineLoads)
-  kRegisters,  // loaded once per thread of a persistent grid (row_on_chip_blocks), held in registers
-               // for all its rows (AffineHeld)
-  kShared,     // the same, held in shared memory (AffineShared; fp16 / bf16 tiles: 2 * 16 KiB a block)
-};
 template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_, bool kLean_,
-          bool kPacked_ = false, AffineSource kAffine_ = AffineSource::kLoad, bool kFold_ = false>
+          bool kPacked_ = false, bool kFold_ = false>
 struct RowOnChipConfig {
   static constexpr int kThreadsPerRow = kThreadsPerRow_;
   static constexpr int kRowsPerBlock = kRowsPerBlock_;
@@ -62,7 +54,6 @@ struct RowOnChipConfig {
   static constexpr bool kPrefetch = kPrefetch_;
   static constexpr bool kLean = kLean_;
   static constexpr bool kPacked = kPacked_;
-  static constexpr AffineSource kAffine = kAffine_;
   static constexpr bool kFold = kFold_;
 };
 
@@ -73,16 +64,10 @@ using ClassicRowOnChip = RowOnChipConfig<kThreadsPerRow, kRowsPerBlock, kVecs,
                                          min_blocks_for(kThreadsPerRow * kRowsPerBlock, true, sizeof(T), kKind),
                                          false, false>;
 
-// Whether row_on_chip_kernel<T, kKind, Cfg, kVector, kResidual> prefetches, holds the affine
-// vectors, and so wants the persistent grid of row_on_chip_blocks.
+// Whether row_on_chip_kernel<T, kKind, Cfg, kVector, kResidual> prefetches (and so wants the
+// persistent grid of row_on_chip_blocks).
 template <class Cfg, bool kVector, bool kResidual>
 constexpr bool row_on_chip_prefetches = Cfg::kPrefetch && kVector && !kResidual;
-template <class Cfg, RowKind kKind, bool kVector>
-constexpr bool row_on_chip_holds_affine =
-    Cfg::kAffine != AffineSource::kLoad && Cfg::kLean && kVector && kKind == RowKind::kNorm;
-template <class Cfg, RowKind kKind, bool kVector, bool kResidual>
-constexpr bool row_on_chip_persistent =
-    row_on_chip_prefetches<Cfg, kVector, kResidual> || row_on_chip_holds_affine<Cfg, kKind, kVector>;
 
 // kVector: p.vec_ok, as a template argument so that each instantiation holds one access path
 // (with both, the scalar path's addresses inflate the register count of the vector one).
@@ -93,7 +78,6 @@ row_on_chip_kernel(NormParams p) {
   constexpr int kThreadsPerRow = Cfg::kThreadsPerRow, kRowsPerBlock = Cfg::kRowsPerBlock;
   constexpr bool kPrefetch = row_on_chip_prefetches<Cfg, kVector, kResidual>;
   constexpr bool kLean = Cfg::kLean && kVector;
-  constexpr AffineSource kAffine = row_on_chip_holds_affine<Cfg, kKind, kVector> ? Cfg::kAffine : AffineSource::kLoad;
   // Elsewhere kPacked does not apply: the softmax kind rewrites its tile (softmax_exponentiate)
   // and the non-lean passes read every lane.
   constexpr bool kPacked = Cfg::kPacked && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
@@ -127,22 +111,6 @@ row_on_chip_kernel(NormParams p) {
   };
   if constexpr (kPrefetch) {
     if (row < layout.num_rows) prefetch(row);
-  }
-  // kAffine kRegisters / kShared: this thread's weight and bias vectors, loaded once for all the
-  // group's rows (kLoad: unused; the store pass loads them per row).
-  using Held = std::conditional_t<kAffine == AffineSource::kShared, AffineShared<T, Cfg::kVecs, kThreadsPerRow>,
-                                  AffineHeld<T, Cfg::kVecs>>;
-  constexpr int kSharedVectors = kAffine == AffineSource::kShared ? Cfg::kVecs * kThreadsPerRow : 1;
-  static_assert(kAffine != AffineSource::kShared || kRowsPerBlock == 1, "shared affine vectors: block tiles");
-  __shared__ Vec16<T> affine_smem[2][kSharedVectors];
-  Held held;
-  if constexpr (kAffine == AffineSource::kRegisters) {
-    held.template load<Tile>(static_cast<const T*>(p.weight), static_cast<const T*>(p.bias), len, rank);
-  } else if constexpr (kAffine == AffineSource::kShared) {
-    held.w = reinterpret_cast<Vec16<T>(*)[kThreadsPerRow]>(affine_smem[0]);
-    held.b = reinterpret_cast<Vec16<T>(*)[kThreadsPerRow]>(affine_smem[1]);
-    held.rank = rank;
-    held.template load<Tile>(static_cast<const T*>(p.weight), static_cast<const T*>(p.bias), len);
   }
   // The loop bound is uniform over the group that owns a row, so the group's reductions (and a
   // block's __syncthreads) are reached by all of its threads.
@@ -193,26 +161,20 @@ row_on_chip_kernel(NormParams p) {
       if (rank == 0) write_row_stats(p, row, stats, frame.shift);
     }
     const RowOutput<kKind, Acc, kFold> out(stats, frame.shift, p.log);
-    if constexpr (kLean && kAffine != AffineSource::kLoad) {
-      store_tile_vectors<true>(tile, y + layout.y_row_offset(row), 0, len, rank, held, out);
-    } else if constexpr (kLean) {
-      const AffineLoads<T> loads{static_cast<const T*>(p.weight), static_cast<const T*>(p.bias)};
-      store_tile_vectors<true>(tile, y + layout.y_row_offset(row), 0, len, rank, loads, out);
-    } else {
-      tile.store(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector,
-                 static_cast<const T*>(p.weight), p.weight_stride, static_cast<const T*>(p.bias), p.bias_stride, out);
-    }
+    tile.template store<kLean>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector,
+                               static_cast<const T*>(p.weight), p.weight_stride, static_cast<const T*>(p.bias),
+                               p.bias_stride, out);
   }
 }
 
-// Blocks to launch for `num_rows` rows: one per group of rows; for a persistent kernel
-// (row_on_chip_persistent) at most one wave (resident_per_sm blocks on each of sm_count SMs),
-// every group then walking its rows (a wider grid would give most groups a single row: nothing to
-// prefetch, no affine load to save).
+// Blocks to launch for `num_rows` rows: one per group of rows; for a prefetching kernel
+// (row_on_chip_prefetches) at most one wave (resident_per_sm blocks on each of sm_count SMs),
+// every group then walking its rows with the next one in flight (a wider grid would give most
+// groups a single row: nothing to prefetch).
 template <class Cfg>
-inline int64_t row_on_chip_blocks(int64_t num_rows, bool persistent, int resident_per_sm, int sm_count) {
+inline int64_t row_on_chip_blocks(int64_t num_rows, bool prefetches, int resident_per_sm, int sm_count) {
   const int64_t groups = (num_rows + Cfg::kRowsPerBlock - 1) / Cfg::kRowsPerBlock;
-  if (!persistent) return groups;
+  if (!prefetches) return groups;
   const int64_t wave = int64_t(resident_per_sm > 0 ? resident_per_sm : 1) * sm_count;
   return groups < wave ? groups : wave;
 }

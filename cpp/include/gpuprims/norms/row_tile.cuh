@@ -105,91 +105,12 @@ __device__ __forceinline__ typename Tile::Acc sum_tile_vectors(const Tile& tile,
   return fold_lanes(acc, SumOp{});
 }
 
-// Where store_tile_vectors takes slot s's weight and bias vectors (`at`: the slot's first element
-// in the row; null pointers read as weight 1, bias 0).
-// AffineLoads: loaded from memory at every row, on the read-only path (every row reuses them, so
-// they mostly hit L1).
-template <class T>
-struct AffineLoads {
-  const T* weight;
-  const T* bias;
-  __device__ __forceinline__ bool has_weight() const { return weight != nullptr; }
-  __device__ __forceinline__ bool has_bias() const { return bias != nullptr; }
-  __device__ __forceinline__ Vec16<T> weight_at(int /*s*/, int64_t at) const {
-    return load_vec16<T, LoadPolicy::kReadOnly>(weight + at);
-  }
-  __device__ __forceinline__ Vec16<T> bias_at(int /*s*/, int64_t at) const {
-    return load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
-  }
-};
-
-// AffineHeld (RowOnChipConfig::kAffine = kRegisters): the thread's kSlots weight and bias vectors, loaded
-// once by a persistent group and kept in registers for all its rows (every row of a tile puts the
-// same elements in the same slots). Removes the per-row affine loads, two more 16-byte loads per
-// slot for layer_norm, whose latency otherwise sits between a row's last reduction and its stores.
-template <class T, int kSlots>
-struct AffineHeld {
-  Vec16<T> w[kSlots], b[kSlots];
-  bool weighted, biased;
-
-  // Slots at or past len are not loaded (never read: store_tile_vectors skips them too).
-  template <class Tile>
-  __device__ __forceinline__ void load(const T* weight, const T* bias, int len, int rank) {
-    weighted = weight != nullptr;
-    biased = bias != nullptr;
-#pragma unroll
-    for (int s = 0; s < kSlots; ++s) {
-      const int e0 = Tile::slot_begin(s, rank);
-      if (e0 >= len) continue;
-      if (weighted) w[s] = load_vec16<T, LoadPolicy::kReadOnly>(weight + e0);
-      if (biased) b[s] = load_vec16<T, LoadPolicy::kReadOnly>(bias + e0);
-    }
-  }
-  __device__ __forceinline__ bool has_weight() const { return weighted; }
-  __device__ __forceinline__ bool has_bias() const { return biased; }
-  // Opaque copies: left to itself the compiler converts the held vectors to float once, before
-  // the row loop, and keeps twice the registers live (ptxas: 123 registers for the bf16 256-thread
-  // layer_norm tile, spilling under the 64-register bound).
-  __device__ __forceinline__ Vec16<T> weight_at(int s, int64_t /*at*/) const { return opaque_vec16(w[s]); }
-  __device__ __forceinline__ Vec16<T> bias_at(int s, int64_t /*at*/) const { return opaque_vec16(b[s]); }
-};
-
-// AffineShared (RowOnChipConfig::kAffine = kShared): the same vectors as AffineHeld, written once
-// to shared memory by their thread (slot s of thread `rank` at [s][rank]: consecutive threads read
-// consecutive 16-byte words, no bank conflict) and read back per row: no registers held across
-// rows, and a shared-memory read instead of an L1 read-only load per vector. Each thread reads only
-// what it wrote, so no barrier is needed.
-template <class T, int kSlots, int kThreadsPerRow>
-struct AffineShared {
-  Vec16<T> (*w)[kThreadsPerRow];
-  Vec16<T> (*b)[kThreadsPerRow];
-  int rank;
-  bool weighted, biased;
-
-  template <class Tile>
-  __device__ __forceinline__ void load(const T* weight, const T* bias, int len) {
-    weighted = weight != nullptr;
-    biased = bias != nullptr;
-#pragma unroll
-    for (int s = 0; s < kSlots; ++s) {
-      const int e0 = Tile::slot_begin(s, rank);
-      if (e0 >= len) continue;
-      if (weighted) w[s][rank] = load_vec16<T, LoadPolicy::kReadOnly>(weight + e0);
-      if (biased) b[s][rank] = load_vec16<T, LoadPolicy::kReadOnly>(bias + e0);
-    }
-  }
-  __device__ __forceinline__ bool has_weight() const { return weighted; }
-  __device__ __forceinline__ bool has_bias() const { return biased; }
-  __device__ __forceinline__ Vec16<T> weight_at(int s, int64_t /*at*/) const { return w[s][rank]; }
-  __device__ __forceinline__ Vec16<T> bias_at(int s, int64_t /*at*/) const { return b[s][rank]; }
-};
-
 // Writes out(value, weight, bias) to elements [begin, begin + len) of y's row on the vector path
-// (RowTile::store's vec_ok contract), the affine vectors from `affine` (AffineLoads, AffineHeld).
-// kPairRounding as for RowTile::store.
-template <bool kPairRounding, class Tile, class Affine, class F>
+// (RowTile::store's vec_ok contract). kPairRounding as for RowTile::store.
+template <bool kPairRounding, class Tile, class F>
 __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Tile::Value* row, int64_t begin, int len,
-                                                   int rank, const Affine& affine, F out) {
+                                                   int rank, const typename Tile::Value* weight,
+                                                   const typename Tile::Value* bias, F out) {
   using T = typename Tile::Value;
   using Acc = typename Tile::Acc;
 #pragma unroll
@@ -199,13 +120,13 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
     // Affine vectors stay packed until used: fewer live registers than converting up front.
     const int64_t at = begin + e0;
     Vec16<T> w, b, q;
-    if (affine.has_weight()) w = affine.weight_at(s, at);
-    if (affine.has_bias()) b = affine.bias_at(s, at);
+    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
+    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
     Acc o[Tile::kLanes];
 #pragma unroll
     for (int l = 0; l < Tile::kLanes; ++l) {
-      const Acc wl = affine.has_weight() ? cast_value<Acc>(w.lane[l]) : Acc(1);
-      const Acc bl = affine.has_bias() ? cast_value<Acc>(b.lane[l]) : Acc(0);
+      const Acc wl = weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1);
+      const Acc bl = bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0);
       o[l] = out(tile.value(s, l), wl, bl);
       if constexpr (!kPairRounding) q.lane[l] = cast_value<T>(o[l]);
     }
@@ -217,8 +138,9 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
 // The residual prologue of add_layer_norm / add_rms_norm on the vector path (whole aligned
 // vectors, slots past len empty): slot by slot, sum = round_to_T(value + residual) with pairs
 // rounded by the hardware (round_to_vec16: the values of cast_value, NaN payloads aside), written
-// to the sum row and kept as the tile's value (Tile::set_slot). All residual vectors are loaded
-// before the first add, so they are in flight together with the row's own loads.
+// to the sum row and kept as the tile's value (Tile::set_slot). Each residual vector is loaded in
+// its slot's step: loading them all first held 16 more registers (bf16 256-thread tile: 101
+// registers against 80 unbounded) for loads the compiler issues early anyway.
 template <class Tile>
 __device__ __forceinline__ void add_residual_vectors(Tile& tile, const typename Tile::Value* residual,
                                                      typename Tile::Value* sum, int len, int rank) {
@@ -389,7 +311,7 @@ struct RowTile {
                                         const T* weight, int64_t weight_stride, const T* bias, int64_t bias_stride,
                                         F out) const {
     if (vec_ok) {
-      store_tile_vectors<kPairRounding>(*this, row, begin, len, rank, AffineLoads<T>{weight, bias}, out);
+      store_tile_vectors<kPairRounding>(*this, row, begin, len, rank, weight, bias, out);
     } else {
 #pragma unroll
       for (int s = 0; s < kVecs; ++s) {

@@ -15,13 +15,6 @@ __device__ __forceinline__ uint4 ld_global_nc_na_v4(const void* ptr) {
   return v;
 }
 
-// No instruction: v is made opaque to the compiler at this point, so work on it cannot be hoisted
-// above (e.g. a conversion of loop-invariant registers out of a loop, which would keep the
-// converted, wider values live across the loop instead of the packed ones).
-__device__ __forceinline__ void opaque_v4(uint4& v) {
-  asm volatile("" : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w));
-}
-
 // 2^x by the special-function unit alone (MUFU.EX2): relative error about 2^-22, subnormal
 // results flushed to 0, 2^-inf = 0, NaN -> NaN. exp2f() adds instructions to keep subnormals.
 __device__ __forceinline__ float ex2_approx_ftz(float x) {

@@ -32,17 +32,6 @@ __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
   return v;
 }
 
-// v, opaque to the compiler from here on (ptx::opaque_v4): for vectors held across a loop whose
-// every iteration should convert them again rather than keep the converted values live.
-template <class T>
-__device__ __forceinline__ Vec16<T> opaque_vec16(Vec16<T> v) {
-  uint4 bits;
-  memcpy(&bits, &v, sizeof(bits));
-  ptx::opaque_v4(bits);
-  memcpy(&v, &bits, sizeof(v));
-  return v;
-}
-
 // One STG.128; the caller proves 16-byte alignment, as for loads.
 template <class T>
 __device__ __forceinline__ void store_vec16(T* aligned_ptr, const Vec16<T>& v) {
