@@ -22,10 +22,12 @@ constexpr bool kRowOnChipTuned = true;
 // 80 registers allowed three. false: that kind runs the lean float tile of step 2.
 constexpr bool kRowOnChipPackedHalfNorm = true;
 
-// Issue 5, bfloat16 norms (docs/norms.md, "Performance step 4"): whether the add-norms (kResidual)
-// run the tuned tiles above (lean; packed for fp16 / bf16) with the vector residual prologue
-// (add_residual_vectors) instead of the classic tile, and whether the fp16 / bf16 norm kind folds
-// the row shift into per-row constants (RowOnChipConfig::kFold).
+// Performance step 4 (docs/norms.md; H200 harness run 4 of session 10, bf16 % of copy): whether
+// the add-norms (kResidual) run the tuned tiles above (lean; packed for fp16 / bf16) with the
+// vector residual prologue (add_residual_vectors) instead of the classic tile (53-67 % -> 74-84 %;
+// float32 92-93 % either way), and whether the fp16 / bf16 norm kind folds the row shift into
+// per-row constants (RowOnChipConfig::kFold: layer_norm 76-80 % -> 82-86 %, rms_norm 86-91 % ->
+// 90-95 %). false: the configuration before step 4 (one line each).
 constexpr bool kRowOnChipTunedAddNorm = true;
 constexpr bool kRowOnChipFoldHalfNorm = true;
 
@@ -34,8 +36,9 @@ constexpr bool kRowOnChipFoldHalfNorm = true;
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
 // float32 16384 x 8192 against the classic 69-90 % (softmax, log_softmax, layer_norm; rms_norm
 // 94.8 against 96.2), while the prefetching candidates (kPrefetch, persistent grid) measured
-// 85-89 % (harness run of 2026-11-22). float64 and the residual (add-norm) kernels stay classic,
-// and the element-wise path ignores kLean. The fp16 / bf16 norm kind also packs (kPacked, above).
+// 85-89 % (harness run of 2026-11-22). float64 stays classic, and the element-wise path ignores
+// kLean. The fp16 / bf16 norm kind also packs and folds (kPacked, kFold, above), the add-norms
+// included since step 4.
 template <class T, RowKind kKind, bool kResidual, int kThreads>
 struct BlockTile {
   static constexpr int kLanes = Vec16<T>::kLanes;
