@@ -22,16 +22,16 @@ def need(fw=TORCH_CUDA):
         pytest.skip(f"{fw.name} is not installed with GPU support")
 
 
-def check(fw, op, shape, dtype, rng, algorithm="auto", view=None):
+def check(fw, op, shape, dtype, rng, algorithm="auto", view=None, affine=True):
     a = round_to(rng.standard_normal(shape) * 3, dtype)
     c = round_to(rng.standard_normal(shape) * 3, dtype)
     x, r = fw.make(a, dtype), fw.make(c, dtype)
     if view is not None:
         x, r = view(x), view(r)
     n = tuple(x.shape)[-1]
-    w = round_to(rng.uniform(0.5, 1.5, n), dtype)
-    b = round_to(rng.standard_normal(n), dtype) if op == "add_layer_norm" else None
-    args = (fw.make(w, dtype),) + ((fw.make(b, dtype),) if b is not None else ())
+    w = round_to(rng.uniform(0.5, 1.5, n), dtype) if affine else None
+    b = round_to(rng.standard_normal(n), dtype) if op == "add_layer_norm" and affine else None
+    args = (() if w is None else (fw.make(w, dtype),)) + ((fw.make(b, dtype),) if b is not None else ())
     y, s = getattr(gpuprims, op)(x, r, *args, algorithm=algorithm)
     xs, rs = to_numpy(x).astype(np.float64), to_numpy(r).astype(np.float64)
     want_s = round_to(xs + rs, dtype).astype(np.float64)
@@ -48,6 +48,20 @@ def test_every_dtype_row_length_and_variant(rng, op, dtype):
     for algorithm in ("auto",) + tuple(v.name for v in gpuprims.variants(op[len("add_"):])):
         for n in ROW_LENS:
             check(TORCH_CUDA, op, (3 if n > 4096 else 37, n), dtype, rng, algorithm)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ADD_OPS)
+def test_tuned_tiles_many_rows(rng, op, dtype):
+    """Since performance step 4 (docs/norms.md) the 4096- / 8192-element tiles of the add-norms
+    are the tuned ones (lean; packed and folded for fp16 / bf16) with the vector residual prologue
+    (add_residual_vectors: pairs rounded by the hardware, the sum kept as the tile). Lengths that
+    fill one slot of one thread (520, 4104), part of the tiles (2056, 6144, 8184), whole tiles, more
+    rows than one wave of blocks, with and without the affine vectors; the sum bit for bit."""
+    need()
+    for n, rows in ((520, 601), (2056, 601), (4096, 601), (4104, 301), (6144, 301), (8184, 301), (8192, 301)):
+        check(TORCH_CUDA, op, (rows, n), dtype, rng, algorithm="row_on_chip")
+        check(TORCH_CUDA, op, (rows, n), dtype, rng, algorithm="row_on_chip", affine=False)
 
 
 @pytest.mark.parametrize("op", ADD_OPS)

@@ -377,3 +377,29 @@ def test_sanitize_small(rng, op):
         a = data(rng, (3, 1001), "float32")
         check_torch(op, a, "float32", rng, algorithm=algorithm, view=lambda v: v[:, 1:])  # element-wise path
         check_torch(op, data(rng, (2, 3000), "bfloat16"), "bfloat16", rng, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16"))
+@pytest.mark.parametrize("op", NORM_OPS)
+def test_folded_half_norm_offset_and_constant_rows(rng, op, dtype):
+    """The fp16 / bf16 norm kind's tuned tiles fold the row shift into per-row constants (kFold,
+    docs/norms.md performance step 4). Rows far from 0 (where folding the shift into the output's
+    mean would round at the row's magnitude), a first element ten deviations off the mean (the
+    shift every fold is taken against), and constant rows, whose layer_norm output must be the
+    bias exactly and whose mean the row's value, in both packed tiles (2056: 128 threads, 8192:
+    256) and over more rows than one wave of blocks."""
+    need(TORCH_CUDA)
+    offset, noise = {"float16": (2000.0, 8.0), "bfloat16": (300.0, 4.0)}[dtype]
+    for n, rows in ((2056, 1201), (8192, 601)):
+        a = round_to(offset + noise * rng.standard_normal((rows, n)), dtype)
+        a[1::7, 0] = round_to(np.full(len(a[1::7]), offset + 10 * noise), dtype)
+        check(TORCH_CUDA, op, a, dtype, rng=rng, algorithm="row_on_chip")
+        if op == "layer_norm":
+            const = np.empty((rows, n))
+            const[:] = round_to(offset + noise * rng.standard_normal((rows, 1)), dtype)
+            x = TORCH_CUDA.make(const, dtype)
+            w = TORCH_CUDA.make(round_to(rng.uniform(0.5, 2, n), dtype), dtype)
+            b = TORCH_CUDA.make(round_to(rng.standard_normal(n), dtype), dtype)
+            y, mean, _ = gpuprims.layer_norm(x, w, b, return_stats=True, algorithm="row_on_chip")
+            assert torch.equal(y, b.expand_as(y)), n
+            np.testing.assert_array_equal(to_numpy(mean)[:, 0], to_numpy(x)[:, 0])

@@ -1,23 +1,28 @@
-// A/B of the row_on_chip forward kernels (docs/norms.md, "Performance step 2"): the configuration
-// the library ran before (ClassicRowOnChip) against candidates that prefetch the next row during
-// the current row's reductions (kPrefetch, persistent grid), trim the per-element work (kLean) and
-// halve the values per thread, for softmax / log_softmax (softmax kind) and layer_norm / rms_norm
-// (norm kind), float32 and bfloat16, 16384 x 8192 and 65536 x 4096 (512 MiB and 1 GiB of fp32
-// per array, 8 and 17 times the H200's 60 MiB L2), next to a 16-byte copy kernel and cudaMemcpy of
-// the same bytes (the ceiling: "%copy" = best copy time / kernel time, bytes = x read + y written).
+// A/B of the row_on_chip forward kernels (docs/norms.md, "Performance steps" 2-4): the
+// configuration the library ran before step 2 (ClassicRowOnChip, "classic x32") against the lean
+// and packed candidates, for softmax / log_softmax (softmax kind) and layer_norm / rms_norm (norm
+// kind) and the fused add_layer_norm / add_rms_norm ("add_ln" / "add_rms": the norm kind with the
+// residual prologue), float32 and bfloat16, 16384 x 8192 and 65536 x 4096 (512 MiB and 1 GiB of
+// fp32 per array, 8 and 17 times the H200's 60 MiB L2), next to a 16-byte copy kernel and
+// cudaMemcpy of the same bytes (the ceiling: "%copy" = best copy time / kernel time, scaled by the
+// arrays moved: x read + y written, and for the add-norms x and residual read + y and sum written).
 // Every candidate's output is compared with the classic kernel's (max |diff| / max |y|: PASS when
 // within 1e-5 for float32, 2^-7 for bfloat16, i.e. about one bf16 rounding step of the largest
-// output, and no NaN), and the classic kernel with a float64 host reference on three rows.
+// output, and no NaN; the add-norms' sum output must be bit-identical), and the classic kernel with
+// a float64 host reference on three rows (for the add-norms: of the rounded sum, which must match
+// the kernel's sum output exactly on those rows).
 // Each row: median of 30 timed launches (CUDA events) after 3 warm-ups; the whole sweep runs
-// twice, so differences smaller than the spread between the passes are noise.
-// The library's tuned tiles (BlockTile in cpp/src/norms/row_on_chip_launch.cuh) are the rows
-// "lean x32" (the classic tile and register bound with kLean); "classic x32" is what the library
-// ran in runs 7-15. A crash names the case it happened in (tune::running).
-// Step 3 adds, for the bfloat16 norm kind only, "lean x32 r64" and the "packed" rows
-// (PackedRowTile: the row kept as bf16 vectors, 16 registers instead of 32; see run_candidates).
-// ptxas (CUDA 13.0, sm_90a): lean x32 80 registers (three 256-thread blocks per SM), lean x32 r64
-// 64 with 16 bytes of spill, packed x32 64 with none under the classic bound, packed x32 r48 48
-// with 112 bytes of spill.
+// twice, so differences smaller than the spread between the passes are noise. A crash names the
+// case it happened in (tune::running).
+// What the library runs (BlockTile, cpp/src/norms/row_on_chip_launch.cuh): "lean x32" for float32
+// and the bf16 softmax kind; for the bf16 norm kind and the add-norms see docs/norms.md, step 4.
+// Step 4 (issue 5: bfloat16 norms and add-norms), first H200 run (session 10 run 4): the per-row
+// weight / bias loads were not the cost (layer_norm without them: +1 point; held in registers or
+// shared memory across the rows of a persistent grid: 8-13 points slower), half the values per
+// thread at twice the threads lost 15-25 points, and the add-norms gained 17-24 points on the
+// tuned tiles; "fold" (one instruction per element fewer in two passes) gained 3-5 points. Those
+// losing rows are gone; this sweep compares the fold (its output form since revised to keep
+// constant rows exact) on the packed and the float tile, and for the add-norms under both bounds.
 // Build and run on the GPU machine (about 1 minute of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_forward_tune.cu -o /tmp/norms_tune && /tmp/norms_tune
 #include <algorithm>
@@ -62,6 +67,11 @@ struct Problem {
   unsigned* stats;
   float copy_ms;
   int sms;
+  // Add-norms: the row is x + r rounded to T, written to s (s_ref: the classic kernel's).
+  bool residual;
+  void* r;
+  void* s;
+  void* s_ref;
 };
 
 NormParams params_for(const Problem& pr, void* y) {
@@ -80,15 +90,51 @@ NormParams params_for(const Problem& pr, void* y) {
   p.log = pr.log;
   p.center = pr.center;
   p.vec_ok = true;
+  if (pr.residual) {
+    p.residual = pr.r;
+    p.sum = y == pr.y_ref ? pr.s_ref : pr.s;
+    p.residual_layout = p.layout;
+  }
   return p;
+}
+
+// Element i of x's row `row` as the kernel normalizes it: x, or x + r rounded to T.
+template <class T>
+std::vector<T> host_row_input(const Problem& pr, int64_t row) {
+  const int64_t n = pr.len;
+  std::vector<T> x(n), r(n);
+  CHECK(cudaMemcpy(x.data(), static_cast<const T*>(pr.x) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (!pr.residual) return x;
+  CHECK(cudaMemcpy(r.data(), static_cast<const T*>(pr.r) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
+  for (int64_t i = 0; i < n; ++i) x[i] = cast_value<T>(to_host_float(x[i]) + to_host_float(r[i]));
+  return x;
+}
+
+// Device buffers a and b (n elements of T) compared: stats as compare_kernel's, returned as
+// max |a - b| / max |b| (max |a - b| when b is all zero), with NaN counts in nans[2].
+template <class T>
+double compare_device(const Problem& pr, const void* a, const void* b, unsigned nans[2]) {
+  CHECK(cudaMemset(pr.stats, 0, 4 * sizeof(unsigned)));
+  compare_kernel<T><<<pr.sms * 8, 256>>>(static_cast<const T*>(a), static_cast<const T*>(b), pr.rows * pr.len,
+                                         pr.stats);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  unsigned s[4];
+  CHECK(cudaMemcpy(s, pr.stats, sizeof s, cudaMemcpyDeviceToHost));
+  float diff, mag;
+  memcpy(&diff, &s[0], 4);
+  memcpy(&mag, &s[1], 4);
+  nans[0] = s[2];
+  nans[1] = s[3];
+  return mag > 0 ? diff / mag : diff;
 }
 
 // float64 reference of one row; returns max |ref - got| / max |ref| over the row.
 template <class T>
 double host_check_row(const Problem& pr, int64_t row) {
   const int64_t n = pr.len;
-  std::vector<T> x(n), y(n), w(n), b(n);
-  CHECK(cudaMemcpy(x.data(), static_cast<const T*>(pr.x) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
+  const std::vector<T> x = host_row_input<T>(pr, row);
+  std::vector<T> y(n), w(n), b(n);
   CHECK(cudaMemcpy(y.data(), static_cast<const T*>(pr.y_ref) + row * n, n * sizeof(T), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(w.data(), pr.w, n * sizeof(T), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(b.data(), pr.b, n * sizeof(T), cudaMemcpyDeviceToHost));
@@ -123,110 +169,98 @@ double host_check_row(const Problem& pr, int64_t row) {
 }
 
 // Times one configuration on `pr` and prints its row; `is_classic` also writes y_ref.
-template <class T, RowKind kKind, class Cfg>
+template <class T, RowKind kKind, class Cfg, bool kResidual = false>
 void run_config(const Problem& pr, const char* label, bool is_classic) {
-  const auto kernel = row_on_chip_kernel<T, kKind, Cfg, true, false>;
+  const auto kernel = row_on_chip_kernel<T, kKind, Cfg, true, kResidual>;
   cudaFuncAttributes attr;
   CHECK(cudaFuncGetAttributes(&attr, kernel));
   const int resident = resident_blocks_per_sm(kernel, Cfg::kThreads);
   const int64_t blocks =
-      row_on_chip_blocks<Cfg>(pr.rows, row_on_chip_prefetches<Cfg, true, false>, resident, pr.sms);
+      row_on_chip_blocks<Cfg>(pr.rows, row_on_chip_prefetches<Cfg, true, kResidual>, resident, pr.sms);
   NormParams p = params_for(pr, is_classic ? pr.y_ref : pr.y);
   char running[160];
   snprintf(running, sizeof running, "%s %s %lldx%lld %s", pr.op, dtype_label<T>(), (long long)pr.rows,
            (long long)pr.len, label);
   tune::running = running;
   CHECK(cudaMemset(p.y, 0xff, pr.rows * pr.len * sizeof(T)));  // NaN everywhere: a missed element shows
+  if (kResidual) CHECK(cudaMemset(p.sum, 0xff, pr.rows * pr.len * sizeof(T)));
   kernel<<<unsigned(blocks), Cfg::kThreads>>>(p);  // once alone, so a fault is caught here
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   const float ms = tune::median_ms([&] { kernel<<<unsigned(blocks), Cfg::kThreads>>>(p); });
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
-  const double bytes = 2.0 * pr.rows * pr.len * sizeof(T);
-  char verdict[96];
+  const int arrays = kResidual ? 4 : 2;  // x (+ residual) read, y (+ sum) written
+  const double bytes = double(arrays) * pr.rows * pr.len * sizeof(T);
+  const double tol = sizeof(T) == 2 ? 1.0 / 128 : 1e-5;
+  char verdict[128];
   if (is_classic) {
     double worst = 0;
     for (int64_t r : {int64_t(0), pr.rows / 2, pr.rows - 1}) worst = std::max(worst, host_check_row<T>(pr, r));
-    const double tol = sizeof(T) == 2 ? 1.0 / 128 : 1e-5;
-    snprintf(verdict, sizeof verdict, "vs fp64 (3 rows) %.2e %s", worst, worst <= tol ? "PASS" : "FAIL");
+    // The sum output of the same rows, exactly.
+    int64_t sum_wrong = 0;
+    if (kResidual) {
+      for (int64_t r : {int64_t(0), pr.rows / 2, pr.rows - 1}) {
+        const std::vector<T> want = host_row_input<T>(pr, r);
+        std::vector<T> got(pr.len);
+        CHECK(cudaMemcpy(got.data(), static_cast<const T*>(pr.s_ref) + r * pr.len, pr.len * sizeof(T),
+                         cudaMemcpyDeviceToHost));
+        for (int64_t i = 0; i < pr.len; ++i) sum_wrong += memcmp(&want[i], &got[i], sizeof(T)) != 0;
+      }
+    }
+    snprintf(verdict, sizeof verdict, "vs fp64 (3 rows) %.2e sum wrong %lld %s", worst, (long long)sum_wrong,
+             worst <= tol && sum_wrong == 0 ? "PASS" : "FAIL");
   } else {
-    CHECK(cudaMemset(pr.stats, 0, 4 * sizeof(unsigned)));
-    compare_kernel<T><<<pr.sms * 8, 256>>>(static_cast<const T*>(pr.y), static_cast<const T*>(pr.y_ref),
-                                           pr.rows * pr.len, pr.stats);
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
-    unsigned s[4];
-    CHECK(cudaMemcpy(s, pr.stats, sizeof s, cudaMemcpyDeviceToHost));
-    float diff, mag;
-    memcpy(&diff, &s[0], 4);
-    memcpy(&mag, &s[1], 4);
-    const double rel = mag > 0 ? diff / mag : diff;
-    const double tol = sizeof(T) == 2 ? 1.0 / 128 : 1e-5;
-    const bool pass = rel <= tol && s[2] == 0 && s[3] == 0;
-    snprintf(verdict, sizeof verdict, "vs classic %.2e nan=%u/%u %s", rel, s[2], s[3], pass ? "PASS" : "FAIL");
+    unsigned nans[2], sum_nans[2] = {0, 0};
+    const double rel = compare_device<T>(pr, pr.y, pr.y_ref, nans);
+    const double sum_diff = kResidual ? compare_device<T>(pr, pr.s, pr.s_ref, sum_nans) : 0.0;
+    const bool pass = rel <= tol && nans[0] == 0 && nans[1] == 0 && sum_diff == 0 && sum_nans[0] == 0;
+    snprintf(verdict, sizeof verdict, "vs classic %.2e nan=%u/%u sum %.1e nan=%u %s", rel, nans[0], nans[1],
+             sum_diff, sum_nans[0], pass ? "PASS" : "FAIL");
   }
   tune::running = "between cases";
   printf("%-11s %-8s %5lldx%-5lld %-24s %3d regs %4d B spill %2d blk/SM %6lld blocks  %.4f ms %6.0f GB/s "
          "%5.1f %%copy  %s\n",
          pr.op, dtype_label<T>(), (long long)pr.rows, (long long)pr.len, label, attr.numRegs,
-         int(attr.localSizeBytes), resident, (long long)blocks, ms, bytes / ms / 1e6, 100.0 * pr.copy_ms / ms, verdict);
+         int(attr.localSizeBytes), resident, (long long)blocks, ms, bytes / ms / 1e6, 100.0 * (arrays / 2) * pr.copy_ms / ms, verdict);
 }
 
 // The candidates for one (dtype, kind, row length). "x32": kThreads threads hold a row of len
 // elements with 32 values each (the classic 128- / 256-thread tiles, full at 4096 / 8192
-// elements); "x16": twice the threads with 16 values each. "rN": the register bound
-// (__launch_bounds__' min blocks, as resident threads per SM: r64 = 1024 threads, r128 = 512).
-template <class T, RowKind kKind, int kLen>
+// elements). "r64": the register bound of 1024 resident threads per SM (none: the classic bound,
+// min_blocks_for). "packed": PackedRowTile (fp16 / bf16 norm kind). "fold": RowOnChipConfig::kFold.
+// kResidual: the add-norm kernels. ptxas (CUDA 13.0, sm_90a), bf16 256-thread tiles: layer_norm
+// packed x32 r64 (fold or not) 64 registers, lean x32 r64 fold 64 with 16 bytes of spill; add-norms
+// classic 84, lean x32 (fold) 80, packed x32 (fold) 80, packed x32 r64 (fold) 64 with 32 bytes of
+// spill. (Prefetching the packed fold tile spills 260 bytes under r64 and takes 105 registers,
+// two blocks per SM, under the classic bound: not run.)
+template <class T, RowKind kKind, int kLen, bool kResidual = false>
 void run_candidates(const Problem& pr) {
   constexpr int kLanes = Vec16<T>::kLanes;
   constexpr int kThreads = kLen / 32, kVecs = 32 / kLanes;
-  constexpr int kWide = 2 * kThreads, kHalfVecs = 16 / kLanes;
   constexpr int kMb = min_blocks_for(kThreads, true, sizeof(T), kKind);  // the classic bound
-  run_config<T, kKind, ClassicRowOnChip<T, kKind, kThreads, 1, kVecs>>(pr, "classic x32", true);
-  run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true>>(pr, "lean x32", false);
-  // Prefetching 32 values holds a second tile (fp32) or half of one (bf16, packed): r128.
-  constexpr int kR128 = 512 / kThreads;
-  run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR128, true, false>>(pr, "prefetch x32 r128", false);
-  run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR128, true, true>>(pr, "prefetch+lean x32 r128", false);
-  constexpr int kR64 = 1024 / kWide;
-  run_config<T, kKind, RowOnChipConfig<kWide, 1, kHalfVecs, kR64, false, true>>(pr, "lean x16 r64", false);
-  run_config<T, kKind, RowOnChipConfig<kWide, 1, kHalfVecs, kR64, true, true>>(pr, "prefetch+lean x16 r64", false);
+  constexpr int kR64 = 1024 / kThreads;
+  run_config<T, kKind, ClassicRowOnChip<T, kKind, kThreads, 1, kVecs>, kResidual>(pr, "classic x32", true);
+  run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true>, kResidual>(pr, "lean x32", false);
   if constexpr (kKind == RowKind::kNorm && sizeof(T) == 2) {
-    // Step 3 (docs/norms.md): the 2-byte norm kind at the softmax kind's occupancy. "r64" here is
-    // 1024 resident threads of the x32 tile (four 256-thread blocks, eight of 128): the lean float
-    // tile forced under it, and the packed tile (PackedRowTile) under the classic bound, under r64
-    // and under r48 (1280 threads: five / ten blocks, 48 registers).
-    constexpr int kX32R64 = 1024 / kThreads, kX32R48 = 1280 / kThreads;
-    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kX32R64, false, true>>(pr, "lean x32 r64", false);
-    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true>>(pr, "packed x32", false);
-    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kX32R64, false, true, true>>(pr, "packed x32 r64", false);
-    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kX32R48, false, true, true>>(pr, "packed x32 r48", false);
+    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true>, kResidual>(
+        pr, "packed x32 r64", false);
+    run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true, true>, kResidual>(
+        pr, "packed x32 r64 fold", false);
+    if constexpr (kResidual) {
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, false, true>, kResidual>(
+          pr, "lean x32 fold", false);
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true, true>, kResidual>(
+          pr, "packed x32 fold", false);
+    } else {
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, false, true>>(
+          pr, "lean x32 r64 fold", false);
+    }
   }
 }
 
-template <class T>
-void run_dtype(int64_t rows, int64_t len, void* x, void* y_ref, void* y, void* w, void* b, unsigned* stats, int sms) {
-  const int64_t n = rows * len;
-  char running[96];
-  snprintf(running, sizeof running, "data and copy, %s %lldx%lld", dtype_label<T>(), (long long)rows, (long long)len);
-  tune::running = running;
-  fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(x), n, 1, -4.0f, 4.0f);
-  fill_random<T><<<sms, 256>>>(static_cast<T*>(w), len, 2, 0.5f, 1.5f);
-  fill_random<T><<<sms, 256>>>(static_cast<T*>(b), len, 3, -1.0f, 1.0f);
-  CHECK(cudaGetLastError());
-  const int64_t bytes = n * sizeof(T);
-  const float kernel_ms = tune::median_ms([&] {
-    copy_kernel<<<sms * 8, 256>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), bytes / 16);
-  });
-  const float memcpy_ms = tune::median_ms([&] { CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice)); });
-  CHECK(cudaDeviceSynchronize());
-  const float copy_ms = std::min(kernel_ms, memcpy_ms);
-  printf("\ncopy %s %lldx%lld: kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms (%.0f GB/s); ceiling %.0f GB/s\n",
-         dtype_label<T>(), (long long)rows, (long long)len, kernel_ms, 2.0 * bytes / kernel_ms / 1e6, memcpy_ms,
-         2.0 * bytes / memcpy_ms / 1e6, 2.0 * bytes / copy_ms / 1e6);
-  const Problem base{nullptr, RowKind::kSoftmax, false, true, false, false, rows, len, x, y_ref, y, w, b, stats,
-                     copy_ms, sms};
+template <class T, int kLen>
+void run_problems(const Problem& base) {
   Problem softmax = base, log_softmax = base, layer_norm = base, rms_norm = base;
   softmax.op = "softmax";
   log_softmax.op = "log_softmax";
@@ -238,15 +272,51 @@ void run_dtype(int64_t rows, int64_t len, void* x, void* y_ref, void* y, void* w
   rms_norm.kind = RowKind::kNorm;
   rms_norm.center = false;
   rms_norm.weight = true;
-  for (const Problem* pr : {&softmax, &log_softmax, &layer_norm, &rms_norm}) {
-    if (len == 8192) {
-      if (pr->kind == RowKind::kSoftmax) run_candidates<T, RowKind::kSoftmax, 8192>(*pr);
-      else run_candidates<T, RowKind::kNorm, 8192>(*pr);
-    } else {
-      if (pr->kind == RowKind::kSoftmax) run_candidates<T, RowKind::kSoftmax, 4096>(*pr);
-      else run_candidates<T, RowKind::kNorm, 4096>(*pr);
-    }
-  }
+  run_candidates<T, RowKind::kSoftmax, kLen>(softmax);
+  run_candidates<T, RowKind::kSoftmax, kLen>(log_softmax);
+  run_candidates<T, RowKind::kNorm, kLen>(layer_norm);
+  run_candidates<T, RowKind::kNorm, kLen>(rms_norm);
+  Problem add_layer_norm = layer_norm, add_rms_norm = rms_norm;
+  add_layer_norm.op = "add_ln";
+  add_rms_norm.op = "add_rms";
+  add_layer_norm.residual = add_rms_norm.residual = true;
+  run_candidates<T, RowKind::kNorm, kLen, true>(add_layer_norm);
+  run_candidates<T, RowKind::kNorm, kLen, true>(add_rms_norm);
+}
+
+// Buffers: every array holds up to 65536 x 4096 float32.
+struct Buffers {
+  void *x, *y_ref, *y, *w, *b, *r, *s, *s_ref;
+  unsigned* stats;
+};
+
+template <class T>
+void run_dtype(int64_t rows, int64_t len, const Buffers& buf, int sms) {
+  const int64_t n = rows * len;
+  char running[96];
+  snprintf(running, sizeof running, "data and copy, %s %lldx%lld", dtype_label<T>(), (long long)rows, (long long)len);
+  tune::running = running;
+  fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(buf.x), n, 1, -4.0f, 4.0f);
+  fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(buf.r), n, 4, -4.0f, 4.0f);
+  fill_random<T><<<sms, 256>>>(static_cast<T*>(buf.w), len, 2, 0.5f, 1.5f);
+  fill_random<T><<<sms, 256>>>(static_cast<T*>(buf.b), len, 3, -1.0f, 1.0f);
+  CHECK(cudaGetLastError());
+  const int64_t bytes = n * sizeof(T);
+  const float kernel_ms = tune::median_ms([&] {
+    copy_kernel<<<sms * 8, 256>>>(static_cast<const uint4*>(buf.x), static_cast<uint4*>(buf.y), bytes / 16);
+  });
+  const float memcpy_ms =
+      tune::median_ms([&] { CHECK(cudaMemcpyAsync(buf.y, buf.x, bytes, cudaMemcpyDeviceToDevice)); });
+  CHECK(cudaDeviceSynchronize());
+  const float copy_ms = std::min(kernel_ms, memcpy_ms);
+  printf("\ncopy %s %lldx%lld: kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms (%.0f GB/s); ceiling %.0f GB/s\n",
+         dtype_label<T>(), (long long)rows, (long long)len, kernel_ms, 2.0 * bytes / kernel_ms / 1e6, memcpy_ms,
+         2.0 * bytes / memcpy_ms / 1e6, 2.0 * bytes / copy_ms / 1e6);
+  const Problem base{nullptr, RowKind::kSoftmax, false, true,      false,     false, rows,   len,
+                     buf.x,   buf.y_ref,        buf.y, buf.w, buf.b, buf.stats, copy_ms, sms,
+                     false,   buf.r,            buf.s, buf.s_ref};
+  if (len == 8192) run_problems<T, 8192>(base);
+  else run_problems<T, 4096>(base);
 }
 
 int main() {
@@ -256,26 +326,19 @@ int main() {
   CHECK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs, L2 %d MiB\n", prop.name, sms, prop.l2CacheSize >> 20);
   const int64_t max_bytes = (int64_t(1) << 28) * 4;  // 65536 x 4096 float32 (twice 16384 x 8192)
-  void *x, *y_ref, *y, *w, *b;
-  unsigned* stats;
-  CHECK(cudaMalloc(&x, max_bytes));
-  CHECK(cudaMalloc(&y_ref, max_bytes));
-  CHECK(cudaMalloc(&y, max_bytes));
-  CHECK(cudaMalloc(&w, 8192 * 4));
-  CHECK(cudaMalloc(&b, 8192 * 4));
-  CHECK(cudaMalloc(&stats, 16));
+  Buffers buf;
+  for (void** p : {&buf.x, &buf.y_ref, &buf.y, &buf.r, &buf.s, &buf.s_ref}) CHECK(cudaMalloc(p, max_bytes));
+  CHECK(cudaMalloc(&buf.w, 8192 * 4));
+  CHECK(cudaMalloc(&buf.b, 8192 * 4));
+  CHECK(cudaMalloc(&buf.stats, 16));
   for (int pass = 1; pass <= 2; ++pass) {
     printf("\n=== pass %d ===\n", pass);
-    run_dtype<float>(16384, 8192, x, y_ref, y, w, b, stats, sms);
-    run_dtype<float>(65536, 4096, x, y_ref, y, w, b, stats, sms);
-    run_dtype<bfloat16_t>(16384, 8192, x, y_ref, y, w, b, stats, sms);
-    run_dtype<bfloat16_t>(65536, 4096, x, y_ref, y, w, b, stats, sms);
+    run_dtype<float>(16384, 8192, buf, sms);
+    run_dtype<float>(65536, 4096, buf, sms);
+    run_dtype<bfloat16_t>(16384, 8192, buf, sms);
+    run_dtype<bfloat16_t>(65536, 4096, buf, sms);
   }
-  CHECK(cudaFree(x));
-  CHECK(cudaFree(y_ref));
-  CHECK(cudaFree(y));
-  CHECK(cudaFree(w));
-  CHECK(cudaFree(b));
-  CHECK(cudaFree(stats));
+  for (void* p : {buf.x, buf.y_ref, buf.y, buf.r, buf.s, buf.s_ref, buf.w, buf.b}) CHECK(cudaFree(p));
+  CHECK(cudaFree(buf.stats));
   return 0;
 }

@@ -22,21 +22,34 @@ constexpr bool kRowOnChipTuned = true;
 // 80 registers allowed three. false: that kind runs the lean float tile of step 2.
 constexpr bool kRowOnChipPackedHalfNorm = true;
 
+// Performance step 4 (docs/norms.md; H200 harness run 4 of session 10, bf16 % of copy): whether
+// the add-norms (kResidual) run the tuned tiles above (lean; packed for fp16 / bf16) with the
+// vector residual prologue (add_residual_vectors) instead of the classic tile (53-67 % -> 74-84 %;
+// float32 92-93 % either way), and whether the fp16 / bf16 norm kind folds the row shift into
+// per-row constants (RowOnChipConfig::kFold: layer_norm 76-80 % -> 82-86 %, rms_norm 86-91 % ->
+// 90-95 %). false: the configuration before step 4 (one line each).
+constexpr bool kRowOnChipTunedAddNorm = true;
+constexpr bool kRowOnChipFoldHalfNorm = true;
+
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
 // float32 16384 x 8192 against the classic 69-90 % (softmax, log_softmax, layer_norm; rms_norm
 // 94.8 against 96.2), while the prefetching candidates (kPrefetch, persistent grid) measured
-// 85-89 % (harness run of 2026-11-22). float64 and the residual (add-norm) kernels stay classic,
-// and the element-wise path ignores kLean. The fp16 / bf16 norm kind also packs (kPacked, above).
+// 85-89 % (harness run of 2026-11-22). float64 stays classic, and the element-wise path ignores
+// kLean. The fp16 / bf16 norm kind also packs and folds (kPacked, kFold, above), the add-norms
+// included since step 4.
 template <class T, RowKind kKind, bool kResidual, int kThreads>
 struct BlockTile {
   static constexpr int kLanes = Vec16<T>::kLanes;
-  static constexpr bool kTuned = kRowOnChipTuned && !kResidual && sizeof(T) <= 4;
+  static constexpr bool kTuned = kRowOnChipTuned && (!kResidual || kRowOnChipTunedAddNorm) && sizeof(T) <= 4;
   using Classic = ClassicRowOnChip<T, kKind, kThreads, 1, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
   static constexpr bool kPacked = kTuned && kRowOnChipPackedHalfNorm && kKind == RowKind::kNorm && sizeof(T) == 2;
-  using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? 1024 / kThreads : Classic::kMinBlocks, false,
-                                true, kPacked>;
+  // The packed tile's register bound: 1024 resident threads per SM (64 registers, step 3); the
+  // add-norms keep the classic one (80 registers: under 64 their residual prologue spills 32 bytes).
+  static constexpr int kPackedMinBlocks = (kResidual ? 512 : 1024) / kThreads;
+  using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? kPackedMinBlocks : Classic::kMinBlocks, false,
+                                true, kPacked, kPacked && kRowOnChipFoldHalfNorm>;
   using type = std::conditional_t<kTuned, Tuned, Classic>;
 };
 

@@ -12,7 +12,11 @@
 namespace gpuprims {
 namespace norms {
 
-template <class T, bool kVector>
+// kVector: p.vec_ok (16-byte accesses). kPairRounding (vector path): fp16 / bf16 outputs rounded
+// two at a time by the hardware (round_to_vec16: the values of cast_value, NaN payloads aside)
+// instead of element by element in software, which measured 3-4 points of copy bandwidth faster
+// for bfloat16 (bench/tune/dropout_tune.cu, docs/norms.md).
+template <class T, bool kVector, bool kPairRounding>
 __global__ void __launch_bounds__(256) bias_dropout_add_kernel(DropoutParams p) {
   using Acc = acc_t<T>;
   constexpr int kLanes = Vec16<T>::kLanes;
@@ -37,12 +41,14 @@ __global__ void __launch_bounds__(256) bias_dropout_add_kernel(DropoutParams p) 
         const Vec16<T> rv = load_vec16<T, LoadPolicy::kStreaming>(res + e);
         Vec16<T> bv, ov;
         if (bias != nullptr) bv = load_vec16<T, LoadPolicy::kReadOnly>(bias + j);
+        Acc o[kLanes];
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
           const Acc b = bias != nullptr ? cast_value<Acc>(bv.lane[l]) : Acc(0);
-          ov.lane[l] = cast_value<T>(dropout_add(cast_value<Acc>(xv.lane[l]), b, cast_value<Acc>(rv.lane[l]),
-                                                 f[v * kLanes + l]));
+          o[l] = dropout_add(cast_value<Acc>(xv.lane[l]), b, cast_value<Acc>(rv.lane[l]), f[v * kLanes + l]);
+          if constexpr (!kPairRounding) ov.lane[l] = cast_value<T>(o[l]);
         }
+        if constexpr (kPairRounding) ov = round_to_vec16<T>(o);
         store_vec16(out + e, ov);
       }
     } else {

@@ -38,10 +38,13 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 //   kLean (vector path): per-slot bounds, kLanes-way sums, fmax row max, exp_lean and hardware
 //     pair rounding of fp16 / bf16 outputs (row_stats.cuh, RowTile::store): fewer instructions
 //     per element, which 2-byte types, at twice the elements per byte of fp32, need most.
-//   kPacked (with kLean; fp16 / bf16, norm kind, vector path, no residual): the row stays in its
-//     16-byte vectors (PackedRowTile, half the tile's registers) and is converted per pass.
+//   kPacked (with kLean; fp16 / bf16, norm kind, vector path): the row stays in its 16-byte
+//     vectors (PackedRowTile, half the tile's registers) and is converted per pass.
+//   kFold (with kLean; fp16 / bf16, norm kind, vector path): the row shift folded into per-row
+//     constants in the squared-deviation and output passes (chunk_partial, RowOutput): one
+//     instruction per element fewer in each.
 template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_, bool kLean_,
-          bool kPacked_ = false>
+          bool kPacked_ = false, bool kFold_ = false>
 struct RowOnChipConfig {
   static constexpr int kThreadsPerRow = kThreadsPerRow_;
   static constexpr int kRowsPerBlock = kRowsPerBlock_;
@@ -51,6 +54,7 @@ struct RowOnChipConfig {
   static constexpr bool kPrefetch = kPrefetch_;
   static constexpr bool kLean = kLean_;
   static constexpr bool kPacked = kPacked_;
+  static constexpr bool kFold = kFold_;
 };
 
 // The configuration row_on_chip ran before kPrefetch / kLean (kept for the A/B in
@@ -74,9 +78,10 @@ row_on_chip_kernel(NormParams p) {
   constexpr int kThreadsPerRow = Cfg::kThreadsPerRow, kRowsPerBlock = Cfg::kRowsPerBlock;
   constexpr bool kPrefetch = row_on_chip_prefetches<Cfg, kVector, kResidual>;
   constexpr bool kLean = Cfg::kLean && kVector;
-  // Elsewhere kPacked does not apply: the softmax kind rewrites its tile (softmax_exponentiate),
-  // the residual prologue adds into it, and the non-lean passes read every lane.
-  constexpr bool kPacked = Cfg::kPacked && kLean && kKind == RowKind::kNorm && !kResidual && is_half_like<T>::value;
+  // Elsewhere kPacked does not apply: the softmax kind rewrites its tile (softmax_exponentiate)
+  // and the non-lean passes read every lane.
+  constexpr bool kPacked = Cfg::kPacked && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
+  constexpr bool kFold = Cfg::kFold && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   using Tile = std::conditional_t<kPacked, PackedRowTile<T, kThreadsPerRow, Cfg::kVecs>,
                                   RowTile<T, kThreadsPerRow, Cfg::kVecs>>;
   using Acc = typename Tile::Acc;
@@ -133,9 +138,14 @@ row_on_chip_kernel(NormParams p) {
       static_assert(kKind == RowKind::kNorm, "the residual sum is a norm-kind prologue");
       const RowLayout& rl = p.residual_layout;
       const T* rr = static_cast<const T*>(p.residual) + rl.x_row_offset(row);
-      tile.add_rounded(rr, rl.x_elem_stride, 0, len, rank, kVector);
-      tile.template store<kLean>(static_cast<T*>(p.sum) + rl.y_row_offset(row), rl.y_elem_stride, 0, len, rank,
-                                 kVector, nullptr, 1, nullptr, 1, [](Acc v, Acc, Acc) { return v; });
+      T* sum = static_cast<T*>(p.sum);
+      if constexpr (kLean) {
+        add_residual_vectors(tile, rr, sum + rl.y_row_offset(row), len, rank);
+      } else {
+        tile.add_rounded(rr, rl.x_elem_stride, 0, len, rank, kVector);
+        tile.store(sum + rl.y_row_offset(row), rl.y_elem_stride, 0, len, rank, kVector, nullptr, 1, nullptr, 1,
+                   [](Acc v, Acc, Acc) { return v; });
+      }
       // The frame from the sum's first element, as row_frame would read it from a stored sum.
       const Acc first_sum = len > 0 ? cast_value<Acc>(cast_value<T>(cast_value<Acc>(xr[0]) + cast_value<Acc>(rr[0])))
                                     : Acc(0);
@@ -145,14 +155,15 @@ row_on_chip_kernel(NormParams p) {
     } else {
       frame = row_frame(xr, len, p.center);
     }
-    RowStats<Acc> stats = chunk_partial<kKind, kLean>(tile, len, rank, frame, p.center, reduce);
+    RowStats<Acc> stats = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, p.center, reduce);
     if constexpr (kKind == RowKind::kNorm) {
       stats = norm_row_stats(stats, frame, len, p.eps);
       if (rank == 0) write_row_stats(p, row, stats, frame.shift);
     }
+    const RowOutput<kKind, Acc, kFold> out(stats, frame.shift, p.log);
     tile.template store<kLean>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector,
                                static_cast<const T*>(p.weight), p.weight_stride, static_cast<const T*>(p.bias),
-                               p.bias_stride, RowOutput<kKind, Acc>(stats, frame.shift, p.log));
+                               p.bias_stride, out);
   }
 }
 

@@ -81,7 +81,14 @@ __device__ __forceinline__ typename Tile::Acc tile_max(const Tile& tile, Reduce&
 //   norm:    (mean of u, sum of squared deviations of u from that mean), u = (x - shift) *
 //            inv_scale; rms_norm (center false, shift 0): (0, sum of u^2). Two passes over
 //            registers: no E[x^2] - E[x]^2 cancellation.
-template <RowKind kKind, bool kLean, class Tile, class Reduce>
+// kFold (norm kind, fp16 / bf16 tiles): the squared deviations with the shift folded into a per-row
+//   constant, u - mean = fma(x, inv_scale, -(shift * inv_scale + mean)): one instruction per
+//   element fewer. The constant is rounded at the magnitude of the first element (u in [1, 2)),
+//   which moves the centre by 2^-24 of it: a relative error of the squared deviations of the
+//   order of (2^-24 |x0| / deviation)^2, negligible. The mean pass stays unfolded: its sum of
+//   (x - shift) is exactly 0 for a constant row, which then gets mean = its value and outputs =
+//   bias exactly (RowOutput's kFold keeps that too).
+template <RowKind kKind, bool kLean, bool kFold = false, class Tile, class Reduce>
 __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile& tile, int len, int rank,
                                                                       RowFrame<typename Tile::Acc> frame, bool center,
                                                                       Reduce& reduce) {
@@ -102,8 +109,9 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
       const Acc total = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) { return (v - shift) * inv; }), SumOp{});
       mean = mean_of(total, len);
     }
+    const Acc c = shift * inv + mean;  // kFold
     const Acc m2 = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) {
-      const Acc d = (v - shift) * inv - mean;
+      const Acc d = kFold ? fma(v, inv, -c) : (v - shift) * inv - mean;
       return d * d;
     }), SumOp{});
     return {mean, m2};
@@ -144,20 +152,29 @@ __device__ __forceinline__ RowStats<Acc> norm_row_stats(RowStats<Acc> partial, R
 }
 
 // The output of one element: softmax_out (row_math.hpp), or ((x - shift) - mean_rel) * rstd * w + b
-// with stats = (mean_rel, rstd).
-template <RowKind kKind, class Acc>
+// with stats = (mean_rel, rstd). kFold (chunk_partial's): fma(fma(x - shift, rstd, -mean_rel *
+// rstd), w, b), the product mean_rel * rstd rounded once per row: one instruction per element
+// fewer, the same accuracy (x - shift is formed exactly as before, and mean_rel * rstd is O(1) for
+// a first element within a few deviations of the mean), and a constant row (x = shift, mean_rel =
+// 0) still gives exactly b. Folding the shift itself, (x - (shift + mean_rel)) * rstd, would round
+// shift + mean_rel at the row's magnitude: an error of 2^-24 |shift| / deviation in the output.
+template <RowKind kKind, class Acc, bool kFold = false>
 struct RowOutput {
   RowStats<Acc> stats;
   Acc scale_or_shift;  // softmax: 1 / sum or log(sum); norm: the frame's shift
+  Acc centered_mean;   // kFold: mean_rel * rstd
   bool log;
 
   __device__ __forceinline__ RowOutput(RowStats<Acc> s, Acc shift, bool log_) : stats(s), log(log_) {
     if constexpr (kKind == RowKind::kSoftmax) scale_or_shift = softmax_scale(s, log_);
     else scale_or_shift = shift;
+    if constexpr (kFold) centered_mean = s.a * s.b;
   }
   __device__ __forceinline__ Acc operator()(Acc v, Acc w, Acc b) const {
     if constexpr (kKind == RowKind::kSoftmax) {
       return softmax_out(v, stats, scale_or_shift, log);
+    } else if constexpr (kFold) {
+      return fma(fma(v - scale_or_shift, stats.b, -centered_mean), w, b);
     } else {
       return ((v - scale_or_shift) - stats.a) * stats.b * w + b;
     }

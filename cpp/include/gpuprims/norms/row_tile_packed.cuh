@@ -14,7 +14,7 @@
 // exact, so the values are bit-identical to RowTile's lean path.
 //
 // Only what the norm kind's lean vector path uses: load (vector path), unpack (for kPrefetch),
-// sum_of_vectors and store. Slots past len are never loaded nor read (every pass checks per slot).
+// set_slot (the add-norms' residual prologue), sum_of_vectors and store. Slots past len are never loaded nor read (every pass checks per slot).
 #include <cstdint>
 
 #include "gpuprims/norms/row_tile.cuh"
@@ -37,6 +37,7 @@ struct PackedRowTile {
 
   __device__ __forceinline__ static int slot_begin(int s, int rank) { return Float::slot_begin(s, rank); }
   __device__ __forceinline__ Acc value(int s, int l) const { return cast_value<Acc>(packed.q[s].lane[l]); }
+  __device__ __forceinline__ void set_slot(int s, const Vec16<T>& q) { packed.q[s] = q; }
 
   // RowTile::load's signature; the vector path only (the kernel picks this tile only there), so
   // stride is 1 and `fill` is not needed: no pass reads a slot past len.
