@@ -141,6 +141,40 @@ struct SharedSlice {
   }
 };
 
+// Writes out(value, weight, bias) for the slice's valid slots to y_slice (16-byte aligned; the
+// affine vectors, if any, contiguous and aligned, indexed from `begin`). store_tile_vectors'
+// arithmetic, but each slot leaves as one st.global.cs.v4 (__stcs: streamed, y is not read
+// again): with the slot read from shared memory between the stores, nvcc (13.0) split
+// store_tile_vectors' 16-byte store into four 4-byte ones here. Unrolled by 4, not fully: fully
+// unrolled, nvcc hoists every slot's weight and bias loads, which spilled 4 bytes in the float16 /
+// bfloat16 norm kind under the three-CTA register bound.
+template <class Slice, class F>
+__device__ __forceinline__ void store_slice(const Slice& slice, typename Slice::Value* y_slice, int64_t begin, int len,
+                                            int rank, const typename Slice::Value* weight,
+                                            const typename Slice::Value* bias, F out) {
+  using T = typename Slice::Value;
+  using Acc = typename Slice::Acc;
+#pragma unroll 4
+  for (int s = 0; s < Slice::kSlots; ++s) {
+    const int e0 = Slice::slot_begin(s, rank);
+    if (e0 >= len) continue;
+    Vec16<T> w, b;
+    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + begin + e0);
+    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + begin + e0);
+    const Vec16<T> v = slice.vec(s);
+    Acc o[Slice::kLanes];
+#pragma unroll
+    for (int l = 0; l < Slice::kLanes; ++l) {
+      o[l] = out(cast_value<Acc>(v.lane[l]), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
+                 bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0));
+    }
+    const Vec16<T> q = round_to_vec16<T>(o);
+    uint4 bits;
+    memcpy(&bits, &q, sizeof(bits));
+    __stcs(reinterpret_cast<uint4*>(y_slice + e0), bits);
+  }
+}
+
 // The row statistics from the C partials, lane l of every warp holding CTA l's (identity beyond
 // C): a butterfly over the warp (warp_reduce) gives every lane, warp and CTA the same bits.
 //   softmax: (M, S) as above.  norm: (mean_u, M2_u) of the whole row (norm_row_stats follows).
@@ -225,8 +259,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
     const T* bias = static_cast<const T*>(p.bias);
     if constexpr (kKind == RowKind::kSoftmax) {
       if (p.log) {
-        store_tile_vectors<true>(slice, yr, begin, len, rank, nullptr, nullptr,
-                                 RowOutput<kKind, Acc>(total, Acc(0), true));
+        store_slice(slice, yr + begin, begin, len, rank, nullptr, nullptr, RowOutput<kKind, Acc>(total, Acc(0), true));
       } else {
         // out = exp(x - r_c) * exp(r_c - M) / S. An all -inf slice (m_c = -inf): 0 when the row
         // has a finite max, NaN when the whole row is -inf (M = -inf, S = 0), as softmax_out.
@@ -236,18 +269,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
                                                                                   : Acc(0) * inv_sum)
                               : exp_of(part.a - total.a) * inv_sum;
         if constexpr (std::is_same<T, float>::value) {
-          store_tile_vectors<true>(slice, yr, begin, len, rank, nullptr, nullptr,
-                                   [scale](Acc e, Acc, Acc) { return e * scale; });
+          store_slice(slice, yr + begin, begin, len, rank, nullptr, nullptr, [scale](Acc e, Acc, Acc) { return e * scale; });
         } else {
-          store_tile_vectors<true>(slice, yr, begin, len, rank, nullptr, nullptr,
-                                   [scale, ref](Acc v, Acc, Acc) { return exp_lean<T>(v - ref) * scale; });
+          store_slice(slice, yr + begin, begin, len, rank, nullptr, nullptr,
+                      [scale, ref](Acc v, Acc, Acc) { return exp_lean<T>(v - ref) * scale; });
         }
       }
     } else {
       const RowStats<Acc> stats = norm_row_stats(total, frame, n, p.eps);
       if (crank == 0 && rank == 0) write_row_stats(p, row, stats, frame.shift);
-      store_tile_vectors<true>(slice, yr, begin, len, rank, weight, bias,
-                               RowOutput<kKind, Acc>(stats, frame.shift, false));
+      store_slice(slice, yr + begin, begin, len, rank, weight, bias, RowOutput<kKind, Acc>(stats, frame.shift, false));
     }
   }
   cluster.sync();  // no CTA exits (freeing its shared memory) while another may still read its slots
