@@ -212,12 +212,12 @@ void run_cluster(const Problem& pr, const char* label) {
            (long long)pr.len, label, csize);
     return;
   }
-  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSliceBytes));
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(unsigned(csize), unsigned(std::min<int64_t>(pr.rows, 65535)));
   cfg.blockDim = dim3(Cfg::kThreads);
-  cfg.dynamicSmemBytes = Cfg::kSliceBytes;
+  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = unsigned(csize);
@@ -232,8 +232,9 @@ void run_cluster(const Problem& pr, const char* label) {
            (long long)pr.rows, (long long)pr.len, label, csize);
     return;
   }
+  if (Cfg::kStages == 2) cfg.gridDim.y = unsigned(std::min<int64_t>(cfg.gridDim.y, clusters));  // persistent
   int per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, Cfg::kSliceBytes));
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, Cfg::kSmemBytes));
   cudaFuncAttributes fa;
   CHECK(cudaFuncGetAttributes(&fa, kernel));
   const NormParams p = params_for(pr);
@@ -243,18 +244,28 @@ void run_cluster(const Problem& pr, const char* label) {
             [&] { CHECK(cudaLaunchKernelEx(&cfg, kernel, p)); });
 }
 
-// The candidates: slices of 32 KiB to 128 KiB, 128 to 1024 threads.
+// The candidates: slices of 32 KiB to 128 KiB, 128 to 1024 threads; "u4" / "uF": the store loop
+// unrolled by 4 / fully (kStoreUnroll); "p": pipelined (two slices per CTA, kStages = 2,
+// persistent grid of the resident clusters). Run 4 (session 10) measured the single-stage u4 rows
+// s128 v32 r3, s256 v16 r3, s512 v8 r3, s256 v8 r4, s512 v16 r1 and two more (s1024 v4 r1, s256
+// v32 r1: 29-62 %, dropped).
 template <class T, RowKind kKind>
 void run_candidates(const Problem& pr) {
   compute_reference<T>(pr);
   run_split_row<T, kKind>(pr);
-  run_cluster<T, kKind, ClusterRowConfig<256, 8, 4>>(pr, "s256 v8 r4");      // 32 KiB
-  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3>>(pr, "s128 v32 r3");    // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<256, 16, 3>>(pr, "s256 v16 r3");    // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3>>(pr, "s512 v8 r3");      // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<1024, 4, 1>>(pr, "s1024 v4 r1");    // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<256, 32, 1>>(pr, "s256 v32 r1");    // 128 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 16, 1>>(pr, "s512 v16 r1");    // 128 KiB
+  run_cluster<T, kKind, ClusterRowConfig<256, 8, 4>>(pr, "s256 v8 r4 u4");           // 32 KiB
+  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3>>(pr, "s128 v32 r3 u4");         // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3, 1, 32>>(pr, "s128 v32 r3 uF");  // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<256, 16, 3>>(pr, "s256 v16 r3 u4");         // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3>>(pr, "s512 v8 r3 u4");           // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3, 1, 8>>(pr, "s512 v8 r3 uF");     // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 16, 1>>(pr, "s512 v16 r1 u4");         // 128 KiB
+  run_cluster<T, kKind, ClusterRowConfig<256, 16, 1, 2, 16>>(pr, "p s256 v16 r1 uF");  // 2 x 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 8, 1, 2, 8>>(pr, "p s512 v8 r1 uF");     // 2 x 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<1024, 4, 1, 2, 4>>(pr, "p s1024 v4 r1 uF");   // 2 x 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<256, 8, 2, 2, 8>>(pr, "p s256 v8 r2 uF");     // 2 x 32 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 4, 2, 2, 4>>(pr, "p s512 v4 r2 uF");     // 2 x 32 KiB
+  run_cluster<T, kKind, ClusterRowConfig<128, 32, 2, 2, 32>>(pr, "p s128 v32 r2 uF");  // 2 x 64 KiB
 }
 
 template <class T>

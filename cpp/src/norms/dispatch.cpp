@@ -110,7 +110,7 @@ using norms::check_same_device;
 using norms::check_stats;
 
 // "auto": the one-pass kernel; rows beyond one block's registers run cluster_row (which runs
-// split_row where it cannot).
+// split_row where it cannot, or where it measured slower).
 Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
   switch (algorithm) {
     case NormAlgorithm::kClusterRow: return norms::norms_cluster_row(l);
@@ -120,7 +120,9 @@ Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
     case NormAlgorithm::kWelford: return norms::norms_welford(l);
     case NormAlgorithm::kSplitRow: return norms::norms_split_row(l);
     case NormAlgorithm::kAuto:
-      if (l.params.layout.row_len > norms::row_on_chip_capacity(l.dtype)) return norms::norms_cluster_row(l);
+      if (l.params.layout.row_len > norms::row_on_chip_capacity(l.dtype)) {
+        return norms::norms_cluster_row(l, /*automatic=*/true);
+      }
       break;
     case NormAlgorithm::kRowOnChip: break;
   }

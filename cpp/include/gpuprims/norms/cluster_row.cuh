@@ -46,12 +46,23 @@ constexpr int kMaxClusterSize = 16;
 
 // kThreads threads per CTA, each owning kVecs 16-byte slots of the CTA's slice in shared memory;
 // kMinBlocks: __launch_bounds__' resident CTAs per SM (the register bound).
-template <int kThreads_, int kVecs_, int kMinBlocks_>
+// kStages 2 (pipelined): two slices per CTA; while a cluster reduces and writes row r from one,
+// the copies of its next row (r + clusters) land in the other, so every SM keeps loads in flight
+// through the reductions, the cluster barrier and the stores. Meant for a persistent grid (one
+// cluster per resident cluster slot, cluster_row_grid_rows); correct with any grid.
+// kStoreUnroll: how many slots the store loop unrolls (each slot's weight / bias loads are issued
+// that many slots ahead of their use).
+template <int kThreads_, int kVecs_, int kMinBlocks_, int kStages_ = 1, int kStoreUnroll_ = 4>
 struct ClusterRowConfig {
   static constexpr int kThreads = kThreads_;
   static constexpr int kVecs = kVecs_;
   static constexpr int kMinBlocks = kMinBlocks_;
-  static constexpr int kSliceBytes = kThreads * kVecs * 16;  // dynamic shared memory per CTA
+  static constexpr int kStages = kStages_;
+  static constexpr int kStoreUnroll = kStoreUnroll_;
+  static_assert(kStages == 1 || kStages == 2, "ClusterRowConfig: one or two slices per CTA");
+  static constexpr int kSliceVecs = kThreads * kVecs;
+  static constexpr int kSliceBytes = kSliceVecs * 16;
+  static constexpr int kSmemBytes = kStages * kSliceBytes;  // dynamic shared memory per CTA
   template <class T>
   static constexpr int64_t slice_capacity() {
     return int64_t(kThreads) * kVecs * Vec16<T>::kLanes;
@@ -62,8 +73,8 @@ struct ClusterRowConfig {
 // s * kThreads + rank of the slice (the RowTile layout, so a warp's slot is 512 contiguous bytes:
 // conflict-free 16-byte shared accesses, coalesced global ones). Each thread reads and writes only
 // its own slots, so no block barrier separates its loads from its passes.
-// value(s, l) / slot_begin / sum_of_vectors make it a tile for sum_tile_vectors, store_tile_vectors
-// and chunk_partial (row_tile.cuh, row_stats.cuh); the 16-byte shared load of value(s, l) is the
+// value(s, l) / slot_begin / sum_of_vectors make it a tile for sum_tile_vectors and chunk_partial
+// (row_tile.cuh, row_stats.cuh); the 16-byte shared load of value(s, l) is the
 // same for every lane l of a slot, and the passes' unrolled lane loops read it once.
 template <class T, int kThreads, int kVecs>
 struct SharedSlice {
@@ -92,8 +103,6 @@ struct SharedSlice {
     }
     ptx::cp_async_commit();
   }
-  // This thread's copies have landed (it reads only its own slots: no block barrier needed).
-  __device__ __forceinline__ static void wait() { ptx::cp_async_wait<0>(); }
 
   template <class F>
   __device__ __forceinline__ Acc sum_of_vectors(int len, int rank, F f) const {
@@ -145,16 +154,16 @@ struct SharedSlice {
 // affine vectors, if any, contiguous and aligned, indexed from `begin`). store_tile_vectors'
 // arithmetic, but each slot leaves as one st.global.cs.v4 (__stcs: streamed, y is not read
 // again): with the slot read from shared memory between the stores, nvcc (13.0) split
-// store_tile_vectors' 16-byte store into four 4-byte ones here. Unrolled by 4, not fully: fully
-// unrolled, nvcc hoists every slot's weight and bias loads, which spilled 4 bytes in the float16 /
-// bfloat16 norm kind under the three-CTA register bound.
-template <class Slice, class F>
+// store_tile_vectors' 16-byte store into four 4-byte ones here. kUnroll slots at a time: fully
+// unrolled, nvcc hoists every slot's weight and bias loads (their L2 latency overlapped, at the
+// cost of registers: 4 bytes of spill in the float16 / bfloat16 norm kind under three CTAs per SM).
+template <int kUnroll, class Slice, class F>
 __device__ __forceinline__ void store_slice(const Slice& slice, typename Slice::Value* y_slice, int64_t begin, int len,
                                             int rank, const typename Slice::Value* weight,
                                             const typename Slice::Value* bias, F out) {
   using T = typename Slice::Value;
   using Acc = typename Slice::Acc;
-#pragma unroll 4
+#pragma unroll(kUnroll)
   for (int s = 0; s < Slice::kSlots; ++s) {
     const int e0 = Slice::slot_begin(s, rank);
     if (e0 >= len) continue;
@@ -193,7 +202,7 @@ __device__ __forceinline__ RowStats<Acc> combine_cluster_partials(RowStats<Acc> 
   }
 }
 
-// grid = (C, rows or 65535), cluster = (C, 1, 1), dynamic shared memory Cfg::kSliceBytes; the rows
+// grid = (C, rows or fewer), cluster = (C, 1, 1), dynamic shared memory Cfg::kSmemBytes; the rows
 // in a grid-stride loop over y (uniform over the cluster, whose CTAs share blockIdx.y).
 // Built for sm_90 only: below it the body is empty and the launcher never runs it.
 template <class T, RowKind kKind, class Cfg>
@@ -218,18 +227,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
   const int64_t n = layout.row_len, begin = crank * kCapacity;
   const int len = static_cast<int>(max_of<int64_t>(0, min_of<int64_t>(kCapacity, n - begin)));
   const Acc lane_count = Acc(max_of<int64_t>(0, min_of<int64_t>(kCapacity, n - lane * kCapacity)));
-  Slice slice{reinterpret_cast<Vec16<T>*>(cluster_row_slice) + rank};
+  Vec16<T>* const base = reinterpret_cast<Vec16<T>*>(cluster_row_slice) + rank;
+  const auto x_slice = [&](int64_t r) { return static_cast<const T*>(p.x) + layout.x_row_offset(r) + begin; };
   typename Group::Synced reduce{temp};
   int turn = 0;
+  // A slice's previous row's stores consumed every value this thread read from its slots before
+  // new copies into them are issued (in-order issue), so overwriting them needs no barrier.
+  if constexpr (Cfg::kStages == 2) {
+    if (blockIdx.y < layout.num_rows) Slice{base}.load_async(x_slice(blockIdx.y), len, rank);
+  }
   for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
     T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
-    // The previous row's stores consumed every value this thread read from its slots before
-    // these copies are issued (in-order issue), so overwriting them needs no barrier.
-    slice.load_async(xr + begin, len, rank);
+    // Stage: the slice this row was copied into (turn alternates with every row, as the stages).
+    Slice slice{base + (Cfg::kStages == 2 ? turn : 0) * Cfg::kSliceVecs};
+    if constexpr (Cfg::kStages == 2) {
+      const int64_t next = row + gridDim.y;
+      if (next < layout.num_rows) Slice{base + (turn ^ 1) * Cfg::kSliceVecs}.load_async(x_slice(next), len, rank);
+      else ptx::cp_async_commit();  // an empty group, so that the wait below leaves exactly one pending
+    } else {
+      Slice{base}.load_async(x_slice(row), len, rank);
+    }
     // Read by every CTA before the cluster barrier: with out= x, CTA 0 writes x[row][0] only after it.
     const RowFrame<Acc> frame = kKind == RowKind::kNorm ? row_frame(xr, n, p.center) : RowFrame<Acc>{};
-    Slice::wait();
+    ptx::cp_async_wait<Cfg::kStages - 1>();  // this row's copies (by this thread) have landed
 
     RowStats<Acc> part;
     Acc ref = Acc(0);  // softmax kind: r_c
@@ -259,7 +280,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
     const T* bias = static_cast<const T*>(p.bias);
     if constexpr (kKind == RowKind::kSoftmax) {
       if (p.log) {
-        store_slice(slice, yr + begin, begin, len, rank, nullptr, nullptr, RowOutput<kKind, Acc>(total, Acc(0), true));
+        store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, nullptr, nullptr, RowOutput<kKind, Acc>(total, Acc(0), true));
       } else {
         // out = exp(x - r_c) * exp(r_c - M) / S. An all -inf slice (m_c = -inf): 0 when the row
         // has a finite max, NaN when the whole row is -inf (M = -inf, S = 0), as softmax_out.
@@ -269,16 +290,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
                                                                                   : Acc(0) * inv_sum)
                               : exp_of(part.a - total.a) * inv_sum;
         if constexpr (std::is_same<T, float>::value) {
-          store_slice(slice, yr + begin, begin, len, rank, nullptr, nullptr, [scale](Acc e, Acc, Acc) { return e * scale; });
+          store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, nullptr, nullptr, [scale](Acc e, Acc, Acc) { return e * scale; });
         } else {
-          store_slice(slice, yr + begin, begin, len, rank, nullptr, nullptr,
+          store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, nullptr, nullptr,
                       [scale, ref](Acc v, Acc, Acc) { return exp_lean<T>(v - ref) * scale; });
         }
       }
     } else {
       const RowStats<Acc> stats = norm_row_stats(total, frame, n, p.eps);
       if (crank == 0 && rank == 0) write_row_stats(p, row, stats, frame.shift);
-      store_slice(slice, yr + begin, begin, len, rank, weight, bias, RowOutput<kKind, Acc>(stats, frame.shift, false));
+      store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, weight, bias, RowOutput<kKind, Acc>(stats, frame.shift, false));
     }
   }
   cluster.sync();  // no CTA exits (freeing its shared memory) while another may still read its slots
