@@ -152,6 +152,49 @@ def test_special_values_match_torch_every_variant(rng, op):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6, err_msg=f"{algorithm} n={n}")
 
 
+# cluster_row (sm_90: a row across the shared memory of a thread block cluster; 64 KiB slices of 16384
+# float32 / 32768 float16-bfloat16 elements, up to 16 slices): one slice, a short last slice, 16 full
+# slices, and lengths it hands to split_row (odd: not whole 16-byte vectors; float64; more than 16
+# slices). On GPUs below sm_90 every case runs split_row, and must pass the same way.
+CLUSTER_ROW_LENS = (16388, 40000, 100000, 262144, 262145, 524288, 1048576)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", OPS)
+def test_cluster_row_long_rows(rng, op, dtype):
+    need(TORCH_CUDA)
+    for n in CLUSTER_ROW_LENS:
+        if dtype in ("float32", "float64") and n > 262145:
+            continue  # CPU reference time; float32 beyond 16 slices is covered by float16's 1048576
+        for algorithm in ("auto", "cluster_row"):
+            check_torch(op, data(rng, (2, n), dtype), dtype, rng, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_cluster_row_special_values_per_slice(rng, op):
+    """Slices of -inf next to finite ones, a whole row of -inf, +inf and NaN in the last slice, and
+    out=x across slices (every slice's statistics exchanged before any CTA writes)."""
+    need(TORCH_CUDA)
+    n = 3 * 16384 + 4 * 1000
+    a = data(rng, (4, n), "float32") + 7.0
+    a[0, :] = -np.inf
+    a[1, n - 3] = np.inf
+    a[2, n - 1] = np.nan
+    a[3, 16384: 2 * 16384] = -np.inf  # the second slice all -inf, finite values around it
+    t = torch.from_numpy(a).cuda()
+    want = {"softmax": lambda: torch.softmax(t, -1), "log_softmax": lambda: torch.log_softmax(t, -1),
+            "layer_norm": lambda: torch.nn.functional.layer_norm(t, (n,)),
+            "rms_norm": lambda: torch.nn.functional.rms_norm(t.cpu(), (n,), eps=1e-6)}[op]().cpu().numpy()
+    got = to_numpy(run_op(op, t, algorithm="cluster_row"))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    b = data(rng, (3, n), "float32") + 7.0
+    x = torch.from_numpy(b).cuda()
+    assert run_op(op, x, out=x, algorithm="cluster_row") is x
+    ref = reference(op, b)[0]
+    assert_close(x, ref, tolerance(op, "float32", b, ref), "out=x")
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_layer_norm_constant_rows_return_bias_exactly(rng, dtype):
     need(TORCH_CUDA)
@@ -361,6 +404,20 @@ def test_beyond_2_31_elements(op):
     want = torch.softmax(x.float(), -1) if op == "softmax" else torch.nn.functional.layer_norm(x.float(), (n,))
     for sl in (slice(0, 1000), slice(n // 2, n // 2 + 1000), slice(n - 1000, n)):
         torch.testing.assert_close(y[0, sl].float(), want[0, sl], rtol=1e-2, atol=1e-6)
+
+
+@pytest.mark.big
+@pytest.mark.parametrize("op", ("softmax", "rms_norm"))
+def test_cluster_row_beyond_65535_rows(op):
+    """More rows than cluster_row's grid.y (65535): the rows' loop within each cluster."""
+    need(TORCH_CUDA)
+    rows, n = 65537, 16392
+    x = torch.randn(rows, n, device="cuda", dtype=torch.bfloat16)
+    y = run_op(op, x, algorithm="cluster_row")
+    for r in (0, 65534, 65535, rows - 1):
+        want = torch.softmax(x[r].float(), -1) if op == "softmax" else torch.nn.functional.rms_norm(
+            x[r].float(), (n,), eps=1e-6)
+        torch.testing.assert_close(y[r].float(), want, rtol=1e-2, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------

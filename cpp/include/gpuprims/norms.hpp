@@ -26,6 +26,8 @@ enum class NormAlgorithm {
   kRowOnChip,  // one read + one write: the row in registers (a warp per short row, a block per long
                // row, 16-byte loads when aligned); rows beyond a block's capacity go to kSplitRow
   kSplitRow,   // rows cut into block-sized chunks: chunk statistics, a per-row combine, normalize
+  kClusterRow, // sm_90: a long row in the shared memory of a thread block cluster, statistics exchanged
+               // through distributed shared memory (one read); elsewhere it runs kSplitRow
 };
 
 struct NormVariantInfo {

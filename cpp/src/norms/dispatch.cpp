@@ -46,6 +46,12 @@ const NormVariantInfo kSplitRow{
     "rows cut into chunks of 8192 elements: chunk statistics on chip, a deterministic per-row "
     "combine, then each chunk re-read and written (2 reads + 1 write)",
     true};
+const NormVariantInfo kClusterRow{
+    NormAlgorithm::kClusterRow, "cluster_row",
+    "one read + one write for rows beyond one block: a thread block cluster (up to 16 CTAs) holds the "
+    "row in shared memory and exchanges partial statistics through distributed shared memory (sm_90, "
+    "aligned rows of float16/bfloat16/float32); elsewhere it runs split_row",
+    true};
 
 }  // namespace
 
@@ -57,7 +63,7 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
       {NormAlgorithm::kOnline, "online",
        "block per row: running (max, sum) in one read (Milakov & Gimelshein), then normalize (2 reads + 1 write)",
        true},
-      kRowOnChip, kSplitRow};
+      kRowOnChip, kSplitRow, kClusterRow};
   static const std::vector<NormVariantInfo> layer_norm = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row: mean, then the centered second moment, then normalize, each pass reading the row "
@@ -65,11 +71,11 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
       {NormAlgorithm::kWelford, "welford",
        "block per row: Welford (mean, M2) per thread in one read, merged in closed form, then normalize "
        "(2 reads + 1 write)", true},
-      kRowOnChip, kSplitRow};
+      kRowOnChip, kSplitRow, kClusterRow};
   static const std::vector<NormVariantInfo> rms_norm = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row: sum of squares, then normalize, each pass reading the row (2 reads + 1 write)", true},
-      kRowOnChip, kSplitRow};
+      kRowOnChip, kSplitRow, kClusterRow};
   switch (op) {
     case NormOp::kSoftmax:
     case NormOp::kLogSoftmax: return softmax;
@@ -103,16 +109,22 @@ using norms::check_affine;
 using norms::check_same_device;
 using norms::check_stats;
 
-// "auto": the one-pass kernel (which hands rows beyond one block's registers to split_row).
+// "auto": the one-pass kernel; rows beyond one block's registers run cluster_row (which runs
+// split_row where it cannot, or where it measured slower).
 Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
   switch (algorithm) {
+    case NormAlgorithm::kClusterRow: return norms::norms_cluster_row(l);
     case NormAlgorithm::kThreePass: return norms::norms_three_pass(l);
     case NormAlgorithm::kOnline: return norms::norms_online(l);
     case NormAlgorithm::kTwoPass: return norms::norms_two_pass(l);
     case NormAlgorithm::kWelford: return norms::norms_welford(l);
     case NormAlgorithm::kSplitRow: return norms::norms_split_row(l);
-    case NormAlgorithm::kRowOnChip:
-    case NormAlgorithm::kAuto: break;
+    case NormAlgorithm::kAuto:
+      if (l.params.layout.row_len > norms::row_on_chip_capacity(l.dtype)) {
+        return norms::norms_cluster_row(l, /*automatic=*/true);
+      }
+      break;
+    case NormAlgorithm::kRowOnChip: break;
   }
   return norms::norms_row_on_chip(l);
 }

@@ -28,6 +28,8 @@ Status norms_add_norm(const NormLaunch& launch);  // variant_add_norm.cu: row_on
 // One entry per variant, each in its own translation unit (variant_<name>.cu).
 Status norms_row_on_chip(const NormLaunch& launch);
 Status norms_split_row(const NormLaunch& launch);
+// split_row where no cluster kernel runs; automatic ("auto"): also where it measured slower.
+Status norms_cluster_row(const NormLaunch& launch, bool automatic = false);
 Status norms_three_pass(const NormLaunch& launch);
 Status norms_online(const NormLaunch& launch);
 Status norms_two_pass(const NormLaunch& launch);

@@ -1,0 +1,346 @@
+// Rows too long for one block (issue 5, docs/norms.md "cluster_row"): the library's split_row
+// (chunk statistics -> per-row combine -> apply: x read twice) against cluster_row_kernel
+// (cluster_row.cuh: the row in the shared memory of a thread block cluster, x read once) in several
+// slice shapes, for softmax / log_softmax / layer_norm / rms_norm, float32 and bfloat16, next to a
+// 16-byte copy kernel and cudaMemcpy of the same bytes ("%copy" = best copy time / kernel time,
+// bytes = x read + y written).
+// Every output of every row (split_row's too) is compared with a float64 reference computed on the
+// GPU (row statistics in double by one block per row, each element's reference in double at the
+// comparison): max |y - ref| / max |ref| over the whole output, PASS within 1e-5 (float32) or
+// 2^-7 (bfloat16) with no NaN. y is poisoned with NaN before each candidate's first launch.
+// Candidate "sN vM rK": N threads per CTA, M 16-byte slots each (slice N * M * 16 bytes of shared
+// memory), register bound of K resident CTAs per SM; C = the cluster size the row needs. A
+// candidate whose cluster cannot be launched (C > 16, or cudaOccupancyMaxActiveClusters = 0) prints
+// why and is skipped. Each row: median of 30 timed launches after 3 warm-ups; the sweep runs twice.
+// Build and run on the GPU machine from the repo root (about 2 minutes of nvcc, well under 60 s of run):
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_cluster_tune.cu -o /tmp/cluster_tune && /tmp/cluster_tune
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "gpuprims/norms/cluster_row.cuh"
+#include "gpuprims/norms/row_on_chip.cuh"
+
+#include "norms_tune_data.cuh"
+#include "tune_common.cuh"
+
+using namespace gpuprims;
+using namespace gpuprims::norms;
+
+struct Problem {
+  const char* op;
+  RowKind kind;
+  bool log, center, weight, bias;
+  int64_t rows, len;
+  void *x, *y, *w, *b;
+  double* ref_stats;  // per row: softmax (max, sum exp(x - max)); norm (mean, rstd)
+  unsigned* cmp;
+  void* scratch;  // split_row's partials
+  float copy_ms;
+  int sms;
+};
+
+NormParams params_for(const Problem& pr) {
+  NormParams p;
+  p.x = pr.x;
+  p.y = pr.y;
+  p.weight = pr.weight ? pr.w : nullptr;
+  p.bias = pr.bias ? pr.b : nullptr;
+  p.layout.num_rows = pr.rows;
+  p.layout.row_len = pr.len;
+  p.layout.outer_ndim = 1;
+  p.layout.outer_sizes[0] = pr.rows;
+  p.layout.x_outer_strides[0] = pr.len;
+  p.layout.y_outer_strides[0] = pr.len;
+  p.eps = 1e-5;
+  p.log = pr.log;
+  p.center = pr.center;
+  p.vec_ok = true;
+  return p;
+}
+
+// ------------------------------------------------------------------------------------------------
+// float64 reference on the GPU.
+
+// One block of 256 threads per row, three passes in double over global memory.
+template <class T>
+__global__ void ref_stats_kernel(const T* x, int64_t len, bool softmax, bool center, double eps, double* stats) {
+  __shared__ double part[256];
+  const T* xr = x + blockIdx.x * len;
+  const auto block_fold = [&](double v, bool is_max) {
+    part[threadIdx.x] = v;
+    __syncthreads();
+    for (int w = 128; w > 0; w /= 2) {
+      if (threadIdx.x < w) {
+        part[threadIdx.x] = is_max ? fmax(part[threadIdx.x], part[threadIdx.x + w]) : part[threadIdx.x] + part[threadIdx.x + w];
+      }
+      __syncthreads();
+    }
+    const double r = part[0];
+    __syncthreads();
+    return r;
+  };
+  double a = 0;
+  if (softmax) {
+    double m = -INFINITY;
+    for (int64_t i = threadIdx.x; i < len; i += 256) m = fmax(m, double(cast_value<float>(xr[i])));
+    a = block_fold(m, true);
+  } else if (center) {
+    double s = 0;
+    for (int64_t i = threadIdx.x; i < len; i += 256) s += cast_value<float>(xr[i]);
+    a = block_fold(s, false) / len;
+  }
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < len; i += 256) {
+    const double v = cast_value<float>(xr[i]);
+    s += softmax ? exp(v - a) : (v - a) * (v - a);
+  }
+  s = block_fold(s, false);
+  if (threadIdx.x == 0) {
+    stats[2 * blockIdx.x] = a;
+    stats[2 * blockIdx.x + 1] = softmax ? s : 1.0 / sqrt(s / len + eps);
+  }
+}
+
+// cmp[0] = max |y - ref| and cmp[1] = max |ref| (non-negative floats' bits order like the floats),
+// cmp[2] = NaNs in y.
+template <class T>
+__global__ void compare_ref_kernel(const T* x, const T* y, const T* w, const T* b, int64_t rows, int64_t len,
+                                   const double* stats, bool softmax, bool log, unsigned* cmp) {
+  unsigned diff = 0, mag = 0, nans = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * len; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / len, c = i % len;
+    const double v = cast_value<float>(x[i]), a = stats[2 * r], s = stats[2 * r + 1];
+    double ref;
+    if (softmax) {
+      ref = log ? (v - a) - ::log(s) : exp(v - a) / s;
+    } else {
+      ref = (v - a) * s * (w ? double(cast_value<float>(w[c])) : 1.0) + (b ? double(cast_value<float>(b[c])) : 0.0);
+    }
+    const float got = cast_value<float>(y[i]);
+    if (got != got) {
+      ++nans;
+    } else {
+      diff = max(diff, __float_as_uint(float(fabs(double(got) - ref))));
+    }
+    mag = max(mag, __float_as_uint(float(fabs(ref))));
+  }
+  atomicMax(&cmp[0], diff);
+  atomicMax(&cmp[1], mag);
+  atomicAdd(&cmp[2], nans);
+}
+
+template <class T>
+void compute_reference(const Problem& pr) {
+  ref_stats_kernel<T><<<unsigned(pr.rows), 256>>>(static_cast<const T*>(pr.x), pr.len, pr.kind == RowKind::kSoftmax,
+                                                  pr.center, 1e-5, pr.ref_stats);
+  CHECK(cudaGetLastError());
+}
+
+template <class T>
+void verdict_for(const Problem& pr, char* out, size_t size) {
+  CHECK(cudaMemset(pr.cmp, 0, 3 * sizeof(unsigned)));
+  compare_ref_kernel<T><<<pr.sms * 8, 256>>>(static_cast<const T*>(pr.x), static_cast<const T*>(pr.y),
+                                             pr.weight ? static_cast<const T*>(pr.w) : nullptr,
+                                             pr.bias ? static_cast<const T*>(pr.b) : nullptr, pr.rows, pr.len,
+                                             pr.ref_stats, pr.kind == RowKind::kSoftmax, pr.log, pr.cmp);
+  CHECK(cudaGetLastError());
+  unsigned s[3];
+  CHECK(cudaMemcpy(s, pr.cmp, sizeof s, cudaMemcpyDeviceToHost));
+  float diff, mag;
+  memcpy(&diff, &s[0], 4);
+  memcpy(&mag, &s[1], 4);
+  const double rel = mag > 0 ? diff / mag : diff;
+  const double tol = sizeof(T) == 2 ? 1.0 / 128 : 1e-5;
+  snprintf(out, size, "vs fp64 %.2e nan=%u %s", rel, s[2], rel <= tol && s[2] == 0 ? "PASS" : "FAIL");
+}
+
+// Times f (after one checked launch into a NaN-poisoned y) and prints the row.
+template <class T, class F>
+void report(const Problem& pr, const char* label, int regs, int spill, int per_sm, int csize, F f) {
+  char running[160];
+  snprintf(running, sizeof running, "%s %s %lldx%lld %s", pr.op, dtype_label<T>(), (long long)pr.rows,
+           (long long)pr.len, label);
+  tune::running = running;
+  CHECK(cudaMemset(pr.y, 0xff, pr.rows * pr.len * sizeof(T)));
+  f();
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  char verdict[96];
+  verdict_for<T>(pr, verdict, sizeof verdict);
+  const float ms = tune::median_ms(f);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  tune::running = "between cases";
+  const double bytes = 2.0 * pr.rows * pr.len * sizeof(T);
+  printf("%-11s %-8s %4lldx%-7lld %-18s %3d regs %4d B spill %2d CTA/SM C=%-2d %.4f ms %6.0f GB/s %5.1f %%copy  %s\n",
+         pr.op, dtype_label<T>(), (long long)pr.rows, (long long)pr.len, label, regs, spill, per_sm, csize, ms,
+         bytes / ms / 1e6, 100.0 * pr.copy_ms / ms, verdict);
+}
+
+// The library's split_row (variant_split_row.cu's three launches, 256-thread chunks of 32 values).
+template <class T, RowKind kKind>
+void run_split_row(const Problem& pr) {
+  using Acc = acc_t<T>;
+  constexpr int kThreads = 256, kVecs = 32 / Vec16<T>::kLanes;
+  const int64_t chunk_len = RowTile<T, kThreads, kVecs>::kCapacity;
+  const int64_t chunks = ceil_div(pr.len, chunk_len);
+  RowStats<Acc>* partial = static_cast<RowStats<Acc>*>(pr.scratch);
+  RowStats<Acc>* row_stats = partial + pr.rows * chunks;
+  Acc* row_shift = reinterpret_cast<Acc*>(row_stats + pr.rows);
+  const NormParams p = params_for(pr);
+  const dim3 grid(unsigned(chunks), unsigned(std::min<int64_t>(pr.rows, 65535)));
+  cudaFuncAttributes attr;
+  CHECK(cudaFuncGetAttributes(&attr, chunk_stats_kernel<T, kKind, kThreads, kVecs, true>));
+  report<T>(pr, "split_row", attr.numRegs, int(attr.localSizeBytes), 0, 0, [&] {
+    chunk_stats_kernel<T, kKind, kThreads, kVecs, true><<<grid, kThreads>>>(p, partial);
+    row_combine_kernel<T, kKind, kThreads><<<unsigned(pr.rows), kThreads>>>(p, partial, chunks, chunk_len, row_stats,
+                                                                           row_shift);
+    chunk_apply_kernel<T, kKind, kThreads, kVecs, true><<<grid, kThreads>>>(p, row_stats, row_shift);
+  });
+}
+
+template <class T, RowKind kKind, class Cfg>
+void run_cluster(const Problem& pr, const char* label) {
+  const auto kernel = cluster_row_kernel<T, kKind, Cfg>;
+  const int64_t capacity = Cfg::template slice_capacity<T>();
+  const int csize = int(std::max<int64_t>(1, ceil_div(pr.len, capacity)));
+  if (csize > kMaxClusterSize) {
+    printf("%-11s %-8s %4lldx%-7lld %-18s skipped: needs C=%d\n", pr.op, dtype_label<T>(), (long long)pr.rows,
+           (long long)pr.len, label, csize);
+    return;
+  }
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(unsigned(csize), unsigned(std::min<int64_t>(pr.rows, 65535)));
+  cfg.blockDim = dim3(Cfg::kThreads);
+  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = unsigned(csize);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+  if (clusters == 0) {
+    printf("%-11s %-8s %4lldx%-7lld %-18s skipped: C=%d cannot be launched\n", pr.op, dtype_label<T>(),
+           (long long)pr.rows, (long long)pr.len, label, csize);
+    return;
+  }
+  if (Cfg::kStages == 2) cfg.gridDim.y = unsigned(std::min<int64_t>(cfg.gridDim.y, clusters));  // persistent
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, Cfg::kSmemBytes));
+  cudaFuncAttributes fa;
+  CHECK(cudaFuncGetAttributes(&fa, kernel));
+  const NormParams p = params_for(pr);
+  char full[64];
+  snprintf(full, sizeof full, "%s (%d cl)", label, clusters);
+  report<T>(pr, full, fa.numRegs, int(fa.localSizeBytes), per_sm, csize,
+            [&] { CHECK(cudaLaunchKernelEx(&cfg, kernel, p)); });
+}
+
+// The candidates: slices of 32 KiB to 128 KiB, 128 to 1024 threads; "u4" / "uF": the store loop
+// unrolled by 4 / fully (kStoreUnroll); "p": pipelined (two slices per CTA, kStages = 2,
+// persistent grid of the resident clusters). Run 4 (session 10) measured the single-stage u4 rows
+// s128 v32 r3, s256 v16 r3, s512 v8 r3, s256 v8 r4, s512 v16 r1 and two more (s1024 v4 r1, s256
+// v32 r1: 29-62 %, dropped).
+template <class T, RowKind kKind>
+void run_candidates(const Problem& pr) {
+  compute_reference<T>(pr);
+  run_split_row<T, kKind>(pr);
+  run_cluster<T, kKind, ClusterRowConfig<256, 8, 4>>(pr, "s256 v8 r4 u4");           // 32 KiB
+  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3>>(pr, "s128 v32 r3 u4");         // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3, 1, 32>>(pr, "s128 v32 r3 uF");  // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<256, 16, 3>>(pr, "s256 v16 r3 u4");         // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3>>(pr, "s512 v8 r3 u4");           // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3, 1, 8>>(pr, "s512 v8 r3 uF");     // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 16, 1>>(pr, "s512 v16 r1 u4");         // 128 KiB
+  run_cluster<T, kKind, ClusterRowConfig<256, 16, 1, 2, 16>>(pr, "p s256 v16 r1 uF");  // 2 x 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 8, 1, 2, 8>>(pr, "p s512 v8 r1 uF");     // 2 x 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<1024, 4, 1, 2, 4>>(pr, "p s1024 v4 r1 uF");   // 2 x 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<256, 8, 2, 2, 8>>(pr, "p s256 v8 r2 uF");     // 2 x 32 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 4, 2, 2, 4>>(pr, "p s512 v4 r2 uF");     // 2 x 32 KiB
+  run_cluster<T, kKind, ClusterRowConfig<128, 32, 2, 2, 32>>(pr, "p s128 v32 r2 uF");  // 2 x 64 KiB
+}
+
+template <class T>
+void run_shape(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, double* ref_stats, unsigned* cmp,
+               void* scratch, int sms) {
+  const int64_t n = rows * len;
+  char running[96];
+  snprintf(running, sizeof running, "data and copy, %s %lldx%lld", dtype_label<T>(), (long long)rows, (long long)len);
+  tune::running = running;
+  fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(x), n, 1, -4.0f, 4.0f);
+  fill_random<T><<<sms, 256>>>(static_cast<T*>(w), len, 2, 0.5f, 1.5f);
+  fill_random<T><<<sms, 256>>>(static_cast<T*>(b), len, 3, -1.0f, 1.0f);
+  CHECK(cudaGetLastError());
+  const int64_t bytes = n * sizeof(T);
+  const float kernel_ms = tune::median_ms([&] {
+    copy_kernel<<<sms * 8, 256>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), bytes / 16);
+  });
+  const float memcpy_ms = tune::median_ms([&] { CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice)); });
+  CHECK(cudaDeviceSynchronize());
+  const float copy_ms = std::min(kernel_ms, memcpy_ms);
+  printf("\ncopy %s %lldx%lld: kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms (%.0f GB/s); ceiling %.0f GB/s\n",
+         dtype_label<T>(), (long long)rows, (long long)len, kernel_ms, 2.0 * bytes / kernel_ms / 1e6, memcpy_ms,
+         2.0 * bytes / memcpy_ms / 1e6, 2.0 * bytes / copy_ms / 1e6);
+  const Problem base{nullptr, RowKind::kSoftmax, false, true, false, false, rows, len, x, y, w, b, ref_stats, cmp,
+                     scratch, copy_ms, sms};
+  Problem softmax = base, log_softmax = base, layer_norm = base, rms_norm = base;
+  softmax.op = "softmax";
+  log_softmax.op = "log_softmax";
+  log_softmax.log = true;
+  layer_norm.op = "layer_norm";
+  layer_norm.kind = RowKind::kNorm;
+  layer_norm.weight = layer_norm.bias = true;
+  rms_norm.op = "rms_norm";
+  rms_norm.kind = RowKind::kNorm;
+  rms_norm.center = false;
+  rms_norm.weight = true;
+  for (const Problem* pr : {&softmax, &log_softmax}) run_candidates<T, RowKind::kSoftmax>(*pr);
+  for (const Problem* pr : {&layer_norm, &rms_norm}) run_candidates<T, RowKind::kNorm>(*pr);
+}
+
+int main() {
+  int sms;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  printf("%s, %d SMs, L2 %d MiB, %zu KiB shared memory per SM\n", prop.name, sms, prop.l2CacheSize >> 20,
+         prop.sharedMemPerMultiprocessor >> 10);
+  const int64_t max_bytes = int64_t(256) << 20;  // 256 x 262144 float32, 4x the H200's L2
+  const int64_t max_len = 1 << 20, max_rows = 2048;
+  void *x, *y, *w, *b, *scratch;
+  double* ref_stats;
+  unsigned* cmp;
+  CHECK(cudaMalloc(&x, max_bytes));
+  CHECK(cudaMalloc(&y, max_bytes));
+  CHECK(cudaMalloc(&w, max_len * 4));
+  CHECK(cudaMalloc(&b, max_len * 4));
+  CHECK(cudaMalloc(&ref_stats, max_rows * 2 * sizeof(double)));
+  CHECK(cudaMalloc(&cmp, 16));
+  CHECK(cudaMalloc(&scratch, 16 << 20));  // split_row's partials: at most (rows * chunks + rows) * 12 bytes
+  for (int pass = 1; pass <= 2; ++pass) {
+    printf("\n=== pass %d ===\n", pass);
+    run_shape<float>(256, 262144, x, y, w, b, ref_stats, cmp, scratch, sms);
+    run_shape<bfloat16_t>(256, 262144, x, y, w, b, ref_stats, cmp, scratch, sms);
+    if (pass == 1) {  // other lengths: cluster sizes 2-16, a short last slice
+      run_shape<float>(640, 100000, x, y, w, b, ref_stats, cmp, scratch, sms);
+      run_shape<float>(2048, 32768, x, y, w, b, ref_stats, cmp, scratch, sms);
+      run_shape<bfloat16_t>(128, 1048576, x, y, w, b, ref_stats, cmp, scratch, sms);
+    }
+  }
+  CHECK(cudaFree(x));
+  CHECK(cudaFree(y));
+  CHECK(cudaFree(w));
+  CHECK(cudaFree(b));
+  CHECK(cudaFree(ref_stats));
+  CHECK(cudaFree(cmp));
+  CHECK(cudaFree(scratch));
+  return 0;
+}

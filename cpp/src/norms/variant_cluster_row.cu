@@ -1,0 +1,119 @@
+// cluster_row: a row too long for one block held in the shared memory of a thread block cluster
+// (cluster_row.cuh): x read once. Where the cluster kernel cannot run (float64, rows that are not
+// whole aligned 16-byte vectors, rows beyond kMaxClusterSize slices, GPUs below sm_90, a library
+// built without sm_90) the call runs split_row, which computes the same function.
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "gpuprims/norms/cluster_row.cuh"
+#include "gpuprims/util/math.cuh"
+#include "launch.hpp"
+
+namespace gpuprims {
+namespace norms {
+namespace {
+
+// The slice shape per (dtype, kind), from bench/tune/norms_cluster_tune.cu (H200, session 10 run 4,
+// 256 x 262144, % of copy in its two passes; split_row in brackets), 64 KiB of shared memory per
+// CTA, three CTAs per SM:
+//   float32 softmax kind: 128 threads x 32 slots (softmax 67.9-69.0 [53.5-53.7], log_softmax
+//     69.2-69.9 [50.3-51.1]);
+//   float16 / bfloat16: 512 x 8 (bfloat16 softmax 65.1-67.8 [42.3-43.5], log_softmax 67.9-69.0
+//     [42.5-43.9], layer_norm 56.5-57.5 [48.1-49.8], rms_norm 62.6-64.8 [51.7-53.6]);
+//   float32 norm kind: 256 x 16, the best shape without spills (layer_norm 47.0-48.0, rms_norm
+//     51.7-52.2), below split_row (59.9-61.2), so kAuto is false: "auto" keeps split_row there and
+//     only algorithm="cluster_row" runs it.
+template <class T, RowKind kKind>
+struct ClusterTile {
+  static constexpr bool kFloat32 = sizeof(T) == 4;
+  using type = std::conditional_t<!kFloat32, ClusterRowConfig<512, 8, 3>,
+                                  std::conditional_t<kKind == RowKind::kSoftmax, ClusterRowConfig<128, 32, 3>,
+                                                     ClusterRowConfig<256, 16, 3>>>;
+  static constexpr bool kAuto = !(kFloat32 && kKind == RowKind::kNorm);
+};
+
+constexpr int kMaxDevices = 64;
+
+// A launch configuration for grid (csize, rows) in clusters of csize CTAs.
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute cluster = {};
+  ClusterLaunch(int csize, int64_t rows, int threads, int smem_bytes, cudaStream_t stream) {
+    cfg.gridDim = dim3(static_cast<unsigned>(csize), static_cast<unsigned>(rows));
+    cfg.blockDim = dim3(static_cast<unsigned>(threads));
+    cfg.dynamicSmemBytes = static_cast<size_t>(smem_bytes);
+    cfg.stream = stream;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = static_cast<unsigned>(csize);
+    cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+    cfg.attrs = &cluster;
+    cfg.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;  // cfg.attrs points into this object
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
+// How many clusters of csize CTAs of cluster_row_kernel<T, kKind, Cfg> are resident at once on
+// `device` (the current device); 0 where it cannot run: below compute capability 9.0, without an
+// sm_90 binary of the kernel (an sm_80-only build holds the empty body), or when
+// cudaOccupancyMaxActiveClusters (which accounts for the shared memory and for partitioned GPUs)
+// finds no room. Cached per kernel, device and size; cudaFuncSetAttribute (the dynamic shared
+// memory, the non-portable sizes above 8) is set on the way. A failing query means 0 (split_row
+// runs) and its error is cleared: these calls fail only on configuration, never with a sticky error.
+template <class T, RowKind kKind, class Cfg>
+int resident_clusters(int device, int csize) {
+  const auto kernel = cluster_row_kernel<T, kKind, Cfg>;
+  static std::atomic<int> known[kMaxDevices][kMaxClusterSize + 1];  // clusters + 1; 0: not asked yet
+  if (device < 0 || device >= kMaxDevices || csize < 1 || csize > kMaxClusterSize) return 0;
+  const int cached = known[device][csize].load(std::memory_order_relaxed);
+  if (cached != 0) return cached - 1;
+  int major = 0, clusters = 0;
+  cudaFuncAttributes attr;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9 &&
+      cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.binaryVersion >= 90 &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes) == cudaSuccess &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
+    const ClusterLaunch probe(csize, 1, Cfg::kThreads, Cfg::kSmemBytes, nullptr);
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &probe.cfg) != cudaSuccess) clusters = 0;
+  }
+  cudaGetLastError();
+  known[device][csize].store(clusters + 1, std::memory_order_relaxed);
+  return clusters;
+}
+
+template <class T, RowKind kKind>
+Status run(const NormLaunch& l, bool automatic) {
+  if constexpr (std::is_same<T, double>::value) {
+    return norms_split_row(l);
+  } else {
+    using Tile = ClusterTile<T, kKind>;
+    using Cfg = typename Tile::type;
+    const int64_t rows = l.params.layout.num_rows;
+    const int64_t csize = max_of<int64_t>(1, ceil_div(l.params.layout.row_len, Cfg::template slice_capacity<T>()));
+    const int clusters = (automatic && !Tile::kAuto) || !l.params.vec_ok || csize > kMaxClusterSize
+                             ? 0
+                             : resident_clusters<T, kKind, Cfg>(l.device, static_cast<int>(csize));
+    if (clusters == 0) return norms_split_row(l);
+    // One cluster per row up to grid.y's limit (the rest by the kernel's row loop); a pipelined
+    // kernel (kStages 2) runs one persistent wave of clusters, each walking its rows.
+    const int64_t grid_rows = min_of<int64_t>(min_of<int64_t>(rows, 65535), Cfg::kStages == 2 ? clusters : rows);
+    const ClusterLaunch launch(static_cast<int>(csize), grid_rows, Cfg::kThreads, Cfg::kSmemBytes, l.stream);
+    const char* op = norm_op_name(l.op);
+    GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernelEx(&launch.cfg, cluster_row_kernel<T, kKind, Cfg>, l.params));
+    return check_launch(op, l.stream);
+  }
+}
+
+}  // namespace
+
+Status norms_cluster_row(const NormLaunch& l, bool automatic) {
+  return visit_float_dtype(l.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return row_kind(l.op) == RowKind::kSoftmax ? run<T, RowKind::kSoftmax>(l, automatic)
+                                               : run<T, RowKind::kNorm>(l, automatic);
+  });
+}
+
+}  // namespace norms
+}  // namespace gpuprims
