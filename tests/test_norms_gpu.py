@@ -297,24 +297,28 @@ def test_torch_side_stream_ordering(rng):
 
 def test_cuda_graph_capture(rng):
     need(TORCH_CUDA)
-    x = torch.from_numpy(data(rng, (64, 40000), "float32")).cuda()  # split_row: scratch inside the graph
+    x = torch.from_numpy(data(rng, (64, 40000), "float32")).cuda()
     y = torch.empty_like(x)
+    y_split = torch.empty_like(x)  # split_row: scratch inside the graph
     small = torch.from_numpy(data(rng, (100, 300), "float32")).cuda()
     y_small = torch.empty_like(small)
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
+    with torch.cuda.stream(s):  # warm-up: cluster_row's one-time attribute and occupancy queries
         gpuprims.softmax(x, out=y)
+        gpuprims.softmax(x, out=y_split, algorithm="split_row")
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
-        gpuprims.softmax(x, out=y)
+        gpuprims.softmax(x, out=y)  # cluster_row (a cluster launch) where it runs
+        gpuprims.softmax(x, out=y_split, algorithm="split_row")
         gpuprims.layer_norm(small, out=y_small)
     x.copy_(torch.from_numpy(data(rng, (64, 40000), "float32")).cuda())
     small.copy_(torch.from_numpy(data(rng, (100, 300), "float32")).cuda())
     g.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(y, torch.softmax(x, -1))
+    torch.testing.assert_close(y_split, torch.softmax(x, -1))
     torch.testing.assert_close(y_small, torch.nn.functional.layer_norm(small, (300,)), rtol=1e-5, atol=1e-5)
 
 
