@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "gpuprims/core/stream.hpp"
+#include "gpuprims/reduce/reduce_common.cuh"
 #include "launch.hpp"
 
 namespace gpuprims {
@@ -33,6 +34,24 @@ Status single_pass_workspace(const ReduceLaunch& a, size_t num_partials, size_t 
     GPUPRIMS_CUDA_CHECK("reduce", cudaMemsetAsync(*tickets, 0, ticket_bytes, a.stream));
   }
   return Status::ok();
+}
+
+// Launches a single-pass row kernel (vectorized, bulk_copy: signature (ReduceKernelParams<T>, Acc*
+// partials, unsigned* tickets)) with blocks_per_row blocks for each row, taking the workspace when
+// more than one block shares a row. cudaLaunchKernel directly: the triple-chevron form adds two
+// runtime calls per launch, which shows in the host cost of small reductions.
+template <class T, class Acc>
+Status launch_single_pass(const ReduceLaunch& a, const void* kernel, int threads, int64_t blocks_per_row) {
+  const int64_t rows = a.layout.num_rows;
+  StreamScratch scratch;
+  Acc* partials = nullptr;
+  unsigned int* tickets = nullptr;
+  if (blocks_per_row > 1) GPUPRIMS_TRY(single_pass_workspace(a, rows * blocks_per_row, rows, scratch, &partials, &tickets));
+  const dim3 grid(static_cast<unsigned>(blocks_per_row), static_cast<unsigned>(rows < 65535 ? rows : 65535));
+  ReduceKernelParams<T> p{static_cast<const T*>(a.in), a.layout, a.out, a.out_dtype};
+  void* args[] = {&p, &partials, &tickets};
+  GPUPRIMS_CUDA_CHECK("reduce", cudaLaunchKernel(kernel, grid, dim3(threads), args, 0, a.stream));
+  return check_launch("reduce", a.stream);
 }
 
 }  // namespace reduce_detail

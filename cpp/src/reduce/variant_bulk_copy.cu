@@ -22,18 +22,8 @@ struct BulkCopyRunner {
     const int64_t row_stages = ceil_div<int64_t>(layout.row_len * int64_t(sizeof(T)), BulkShape::kStageBytes);
     const int64_t blocks_per_row = max_of<int64_t>(1, min_of(ceil_div(target, rows), row_stages));
 
-    StreamScratch scratch;
-    Acc* partials = nullptr;
-    unsigned int* tickets = nullptr;
-    if (blocks_per_row > 1) {
-      GPUPRIMS_TRY(single_pass_workspace(a, rows * blocks_per_row, rows, scratch, &partials, &tickets));
-    }
-    const dim3 grid(static_cast<unsigned>(blocks_per_row), static_cast<unsigned>(min_of<int64_t>(rows, 65535)));
-    ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};
-    void* args[] = {&p, &partials, &tickets};
-    GPUPRIMS_CUDA_CHECK("reduce", cudaLaunchKernel(reinterpret_cast<const void*>(&reduce_bulk_kernel<T, Acc, Op>), grid,
-                                                   dim3(BulkShape::kThreads), args, 0, a.stream));
-    return check_launch("reduce", a.stream);
+    return launch_single_pass<T, Acc>(a, reinterpret_cast<const void*>(&reduce_bulk_kernel<T, Acc, Op>),
+                                      BulkShape::kThreads, blocks_per_row);
   }
 };
 
