@@ -75,21 +75,8 @@ struct Problem {
 };
 
 NormParams params_for(const Problem& pr, void* y) {
-  NormParams p;
-  p.x = pr.x;
-  p.y = y;
-  p.weight = pr.weight ? pr.w : nullptr;
-  p.bias = pr.bias ? pr.b : nullptr;
-  p.layout.num_rows = pr.rows;
-  p.layout.row_len = pr.len;
-  p.layout.outer_ndim = 1;
-  p.layout.outer_sizes[0] = pr.rows;
-  p.layout.x_outer_strides[0] = pr.len;
-  p.layout.y_outer_strides[0] = pr.len;
-  p.eps = 1e-5;
-  p.log = pr.log;
-  p.center = pr.center;
-  p.vec_ok = true;
+  NormParams p = contiguous_rows_params(pr.x, y, pr.weight ? pr.w : nullptr, pr.bias ? pr.b : nullptr, pr.rows,
+                                        pr.len, pr.log, pr.center);
   if (pr.residual) {
     p.residual = pr.r;
     p.sum = y == pr.y_ref ? pr.s_ref : pr.s;

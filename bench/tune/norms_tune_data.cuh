@@ -1,11 +1,34 @@
 #pragma once
-// Data, copy ceiling and comparison kernels shared by the norms harnesses
-// (norms_forward_tune.cu, norms_backward_tune.cu).
+// Data, copy ceiling, parameter blocks and comparison kernels shared by the norms harnesses
+// (norms_forward_tune.cu, norms_backward_tune.cu, norms_cluster_tune.cu).
 #include <cstdint>
 
 #include "gpuprims/core/numeric.hpp"
+#include "gpuprims/norms/norm_params.hpp"
 
 namespace gpuprims {
+
+// The forward parameters of `rows` contiguous rows of `len` elements (x and y compact, vector
+// path allowed); weight / bias null when absent.
+inline norms::NormParams contiguous_rows_params(const void* x, void* y, const void* weight, const void* bias, int64_t rows,
+                                         int64_t len, bool log, bool center) {
+  norms::NormParams p;
+  p.x = x;
+  p.y = y;
+  p.weight = weight;
+  p.bias = bias;
+  p.layout.num_rows = rows;
+  p.layout.row_len = len;
+  p.layout.outer_ndim = 1;
+  p.layout.outer_sizes[0] = rows;
+  p.layout.x_outer_strides[0] = len;
+  p.layout.y_outer_strides[0] = len;
+  p.eps = 1e-5;
+  p.log = log;
+  p.center = center;
+  p.vec_ok = true;
+  return p;
+}
 
 __device__ __host__ inline uint32_t hash32(uint64_t i, uint32_t seed) {
   uint32_t h = uint32_t(i) * 0x9E3779B1u ^ uint32_t(i >> 32) * 0x85EBCA77u ^ seed * 0xC2B2AE3Du;

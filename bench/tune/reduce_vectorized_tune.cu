@@ -27,16 +27,22 @@ __global__ void fill_random(T* p, int64_t n) {
     p[i] = T((i * 2654435761u >> 7) % 7);
 }
 
+// One contiguous row of n elements, as dispatch lays out a full reduction.
+template <class T>
+ReduceKernelParams<T> one_row_params(const T* in, int64_t n, void* out) {
+  ReduceLayout layout;
+  layout.num_rows = 1;
+  layout.row_len = n;
+  layout.row_contiguous = true;
+  return ReduceKernelParams<T>{in, layout, out, dtype_of<T>::value};
+}
+
 constexpr int kBuffers = 4;  // inputs rotated call by call, 4 x 1 GiB: none is left in L2 by the previous call
 
 template <class T, class Acc, int kThreads, int kUnroll, LoadPolicy kPolicy, Partition kPartition, int kSplit = 1>
 void sweep(const char* label, T* const* ins, int64_t n, void* out, Acc* partials, unsigned* tickets, cudaMemPool_t pool, int sms,
            float cub_ms, double cub_result) {
-  ReduceLayout layout;
-  layout.num_rows = 1;
-  layout.row_len = n;
-  layout.row_contiguous = true;
-  ReduceKernelParams<T> p{ins[0], layout, out, dtype_of<T>::value};
+  ReduceKernelParams<T> p = one_row_params(ins[0], n, out);
   int resident = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &resident, reduce_vectorized_kernel<T, Acc, Sum, kThreads, kUnroll, kPolicy, kPartition, kSplit>, kThreads, 0);
@@ -74,11 +80,7 @@ template <class T, class Acc, int kThreads, int kStageBytes, int kStages>
 void sweep_bulk(T* const* ins, int64_t n, void* out, Acc* partials, unsigned* tickets, int sms, float cub_ms,
                 double cub_result) {
   auto kernel = reduce_bulk_kernel<T, Acc, Sum, kThreads, kStageBytes, kStages>;
-  ReduceLayout layout;
-  layout.num_rows = 1;
-  layout.row_len = n;
-  layout.row_contiguous = true;
-  ReduceKernelParams<T> p{ins[0], layout, out, dtype_of<T>::value};
+  ReduceKernelParams<T> p = one_row_params(ins[0], n, out);
   int resident = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, 0));
   for (int waves : {1, 2}) {

@@ -1,5 +1,4 @@
 #include "gpuprims/reduce/reduce_vectorized.cuh"
-#include "gpuprims/core/stream.hpp"
 #include "gpuprims/util/math.cuh"
 #include "gpuprims/util/occupancy.cuh"
 #include "launch.hpp"
