@@ -9,8 +9,6 @@ DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64",
 )
-_SIGNED = frozenset({"int8", "int16", "int32", "int64"})
-_UNSIGNED = frozenset({"uint8", "uint16", "uint32", "uint64"})
 FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
 _PYTHON_TYPES = {bool: "bool", int: "int64", float: "float64"}
 
@@ -43,12 +41,12 @@ def dtype_name(dtype, op: str, arg: str = "dtype") -> str:
 
 def reduce_result_dtype(op: str, x_dtype: str, dtype, family: str = "reduce") -> str:
     """numpy's rule: sums and products of bool/integers are int64 (uint64 for unsigned); floats and
-    min/max keep the input's dtype; `dtype=` overrides."""
+    min/max keep the input's dtype; `dtype=` overrides. The default rule lives in C++
+    (gpuprims::reduce_default_result_dtype)."""
     if dtype is not None:
         return dtype_name(dtype, family)
-    if op in ("sum", "prod"):
-        if x_dtype in _UNSIGNED:
-            return "uint64"
-        if x_dtype in _SIGNED or x_dtype == "bool":
-            return "int64"
-    return x_dtype
+    # One rule for both layers: the C++ fast path of small torch calls names its results with it too.
+    # (`op` is validated by every caller before this.)
+    from . import _C
+
+    return _C.reduce_result_dtype(op, x_dtype)
