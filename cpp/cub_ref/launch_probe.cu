@@ -99,6 +99,12 @@ std::vector<std::pair<std::string, double>> launch_probe(int iters) {
     rows.emplace_back("384-byte-param kernel driver cuLaunchKernel", ns_per_call([&] {
       cu_launch(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
     }, iters));
+    cudaFunction_t empty_fn = nullptr;
+    if (cudaGetFuncBySymbol(&empty_fn, reinterpret_cast<const void*>(&empty_kernel)) == cudaSuccess) {
+      rows.emplace_back("empty kernel driver cuLaunchKernel", ns_per_call([&] {
+        cu_launch(reinterpret_cast<CUfunction>(empty_fn), 1, 1, 1, 256, 1, 1, 0, nullptr, nullptr, nullptr);
+      }, iters));
+    }
     rows.emplace_back("384-byte-param kernel cudaLaunchKernel (again)", ns_per_call([&] {
       cudaLaunchKernel(reinterpret_cast<const void*>(&big_param_kernel), dim3(1), dim3(256), args, 0, nullptr);
     }, iters));

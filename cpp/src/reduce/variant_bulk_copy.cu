@@ -21,8 +21,8 @@ struct BulkCopyRunner {
     const int64_t row_stages = ceil_div<int64_t>(layout.row_len * int64_t(sizeof(T)), BulkShape::kStageBytes);
     const int64_t blocks_per_row = max_of<int64_t>(1, min_of(ceil_div(target, rows), row_stages));
 
-    return launch_single_pass<T, Acc>(a, reinterpret_cast<const void*>(&reduce_bulk_kernel<T, Acc, Op>),
-                                      BulkShape::kThreads, blocks_per_row);
+    static const DriverKernel kernel(reinterpret_cast<const void*>(&reduce_bulk_kernel<T, Acc, Op>));
+    return launch_single_pass<T, Acc>(a, kernel, BulkShape::kThreads, blocks_per_row);
   }
 };
 

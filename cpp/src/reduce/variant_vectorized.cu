@@ -23,8 +23,8 @@ struct VectorizedRunner {
     const int64_t blocks_per_row = max_of<int64_t>(
         1, min_of(ceil_div(target, rows), ceil_div(layout.row_len, per_block)));
 
-    return launch_single_pass<T, Acc>(a, reinterpret_cast<const void*>(&reduce_vectorized_kernel<T, Acc, Op>),
-                                      Shape::kThreads, blocks_per_row);
+    static const DriverKernel kernel(reinterpret_cast<const void*>(&reduce_vectorized_kernel<T, Acc, Op>));
+    return launch_single_pass<T, Acc>(a, kernel, Shape::kThreads, blocks_per_row);
   }
 };
 
