@@ -87,6 +87,7 @@ def run(quick: bool = False) -> dict:
     overhead = {"case": "sum of 1024 float32 on the GPU, per call (enqueue + sync amortized)"}
     overhead.update(host_us_per_call({
         "gpuprims.sum_us": lambda: gpuprims.sum(small),
+        "gpuprims.reduce_us": lambda: gpuprims.reduce(small),
         "torch.sum_us": lambda: torch.sum(small),
         "gpuprims.sum_out_us": lambda: gpuprims.sum(small, out=out),
     }))
@@ -100,6 +101,7 @@ def table(result: dict) -> str:
         lines.append(f"{r['case']:44s} {r['impl']:24s} {r['ms']:9.4f} {r['GBps']:8.0f} {r['pct_copy']:6.1f} "
                      f"{r['vs_peer']:6.3f}x {r['peer']}")
     o = result["host_overhead"]
-    lines += ["", f"{o['case']}: gpuprims.sum {o['gpuprims.sum_us']:.2f} us, with out= "
+    lines += ["", f"{o['case']}: gpuprims.sum {o['gpuprims.sum_us']:.2f} us, gpuprims.reduce "
+                  f"{o.get('gpuprims.reduce_us', float('nan')):.2f} us, with out= "
                   f"{o['gpuprims.sum_out_us']:.2f} us, torch.sum {o['torch.sum_us']:.2f} us"]
     return "\n".join(lines)
