@@ -376,6 +376,29 @@ def test_packed_half_norm_tiles(rng, op, dtype):
                 assert_close(got, ref, tolerance(op, dtype, a, ref, -1, weight, bias), f"n={n}")
 
 
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16"))
+@pytest.mark.parametrize("op", NORM_OPS)
+def test_one_pass_statistics_fallbacks(rng, op, dtype):
+    """The fp16 / bf16 norm kind's one-pass statistics (norm_partial_one_pass, docs/norms.md
+    performance step 5) where they must fall back: layer_norm rows whose first element lies 0 to
+    100 deviations from the mean (the one-pass variance is taken within about 3.9 deviations, the
+    exact second pass beyond), rows of 1234 + noise, and bfloat16 rows near 1e30, whose unscaled
+    sum of squares (rms_norm) overflows float32; in the 4096- and 8192-element tiles, through
+    row_on_chip and auto, with and without the affine vectors."""
+    need(TORCH_CUDA)
+    for n in (4096, 8192):
+        a = data(rng, (64, n), dtype).astype(np.float64)
+        a[:, 0] = a[:, 1:].mean(axis=1) + np.linspace(0.0, 100.0, 64) * a[:, 1:].std(axis=1)
+        a[40:48] = 1234.0 + 16.0 * rng.standard_normal((8, n))
+        a[40:48, 0] += np.linspace(0.0, 160.0, 8)
+        if dtype == "bfloat16":
+            a[56:] = 1e30 * (1.0 + 0.05 * rng.standard_normal((8, n)))
+        a = round_to(a, dtype)
+        for algorithm in ("auto", "row_on_chip"):
+            for affine in (True, False):
+                check(TORCH_CUDA, op, a, dtype, rng=rng, affine=affine, algorithm=algorithm)
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_bitwise_reproducible(rng, op):
     need(TORCH_CUDA)

@@ -15,7 +15,8 @@
 // twice, so differences smaller than the spread between the passes are noise. A crash names the
 // case it happened in (tune::running).
 // What the library runs (BlockTile, cpp/src/norms/row_on_chip_launch.cuh): "lean x32" for float32
-// and the bf16 softmax kind; for the bf16 norm kind and the add-norms see docs/norms.md, step 4.
+// and the bf16 softmax kind; for the bf16 norm kind and the add-norms see docs/norms.md, steps 4
+// and 5 (since step 5: "packed x32 r64 fold 1pass affine" for layer_norm / rms_norm).
 // Step 4 (issue 5: bfloat16 norms and add-norms), first H200 run (session 10 run 4): the per-row
 // weight / bias loads were not the cost (layer_norm without them: +1 point; held in registers or
 // shared memory across the rows of a persistent grid: 8-13 points slower), half the values per
@@ -23,6 +24,19 @@
 // tuned tiles; "fold" (one instruction per element fewer in two passes) gained 3-5 points. Those
 // losing rows are gone; this sweep compares the fold (its output form since revised to keep
 // constant rows exact) on the packed and the float tile, and for the add-norms under both bounds.
+// Step 5 (session 11: bfloat16 layer_norm / rms_norm forward, still issue-bound at four 256-thread
+// blocks per SM): "1pass" (RowOnChipConfig::kOnePass: layer_norm's sums of d and d^2 in one pass and
+// one paired reduction, 4 instructions per element for the statistics instead of 6 and one block
+// reduction instead of two; rms_norm's sum of x^2 with one FFMA), "affine" (kAffinePaths: the
+// output pass without the per-element selects of the optional weight / bias, and rms_norm's without
+// the zero shift and bias), and both, on the library's packed x32 r64 fold tile (64 registers, no
+// spill, all three); for the add-norms under their classic bound (1pass 90 registers, affine 88,
+// against 80: two 256-thread blocks per SM instead of three). Every 64th row has an outlier first
+// element (set_outlier_rows), which sends those rows through the one-pass statistics' exact
+// fallback. Not run: the float tile with 1pass + affine under r64 (116 bytes of spill), the packed
+// one under a 1280-thread bound (172), the add-norms' under r64 (176-192). Measured (H200, session
+// 11 run 1): 1pass affine took bf16 layer_norm from 78-82 % of copy to 90-95 %, rms_norm from 87-93 %
+// to 92-95 % (affine alone the same for rms_norm); the add-norms lost 4-13 points with either flag.
 // Build and run on the GPU machine (about 1 minute of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_forward_tune.cu -o /tmp/norms_tune && /tmp/norms_tune
 #include <algorithm>
@@ -239,7 +253,17 @@ void run_candidates(const Problem& pr) {
           pr, "lean x32 fold", false);
       run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true, true>, kResidual>(
           pr, "packed x32 fold", false);
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true, true, true>, kResidual>(
+          pr, "packed x32 fold 1pass", false);
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kMb, false, true, true, true, false, true>, kResidual>(
+          pr, "packed x32 fold affine", false);
     } else {
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true, true, true>>(
+          pr, "packed x32 r64 fold 1pass", false);
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true, true, false, true>>(
+          pr, "packed x32 r64 fold affine", false);
+      run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, true, true, true, true>>(
+          pr, "packed x32 r64 fold 1pass affine", false);
       run_config<T, kKind, RowOnChipConfig<kThreads, 1, kVecs, kR64, false, true, false, true>>(
           pr, "lean x32 r64 fold", false);
     }
@@ -271,6 +295,18 @@ void run_problems(const Problem& base) {
   run_candidates<T, RowKind::kNorm, kLen, true>(add_rms_norm);
 }
 
+// Every 64th row's first element set to 10: against the uniform [-4, 4) data (deviation 2.3) that
+// is 4.3 deviations from the mean, beyond the one-pass statistics' limit (norm_partial_one_pass:
+// sum d^2 > 16 M2 here), so those rows run its exact second pass. Rows 0 and rows / 2, two of the
+// three the classic kernel is checked on against float64, are such rows.
+template <class T>
+__global__ void set_outlier_rows(T* x, int64_t rows, int64_t len) {
+  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * 64; r < rows;
+       r += int64_t(gridDim.x) * blockDim.x * 64) {
+    x[r * len] = cast_value<T>(10.0f);
+  }
+}
+
 // Buffers: every array holds up to 65536 x 4096 float32.
 struct Buffers {
   void *x, *y_ref, *y, *w, *b, *r, *s, *s_ref;
@@ -284,6 +320,7 @@ void run_dtype(int64_t rows, int64_t len, const Buffers& buf, int sms) {
   snprintf(running, sizeof running, "data and copy, %s %lldx%lld", dtype_label<T>(), (long long)rows, (long long)len);
   tune::running = running;
   fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(buf.x), n, 1, -4.0f, 4.0f);
+  set_outlier_rows<T><<<sms, 256>>>(static_cast<T*>(buf.x), rows, len);
   fill_random<T><<<sms * 8, 256>>>(static_cast<T*>(buf.r), n, 4, -4.0f, 4.0f);
   fill_random<T><<<sms, 256>>>(static_cast<T*>(buf.w), len, 2, 0.5f, 1.5f);
   fill_random<T><<<sms, 256>>>(static_cast<T*>(buf.b), len, 3, -1.0f, 1.0f);

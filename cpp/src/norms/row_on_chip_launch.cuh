@@ -31,6 +31,15 @@ constexpr bool kRowOnChipPackedHalfNorm = true;
 constexpr bool kRowOnChipTunedAddNorm = true;
 constexpr bool kRowOnChipFoldHalfNorm = true;
 
+// Performance step 5 (docs/norms.md; H200 harness, session 11 run 1, bf16 % of copy): whether the
+// fp16 / bf16 layer_norm / rms_norm tile takes its statistics in one pass (RowOnChipConfig::kOnePass)
+// and runs the output pass specialized on the affine vectors present (kAffinePaths): layer_norm
+// 78-82 % -> 90-95 %, rms_norm 87-93 % -> 92-95 %. Not the add-norms: the flags cost them 8-10
+// registers, a resident block per SM under their bound (4-13 points lost). false: step 4's tile
+// (one line each).
+constexpr bool kRowOnChipOnePassHalfNorm = true;
+constexpr bool kRowOnChipAffinePathsHalfNorm = true;
+
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
@@ -38,7 +47,7 @@ constexpr bool kRowOnChipFoldHalfNorm = true;
 // 94.8 against 96.2), while the prefetching candidates (kPrefetch, persistent grid) measured
 // 85-89 % (harness run of 2026-11-22). float64 stays classic, and the element-wise path ignores
 // kLean. The fp16 / bf16 norm kind also packs and folds (kPacked, kFold, above), the add-norms
-// included since step 4.
+// included since step 4, and, the add-norms excepted, runs kOnePass and kAffinePaths (step 5).
 template <class T, RowKind kKind, bool kResidual, int kThreads>
 struct BlockTile {
   static constexpr int kLanes = Vec16<T>::kLanes;
@@ -48,8 +57,10 @@ struct BlockTile {
   // The packed tile's register bound: 1024 resident threads per SM (64 registers, step 3); the
   // add-norms keep the classic one (80 registers: under 64 their residual prologue spills 32 bytes).
   static constexpr int kPackedMinBlocks = (kResidual ? 512 : 1024) / kThreads;
+  static constexpr bool kPlainPacked = kPacked && !kResidual;
   using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? kPackedMinBlocks : Classic::kMinBlocks, false,
-                                true, kPacked, kPacked && kRowOnChipFoldHalfNorm>;
+                                true, kPacked, kPacked && kRowOnChipFoldHalfNorm,
+                                kPlainPacked && kRowOnChipOnePassHalfNorm, kPlainPacked && kRowOnChipAffinePathsHalfNorm>;
   using type = std::conditional_t<kTuned, Tuned, Classic>;
 };
 

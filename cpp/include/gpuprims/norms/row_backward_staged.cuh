@@ -64,27 +64,6 @@ constexpr size_t backward_staged_shared_bytes(int64_t row_len) {
   return size_t(Cfg::kStages) * 2 * size_t(row_len) * sizeof(T);
 }
 
-// Two row sums reduced together (layer_norm's sums of g and g * xhat): one block reduction, one
-// barrier. warp_reduce / BlockReduce shuffle it member by member through the overloads below.
-template <class Acc>
-struct SumPair {
-  Acc a, b;
-};
-struct PairSumOp {
-  template <class Acc>
-  __device__ __forceinline__ SumPair<Acc> operator()(SumPair<Acc> x, SumPair<Acc> y) const {
-    return {x.a + y.a, x.b + y.b};
-  }
-};
-template <class Acc>
-__device__ __forceinline__ SumPair<Acc> shfl_xor(SumPair<Acc> v, int lane_mask) {
-  return {gpuprims::shfl_xor(v.a, lane_mask), gpuprims::shfl_xor(v.b, lane_mask)};
-}
-template <class Acc>
-__device__ __forceinline__ SumPair<Acc> shfl_idx(SumPair<Acc> v, int src_lane) {
-  return {gpuprims::shfl_idx(v.a, src_lane), gpuprims::shfl_idx(v.b, src_lane)};
-}
-
 template <class T, RowKind kKind, class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 row_backward_staged_kernel(NormBackwardParams p) {

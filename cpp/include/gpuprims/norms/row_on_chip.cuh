@@ -43,8 +43,16 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 //   kFold (with kLean; fp16 / bf16, norm kind, vector path): the row shift folded into per-row
 //     constants in the squared-deviation and output passes (chunk_partial, RowOutput): one
 //     instruction per element fewer in each.
+//   kOnePass (with kLean; fp16 / bf16, norm kind, vector path): the statistics in one pass over
+//     the tile with one paired reduction where the row allows it (norm_partial_one_pass): layer_norm
+//     4 instructions per element for both sums instead of 6 and one block reduction instead of
+//     two; rms_norm 2 instead of 3.
+//   kAffinePaths (with kLean; fp16 / bf16, norm kind, vector path): the output pass specialized
+//     for layer_norm with weight and bias and for rms_norm with weight (Affine, row_tile.cuh; other
+//     cases run the general pass): no per-element selects of the optional affine vectors (two
+//     per element), and rms_norm's output without the zero shift and bias (x * rstd * w).
 template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_, bool kLean_,
-          bool kPacked_ = false, bool kFold_ = false>
+          bool kPacked_ = false, bool kFold_ = false, bool kOnePass_ = false, bool kAffinePaths_ = false>
 struct RowOnChipConfig {
   static constexpr int kThreadsPerRow = kThreadsPerRow_;
   static constexpr int kRowsPerBlock = kRowsPerBlock_;
@@ -55,6 +63,8 @@ struct RowOnChipConfig {
   static constexpr bool kLean = kLean_;
   static constexpr bool kPacked = kPacked_;
   static constexpr bool kFold = kFold_;
+  static constexpr bool kOnePass = kOnePass_;
+  static constexpr bool kAffinePaths = kAffinePaths_;
 };
 
 // The configuration row_on_chip ran before kPrefetch / kLean (kept for the A/B in
@@ -82,12 +92,15 @@ row_on_chip_kernel(NormParams p) {
   // and the non-lean passes read every lane.
   constexpr bool kPacked = Cfg::kPacked && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   constexpr bool kFold = Cfg::kFold && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
+  constexpr bool kOnePass = Cfg::kOnePass && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
+  constexpr bool kAffinePaths = Cfg::kAffinePaths && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   using Tile = std::conditional_t<kPacked, PackedRowTile<T, kThreadsPerRow, Cfg::kVecs>,
                                   RowTile<T, kThreadsPerRow, Cfg::kVecs>>;
   using Acc = typename Tile::Acc;
   using Group = RowGroup<Acc, kThreadsPerRow>;
   static_assert(Group::kIsWarp || kRowsPerBlock == 1, "a block-wide group owns the whole block");
   __shared__ typename Group::TempStorage temp[kPrefetch ? 2 : 1];
+  __shared__ typename RowGroup<SumPair<Acc>, kThreadsPerRow>::TempStorage pair_temp;  // kOnePass
   auto reduce = [&] {
     if constexpr (kPrefetch) return typename Group::Alternating{temp};
     else return typename Group::Synced{temp[0]};
@@ -155,15 +168,37 @@ row_on_chip_kernel(NormParams p) {
     } else {
       frame = row_frame(xr, len, p.center);
     }
-    RowStats<Acc> stats = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, p.center, reduce);
+    RowStats<Acc> stats;
+    if constexpr (kOnePass) {
+      typename RowGroup<SumPair<Acc>, kThreadsPerRow>::Synced reduce_pair{pair_temp};
+      stats = norm_partial_one_pass(tile, len, rank, frame, p.center, reduce, reduce_pair);
+    } else {
+      stats = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, p.center, reduce);
+    }
     if constexpr (kKind == RowKind::kNorm) {
       stats = norm_row_stats(stats, frame, len, p.eps);
       if (rank == 0) write_row_stats(p, row, stats, frame.shift);
     }
     const RowOutput<kKind, Acc, kFold> out(stats, frame.shift, p.log);
-    tile.template store<kLean>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector,
-                               static_cast<const T*>(p.weight), p.weight_stride, static_cast<const T*>(p.bias),
-                               p.bias_stride, out);
+    const auto store = [&](auto affine, auto f) {
+      tile.template store<kLean, decltype(affine)::value>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len,
+                                                          rank, kVector, static_cast<const T*>(p.weight),
+                                                          p.weight_stride, static_cast<const T*>(p.bias),
+                                                          p.bias_stride, f);
+    };
+    if constexpr (kAffinePaths) {  // uniform branches: p is the same for every thread
+      if (p.center && p.weight != nullptr && p.bias != nullptr) {
+        store(std::integral_constant<Affine, Affine::kWeightBias>{}, out);
+        continue;
+      }
+      if (!p.center && p.weight != nullptr && p.bias == nullptr) {
+        // rms_norm: RowOutput's value with shift, mean and bias 0 (signed zeros aside).
+        const Acc rstd = stats.b;
+        store(std::integral_constant<Affine, Affine::kWeight>{}, [rstd](Acc v, Acc w, Acc) { return v * rstd * w; });
+        continue;
+      }
+    }
+    store(std::integral_constant<Affine, Affine::kAny>{}, out);
   }
 }
 

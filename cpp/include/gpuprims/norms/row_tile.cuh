@@ -27,6 +27,28 @@ struct NanMaxOp {
   template <class A> __device__ __forceinline__ A operator()(A a, A b) const { return nan_max(a, b); }
 };
 
+// Two row sums reduced together (layer_norm's forward sums of d and d^2, its backward's sums of g
+// and g * xhat): one block reduction, one barrier. warp_reduce / BlockReduce shuffle it member by
+// member through the overloads below (found by argument-dependent lookup).
+template <class Acc>
+struct SumPair {
+  Acc a, b;
+};
+struct PairSumOp {
+  template <class Acc>
+  __device__ __forceinline__ SumPair<Acc> operator()(SumPair<Acc> x, SumPair<Acc> y) const {
+    return {x.a + y.a, x.b + y.b};
+  }
+};
+template <class Acc>
+__device__ __forceinline__ SumPair<Acc> shfl_xor(SumPair<Acc> v, int lane_mask) {
+  return {gpuprims::shfl_xor(v.a, lane_mask), gpuprims::shfl_xor(v.b, lane_mask)};
+}
+template <class Acc>
+__device__ __forceinline__ SumPair<Acc> shfl_idx(SumPair<Acc> v, int src_lane) {
+  return {gpuprims::shfl_idx(v.a, src_lane), gpuprims::shfl_idx(v.b, src_lane)};
+}
+
 // op over the n values of `acc`, pairwise (log2 n dependent steps); n a power of two.
 template <class A, int kN, class Op>
 __device__ __forceinline__ A fold_lanes(A (&acc)[kN], Op op) {
@@ -105,14 +127,44 @@ __device__ __forceinline__ typename Tile::Acc sum_tile_vectors(const Tile& tile,
   return fold_lanes(acc, SumOp{});
 }
 
+// (sum of d, sum of d^2) over the valid elements, d = f(value), on the vector path: as
+// sum_tile_vectors, with kLanes chains for each sum (one FADD and one FFMA per element).
+template <class Tile, class F>
+__device__ __forceinline__ SumPair<typename Tile::Acc> sum_and_squares_tile_vectors(const Tile& tile, int len, int rank,
+                                                                                    F f) {
+  using Acc = typename Tile::Acc;
+  Acc sum[Tile::kLanes], squares[Tile::kLanes];
+#pragma unroll
+  for (int l = 0; l < Tile::kLanes; ++l) sum[l] = squares[l] = Acc(0);
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    if (Tile::slot_begin(s, rank) >= len) continue;
+#pragma unroll
+    for (int l = 0; l < Tile::kLanes; ++l) {
+      const Acc d = f(tile.value(s, l));
+      sum[l] += d;
+      squares[l] = fma(d, d, squares[l]);
+    }
+  }
+  return {fold_lanes(sum, SumOp{}), fold_lanes(squares, SumOp{})};
+}
+
+// Which affine vectors a vector-path store reads. kAny: either pointer may be null, tested per
+// element (a select per element and vector: the compiler does not hoist the test out of the
+// unrolled loop); kWeight / kWeightBias: the caller has checked that these are present (and
+// that the others are absent), so the loop has no selects.
+enum class Affine { kAny, kWeight, kWeightBias };
+
 // Writes out(value, weight, bias) to elements [begin, begin + len) of y's row on the vector path
 // (RowTile::store's vec_ok contract). kPairRounding as for RowTile::store.
-template <bool kPairRounding, class Tile, class F>
+template <bool kPairRounding, Affine kAffine = Affine::kAny, class Tile, class F>
 __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Tile::Value* row, int64_t begin, int len,
                                                    int rank, const typename Tile::Value* weight,
                                                    const typename Tile::Value* bias, F out) {
   using T = typename Tile::Value;
   using Acc = typename Tile::Acc;
+  const bool has_weight = kAffine == Affine::kAny ? weight != nullptr : true;
+  const bool has_bias = kAffine == Affine::kAny ? bias != nullptr : kAffine == Affine::kWeightBias;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const int e0 = Tile::slot_begin(s, rank);
@@ -120,13 +172,13 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
     // Affine vectors stay packed until used: fewer live registers than converting up front.
     const int64_t at = begin + e0;
     Vec16<T> w, b, q;
-    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
-    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
+    if (has_weight) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
+    if (has_bias) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
     Acc o[Tile::kLanes];
 #pragma unroll
     for (int l = 0; l < Tile::kLanes; ++l) {
-      const Acc wl = weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1);
-      const Acc bl = bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0);
+      const Acc wl = has_weight ? cast_value<Acc>(w.lane[l]) : Acc(1);
+      const Acc bl = has_bias ? cast_value<Acc>(b.lane[l]) : Acc(0);
       o[l] = out(tile.value(s, l), wl, bl);
       if constexpr (!kPairRounding) q.lane[l] = cast_value<T>(o[l]);
     }
@@ -306,12 +358,13 @@ struct RowTile {
   // vec_ok as for load(), and the affine vectors are contiguous and 16-byte aligned.
   // kPairRounding (vector path): fp16/bf16 results rounded two at a time by the hardware
   // (round_to_vec16) instead of element by element in software: the same values, NaN payloads aside.
-  template <bool kPairRounding = false, class F>
+  // kAffine (vector path): store_tile_vectors'; the element-wise path tests the pointers.
+  template <bool kPairRounding = false, Affine kAffine = Affine::kAny, class F>
   __device__ __forceinline__ void store(T* row, int64_t stride, int64_t begin, int len, int rank, bool vec_ok,
                                         const T* weight, int64_t weight_stride, const T* bias, int64_t bias_stride,
                                         F out) const {
     if (vec_ok) {
-      store_tile_vectors<kPairRounding>(*this, row, begin, len, rank, weight, bias, out);
+      store_tile_vectors<kPairRounding, kAffine>(*this, row, begin, len, rank, weight, bias, out);
     } else {
 #pragma unroll
       for (int s = 0; s < kVecs; ++s) {

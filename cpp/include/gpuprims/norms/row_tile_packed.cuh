@@ -53,11 +53,11 @@ struct PackedRowTile {
   }
 
   // RowTile::store's signature, vector path only (strides 1).
-  template <bool kPairRounding = false, class F>
+  template <bool kPairRounding = false, Affine kAffine = Affine::kAny, class F>
   __device__ __forceinline__ void store(T* row, int64_t /*stride*/, int64_t begin, int len, int rank, bool /*vec_ok*/,
                                         const T* weight, int64_t /*weight_stride*/, const T* bias,
                                         int64_t /*bias_stride*/, F out) const {
-    store_tile_vectors<kPairRounding>(*this, row, begin, len, rank, weight, bias, out);
+    store_tile_vectors<kPairRounding, kAffine>(*this, row, begin, len, rank, weight, bias, out);
   }
 };
 
