@@ -277,7 +277,9 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
   p.c_vec_rows = rows_vector_aligned(c, p.sc);
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(a.device.id, op));
-  GPUPRIMS_TRY(multiprocessor_count(a.device.id, &l.sm_count));  // cached per device after the first call
+  // Both cached per device after the first call: no CUDA call here on later calls.
+  GPUPRIMS_TRY(multiprocessor_count(a.device.id, &l.sm_count));
+  GPUPRIMS_TRY(shared_memory_per_block_optin(a.device.id, &l.smem_optin));
   return run_matmul_variant(options.algorithm, options.allow_tf32, l);
 }
 
