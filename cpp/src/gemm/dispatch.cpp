@@ -41,7 +41,8 @@ const std::vector<GemmVariantInfo>& matmul_variants() {
       {int(GemmAlgorithm::kMmaPipelined), "mma_pipelined",
        "mma.sync m16n8k16 fed by ldmatrix from XOR-swizzled shared memory, filled by a multi-stage cp.async "
        "pipeline (16-byte copies when rows are contiguous and aligned, element gathers otherwise); "
-       "tiling: MmaPipelinedConfig in mma_pipelined.cuh (float16, bfloat16)", true},
+       "tiling: MmaPipelinedConfig, or MmaPipelinedLargeConfig for products of a wave of its tiles on devices "
+       "that allow its shared memory, in mma_pipelined.cuh (float16, bfloat16)", true},
   };
   return v;
 }

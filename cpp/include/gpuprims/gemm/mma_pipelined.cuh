@@ -6,8 +6,9 @@
 // a kTileM x kTileN output tile in kTileK-deep K slices; each warp owns a (kTileM / kWarpsM) x
 // (kTileN / kWarpsN) sub-tile as m16n8 accumulator fragments (float32). Per 16-deep step a warp
 // issues one ldmatrix.x4 per m16 fragment row of A (16x16), one ldmatrix.x4.trans per pair of n8
-// fragments of B (16x16) and one mma.sync per fragment. MmaPipelinedConfig below is what the
-// library runs; bench/tune/gemm_tune.cu times the same kernel in other tilings.
+// fragments of B (16x16) and one mma.sync per fragment. MmaPipelinedConfig and (large products,
+// devices that allow its shared memory) MmaPipelinedLargeConfig below are what the library runs;
+// bench/tune/gemm_tune.cu times the same kernel in other tilings.
 //
 // Pipeline: slices kt+1 .. kt+kStages-1 are in flight (cp.async) while slice kt is multiplied.
 // How warps learn that a stage is full and when it may be refilled is the config's Sync policy
@@ -164,16 +165,24 @@ using MmaBase = MmaConfig<128, 128, 32, 2, 4, 3, 2, 1, false>;
 // Third and fourth sweeps (session 10 device runs 4-5): per-stage mbarriers instead of the block
 // barrier, the next slice's copies issued at the top of the last 16-deep step, gain 2-2.5 % at
 // 4096^3 (0.456x vs 0.445x; 0.431x vs 0.422x in the faster-cuBLAS run 5) and 4-7 % at 1000^3
-// (0.574x vs 0.550x; 0.451x vs 0.423x), in the same 98 KiB a block. One block of 16 warps at
-// 256x128x64 with 4 stages of padded rows was faster still at 4096^3 (0.468x in run 5) but needs
-// 212 KiB of shared memory (sm_80 allows 163, sm_86/89 99) and loses at 1000^3: not the default.
-using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, /*kMbarrier=*/true, /*kRefillStep=*/3>;
+// (0.574x vs 0.550x; 0.451x vs 0.423x), in the same 98 KiB a block. Fifth sweep (session 11
+// device run 1): copying slices that lie inside both matrices by unconditional cp.async
+// (kWholeSlices) takes 0.450x to 0.519x, +15 %, and the serpentine MMA order adds a little
+// (0.521x; 0.526x against 0.540x at 1000^3, where fewer slices are interior).
+using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, /*kMbarrier=*/true, /*kRefillStep=*/3, false,
+                                     MmaLoad::kSwizzled, MmaFragPipe::kStep, /*kSerpentine=*/true,
+                                     /*kWholeSlices=*/true>;
 // What mma_pipelined runs for products of at least a wave of its tiles on devices whose blocks
 // may opt in to its shared memory (variant_mma_pipelined.cu): one block of 16 warps of 64x32 a
-// SM on 256x128x64 tiles, 4 stages of padded rows (212 KiB), the fourth sweep's best row (0.468x
-// cuBLAS at 4096^3 in session 10 run 5). Operands that need the gather path keep MmaPipelinedConfig.
+// SM on 256x128x64 tiles, 4 stages of padded rows (212 KiB; sm_80 allows 163, sm_86/89 99),
+// whole slices by unconditional cp.async, every fragment loaded one m16 row of MMAs ahead, in
+// serpentine order: 0.552x cuBLAS at 4096^3 in session 11 run 1, the fastest row (0.483x without
+// the three inner-loop options, 0.505x with serp + whole alone). ptxas keeps 8 bytes (two values
+// read by the epilogue) in local memory, outside the K loop. Operands that need the gather path
+// keep MmaPipelinedConfig.
 using MmaPipelinedLargeConfig =
-    MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, /*kMbarrier=*/true, /*kRefillStep=*/3, false, MmaLoad::kPadded>;
+    MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, /*kMbarrier=*/true, /*kRefillStep=*/3, false, MmaLoad::kPadded,
+              MmaFragPipe::kRowAhead, /*kSerpentine=*/true, /*kWholeSlices=*/true>;
 
 // sm_80's register allocator spills the 64x32 tiling under the 128-register cap of two resident
 // blocks (72-80 bytes), sm_90's does not: sm_80 builds keep one block per SM whatever the config asks.
