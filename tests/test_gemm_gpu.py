@@ -137,6 +137,28 @@ def test_warptile_large_tiling(rng):
     check_into_poisoned_out(a, b, "float32", "warptile", view_b=lambda v: v.T.T[:, 1:])
 
 
+def test_mma_pipelined_large_tiling(rng):
+    """mma_pipelined switches to MmaPipelinedLargeConfig (256 x 128 tiles, 16 warps, one block per
+    SM) once a product has a wave of those tiles and the device lets a block opt in to its shared
+    memory (Hopper; elsewhere these run the 128 x 128 kernel and check that): ragged M, N and a
+    K = 1000 (16 slices: each of the 4 stages' mbarriers through four phases, a 40-deep tail), a
+    batch whose tiles make the wave only together, and the same sizes with a transposed A (the
+    gather path, which stays on the 128 x 128 tiling)."""
+    need(TORCH_CUDA)
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    row_tiles = 9
+    col_tiles = -(-sms // row_tiles) + 1
+    m, k, n = 256 * row_tiles - 52, 1000, 128 * col_tiles - 4
+    for dtype in ("bfloat16", "float16"):
+        a, b = data(rng, (m, k), dtype), data(rng, (k, n), dtype)
+        check_into_poisoned_out(a, b, dtype, "mma_pipelined")
+        check_into_poisoned_out(a, b, dtype, "auto")
+        check_into_poisoned_out(np.ascontiguousarray(a.T), b, dtype, "mma_pipelined", view_a=lambda v: v.T)
+        batch_col_tiles = -(-sms // (2 * 5)) + 1  # 2 batches of 5 x batch_col_tiles tiles
+        a3, b3 = data(rng, (2, 256 * 5 - 7, 72), dtype), data(rng, (2, 72, 128 * batch_col_tiles - 12), dtype)
+        check_into_poisoned_out(a3, b3, dtype, "mma_pipelined")
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_integer_products_are_exact(rng, dtype):
     need(TORCH_CUDA)

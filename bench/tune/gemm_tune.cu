@@ -333,7 +333,7 @@ void mma_ceiling(float cublas_ms, int sms) {
 }
 
 // ---- bfloat16 mma_pipelined: MmaConfig<TileM, TileN, TileK, WarpsM, WarpsN, Stages, MinBlocks,
-//      GroupM, SmemEpilogue, Mbarrier, RefillStep, FragPrefetch, Load> ----
+//      GroupM, SmemEpilogue, Mbarrier, RefillStep, FragPrefetch, Load, FragPipe, Serpentine, WholeSlices> ----
 template <class Cfg, bool kAsync>
 struct MmaLaunch {
   void operator()(const GemmParams& p) const {
@@ -355,6 +355,7 @@ void sweep_bfloat16(cublasHandle_t h, int sms) {
   mma_ceiling(pr.cublas_ms, sms);
   mma<MmaBase>("base 128x128x32 w2x4(64x32) s3 b2 g1 direct", pr);
   mma<MmaPipelinedConfig>("LIBRARY (MmaPipelinedConfig)", pr);
+  mma<MmaPipelinedLargeConfig>("LIBRARY large (MmaPipelinedLargeConfig)", pr);
   // Third sweep (issue 6, against the per-slice block barrier; H200 session 10 run 4, where every
   // row passed): per-stage mbarriers instead of the block barrier ("mbar", the next slice's copies
   // issued at the top of 16-deep step r of a slice) gained up to 2.5 % (r3); the head of the next
@@ -388,6 +389,40 @@ void sweep_bfloat16(cublasHandle_t h, int sms) {
   mma<MmaConfig<128, 64, 64, 2, 2, 3, 3, 1, true, true, 3, false>>("128x64x64 w2x2 s3 b3 mbar r3", pr);
   mma<MmaConfig<128, 64, 64, 2, 2, 3, 3, 1, true, true, 3, true>>("128x64x64 w2x2 s3 b3 mbar r3 pf", pr);
   mma<MmaConfig<128, 64, 64, 2, 2, 3, 3, 8, true, true, 3, true>>("128x64x64 w2x2 s3 b3 g8 mbar r3 pf", pr);
+  // Fifth sweep: the inner loop, on the library's 128x128 kernel and on the 256x128 16-warp one
+  // (the fourth sweep's best, "LIBRARY large" above). MmaConfig's last three options:
+  //   "serp"  kSerpentine: odd m16 rows run right to left (operand reuse at every turn);
+  //   "dbl"   MmaFragPipe::kDoubleStep: step s + 1's fragments loaded before step s's MMAs (two
+  //           register sets; ptxas spills 20-24 bytes under the 128 cap, 1-2 reloads a slice);
+  //   "ahead" MmaFragPipe::kRowAhead: each fragment loaded one m16 row of MMAs before its use,
+  //           as many fragment registers as now (spills 8 bytes outside the K loop with padded rows; swizzled at
+  //           128x128, 44 bytes with 7 reloads a slice);
+  //   "whole" kWholeSlices: slices wholly inside the matrices copied by unconditional cp.async,
+  //           one edge check a slice instead of a check and a gather branch a chunk.
+  // Session 11 run 1 (H200): "whole" gained 15 % on both kernels; the library now runs
+  // 128x128 "serp whole" (0.521x) and 256x128 "pad ahead serp whole" (0.552x): the LIBRARY rows.
+  constexpr MmaLoad kSw = MmaLoad::kSwizzled;
+  constexpr MmaFragPipe kStep = MmaFragPipe::kStep, kDbl = MmaFragPipe::kDoubleStep, kAhead = MmaFragPipe::kRowAhead;
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 3, false, kSw, kStep, true>>("128x128x64 s3 mbar r3 serp", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 3, false, kSw, kDbl>>("128x128x64 s3 mbar r3 dbl", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 3, false, kSw, kAhead>>("128x128x64 s3 mbar r3 ahead", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 3, false, kSw, kStep, false, true>>("128x128x64 s3 mbar r3 whole", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 3, false, kPad, kStep, true>>("128x128x64 s3 mbar r3 pad serp", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 3, false, kPad, kAhead>>("128x128x64 s3 mbar r3 pad ahead", pr);
+  mma<MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, true, 3, false, kPad, kAhead, true, true>>("128x128x64 s3 mbar r3 pad ahead serp whole", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false, kPad, kStep, true>>("256x128x64 w4x4 s4 b1 mbar r3 pad serp", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false, kPad, kDbl>>("256x128x64 w4x4 s4 b1 mbar r3 pad dbl", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false, kPad, kDbl, true>>("256x128x64 w4x4 s4 b1 mbar r3 pad dbl serp", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false, kPad, kAhead>>("256x128x64 w4x4 s4 b1 mbar r3 pad ahead", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false, kPad, kAhead, true>>("256x128x64 w4x4 s4 b1 mbar r3 pad ahead serp", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false, kPad, kStep, false, true>>("256x128x64 w4x4 s4 b1 mbar r3 pad whole", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 3, false, kPad, kStep, true, true>>("256x128x64 w4x4 s4 b1 mbar r3 pad serp whole", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 2, false, kPad, kStep, false, true>>("256x128x64 w4x4 s4 b1 mbar r2 pad whole", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 4, true, true, 3, false, kPad>>("256x128x64 w4x4 s4 b1 g4 mbar r3 pad", pr);
+  // Not run yet (next candidates): the large LIBRARY kernel with the refill at step 2 ("r2 whole"
+  // gained 2 % over r3 above) and with bands of 4 tile rows (+1.4 % on the plain kernel above).
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, true, 2, false, kPad, kAhead, true, true>>("256x128x64 w4x4 s4 b1 mbar r2 pad ahead serp whole", pr);
+  mma<MmaConfig<256, 128, 64, 4, 4, 4, 1, 4, true, true, 3, false, kPad, kAhead, true, true>>("256x128x64 w4x4 s4 b1 g4 mbar r3 pad ahead serp whole", pr);
 }
 
 }  // namespace

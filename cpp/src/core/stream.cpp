@@ -12,6 +12,7 @@ std::vector<cudaMemPool_t> g_pools;  // per device, created on first use
 struct DeviceInfo {
   int sm_count = 0;  // 0: not queried yet
   int cc_major = 0;
+  int smem_optin = 0;  // bytes of shared memory a block may opt in to
 };
 std::vector<DeviceInfo> g_device_info;  // per device
 
@@ -156,7 +157,8 @@ Status stream_partials(int device, cudaStream_t stream, size_t bytes, void** par
 
 namespace {
 
-// The device's multiprocessor count and compute capability major, queried once per device.
+// The device's multiprocessor count, compute capability major and opt-in shared memory per block,
+// queried once per device.
 Status device_info(int device, DeviceInfo* info) {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -170,6 +172,8 @@ Status device_info(int device, DeviceInfo* info) {
                       cudaDeviceGetAttribute(&queried.sm_count, cudaDevAttrMultiProcessorCount, device));
   GPUPRIMS_CUDA_CHECK("device query",
                       cudaDeviceGetAttribute(&queried.cc_major, cudaDevAttrComputeCapabilityMajor, device));
+  GPUPRIMS_CUDA_CHECK("device query", cudaDeviceGetAttribute(&queried.smem_optin,
+                                                             cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   std::lock_guard<std::mutex> lock(g_mutex);
   if (static_cast<int>(g_device_info.size()) <= device) g_device_info.resize(device + 1);
   g_device_info[device] = queried;
@@ -190,6 +194,13 @@ Status compute_capability_major(int device, int* major) {
   DeviceInfo info;
   GPUPRIMS_TRY(device_info(device, &info));
   *major = info.cc_major;
+  return Status::ok();
+}
+
+Status shared_memory_per_block_optin(int device, int* bytes) {
+  DeviceInfo info;
+  GPUPRIMS_TRY(device_info(device, &info));
+  *bytes = info.smem_optin;
   return Status::ok();
 }
 

@@ -41,7 +41,8 @@ const std::vector<GemmVariantInfo>& matmul_variants() {
       {int(GemmAlgorithm::kMmaPipelined), "mma_pipelined",
        "mma.sync m16n8k16 fed by ldmatrix from XOR-swizzled shared memory, filled by a multi-stage cp.async "
        "pipeline (16-byte copies when rows are contiguous and aligned, element gathers otherwise); "
-       "tiling: MmaPipelinedConfig in mma_pipelined.cuh (float16, bfloat16)", true},
+       "tiling: MmaPipelinedConfig, or MmaPipelinedLargeConfig for products of a wave of its tiles on devices "
+       "that allow its shared memory, in mma_pipelined.cuh (float16, bfloat16)", true},
   };
   return v;
 }
@@ -277,7 +278,9 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
   p.c_vec_rows = rows_vector_aligned(c, p.sc);
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(a.device.id, op));
-  GPUPRIMS_TRY(multiprocessor_count(a.device.id, &l.sm_count));  // cached per device after the first call
+  // Both cached per device after the first call: no CUDA call here on later calls.
+  GPUPRIMS_TRY(multiprocessor_count(a.device.id, &l.sm_count));
+  GPUPRIMS_TRY(shared_memory_per_block_optin(a.device.id, &l.smem_optin));
   return run_matmul_variant(options.algorithm, options.allow_tf32, l);
 }
 

@@ -60,5 +60,8 @@ Status stream_partials(int device, cudaStream_t stream, size_t bytes, void** par
 Status multiprocessor_count(int device, int* count);
 // Compute capability major of a device (9 for Hopper), cached likewise.
 Status compute_capability_major(int device, int* major);
+// Bytes of shared memory a block of the device may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin:
+// 227 KiB on Hopper, 163 KiB on the A100, 99 KiB on sm_86/89), cached likewise.
+Status shared_memory_per_block_optin(int device, int* bytes);
 
 }  // namespace gpuprims

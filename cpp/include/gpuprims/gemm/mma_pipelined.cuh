@@ -6,8 +6,9 @@
 // a kTileM x kTileN output tile in kTileK-deep K slices; each warp owns a (kTileM / kWarpsM) x
 // (kTileN / kWarpsN) sub-tile as m16n8 accumulator fragments (float32). Per 16-deep step a warp
 // issues one ldmatrix.x4 per m16 fragment row of A (16x16), one ldmatrix.x4.trans per pair of n8
-// fragments of B (16x16) and one mma.sync per fragment. MmaPipelinedConfig below is what the
-// library runs; bench/tune/gemm_tune.cu times the same kernel in other tilings.
+// fragments of B (16x16) and one mma.sync per fragment. MmaPipelinedConfig and (large products,
+// devices that allow its shared memory) MmaPipelinedLargeConfig below are what the library runs;
+// bench/tune/gemm_tune.cu times the same kernel in other tilings.
 //
 // Pipeline: slices kt+1 .. kt+kStages-1 are in flight (cp.async) while slice kt is multiplied.
 // How warps learn that a stage is full and when it may be refilled is the config's Sync policy
@@ -17,6 +18,8 @@
 // "full" and "empty" mbarriers let each warp wait only for the slice it reads and, at the refill
 // (step kRefillStep of the slice), for the warps still reading the stage it overwrites.
 // kFragPrefetch loads the head of the next slice's first fragments before the last step's MMAs.
+// Within a slice, MmaFragPipe orders a warp's ldmatrix against its MMAs, kSerpentine orders the
+// MMAs, and kWholeSlices copies slices that lie inside both matrices without per-chunk checks.
 //
 // Shared memory, per stage: A as kTileM rows of kTileK values, B as kTileK rows of kTileN values,
 // in 16-byte chunks. An ldmatrix phase reads 8 rows at one logical chunk; the swizzles spread them
@@ -62,9 +65,23 @@ __device__ __forceinline__ int swizzle_rows(int r, int c) {
 // or into padded rows, or (sm_90) interior slices by the bulk copy engine into padded rows.
 enum class MmaLoad { kSwizzled, kPadded, kBulk };
 
+// How a warp schedules its ldmatrix against its mma.sync within a K slice (issue 6, against the
+// "wait" and short-scoreboard stalls Nsight Compute names first):
+//   kStep       a step's fragments (all A rows and B), then the step's MMAs: one register set, and
+//               any overlap is ptxas's own hoisting of the next step's loads;
+//   kDoubleStep two register sets: step s + 1's fragments are issued before step s's MMAs, so a
+//               whole step of MMAs covers their latency (24 more registers for 64x32 warp tiles);
+//   kRowAhead   every fragment one m16 row of MMAs ahead of its use: A row i + 1 before row i's
+//               MMAs, and step s + 1's B and A row 0 before the MMAs of step s's last row, in as
+//               many registers as kStep (two 4-register A slots instead of kFragsM, a second B set).
+// In the pipelined schedules the stage is released right after its last ldmatrix (before the
+// MMAs of the slice's last step or row), not after the last step's loads.
+enum class MmaFragPipe { kStep, kDoubleStep, kRowAhead };
+
 template <int kTileM_, int kTileN_, int kTileK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_,
           int kGroupM_, bool kSmemEpilogue_, bool kMbarrier_ = false, int kRefillStep_ = 0, bool kFragPrefetch_ = false,
-          MmaLoad kLoad_ = MmaLoad::kSwizzled>
+          MmaLoad kLoad_ = MmaLoad::kSwizzled, MmaFragPipe kFragPipe_ = MmaFragPipe::kStep, bool kSerpentine_ = false,
+          bool kWholeSlices_ = false>
 struct MmaConfig {
   static constexpr int kTileM = kTileM_, kTileN = kTileN_, kTileK = kTileK_;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kThreads = 32 * kWarpsM * kWarpsN;
@@ -83,6 +100,16 @@ struct MmaConfig {
   // a slice ptxas already hoists the next step's ldmatrix above the MMAs; across the wait for the
   // next slice it cannot). A whole second buffer spills under the 128-register cap.
   static constexpr bool kFragPrefetch = kFragPrefetch_;
+  static constexpr MmaFragPipe kFragPipe = kFragPipe_;
+  // Whether a step's MMAs run serpentine over the warp's fragments (odd m16 rows right to left):
+  // consecutive mma.sync then share an operand register at every turn too (A within a row, B
+  // where the row changes), which the operand reuse cache serves without a register-file read.
+  static constexpr bool kSerpentine = kSerpentine_;
+  // Whether slices that lie wholly inside both matrices (interior tiles, the slice inside K;
+  // cp.async path) are copied by one unconditional cp.async a chunk. The general loader checks
+  // each chunk against the edges and branches to a gather, a branch region per chunk across
+  // which ptxas cannot move the warp's MMAs; one check per slice leaves a straight block.
+  static constexpr bool kWholeSlices = kWholeSlices_;
   // Whether interior slices (whole rows of A and B inside the matrices, operands on the cp.async
   // path) are copied by the bulk copy engine (sm_90), one row a thread, completing on the "full"
   // mbarrier by transaction count: no per-chunk cp.async and address arithmetic. Edge slices keep
@@ -108,6 +135,8 @@ struct MmaConfig {
   static_assert(kRefillStep >= 0 && kRefillStep < kSteps && (Sync::kRefillAnywhere || kRefillStep == 0),
                 "the block barrier proves a stage free only at the top of the next slice");
   static_assert(!kFragPrefetch || kSteps >= 2, "the prefetch buffer is step 0's, busy until step 1");
+  static_assert(kFragPipe == MmaFragPipe::kStep || (!kFragPrefetch && kSteps >= 2),
+                "the pipelined schedules prefetch within a slice, from its second step on");
   static_assert(!kBulkCopy || (kMbarrier_ && kThreads >= kTileM + kTileK),
                 "bulk copies complete on mbarriers, one A or B row a thread");
 
@@ -136,10 +165,24 @@ using MmaBase = MmaConfig<128, 128, 32, 2, 4, 3, 2, 1, false>;
 // Third and fourth sweeps (session 10 device runs 4-5): per-stage mbarriers instead of the block
 // barrier, the next slice's copies issued at the top of the last 16-deep step, gain 2-2.5 % at
 // 4096^3 (0.456x vs 0.445x; 0.431x vs 0.422x in the faster-cuBLAS run 5) and 4-7 % at 1000^3
-// (0.574x vs 0.550x; 0.451x vs 0.423x), in the same 98 KiB a block. One block of 16 warps at
-// 256x128x64 with 4 stages of padded rows was faster still at 4096^3 (0.468x in run 5) but needs
-// 212 KiB of shared memory (sm_80 allows 163, sm_86/89 99) and loses at 1000^3: not the default.
-using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, /*kMbarrier=*/true, /*kRefillStep=*/3>;
+// (0.574x vs 0.550x; 0.451x vs 0.423x), in the same 98 KiB a block. Fifth sweep (session 11
+// device run 1): copying slices that lie inside both matrices by unconditional cp.async
+// (kWholeSlices) takes 0.450x to 0.519x, +15 %, and the serpentine MMA order adds a little
+// (0.521x; 0.526x against 0.540x at 1000^3, where fewer slices are interior).
+using MmaPipelinedConfig = MmaConfig<128, 128, 64, 2, 4, 3, 2, 1, true, /*kMbarrier=*/true, /*kRefillStep=*/3, false,
+                                     MmaLoad::kSwizzled, MmaFragPipe::kStep, /*kSerpentine=*/true,
+                                     /*kWholeSlices=*/true>;
+// What mma_pipelined runs for products of at least a wave of its tiles on devices whose blocks
+// may opt in to its shared memory (variant_mma_pipelined.cu): one block of 16 warps of 64x32 a
+// SM on 256x128x64 tiles, 4 stages of padded rows (212 KiB; sm_80 allows 163, sm_86/89 99),
+// whole slices by unconditional cp.async, every fragment loaded one m16 row of MMAs ahead, in
+// serpentine order: 0.552x cuBLAS at 4096^3 in session 11 run 1, the fastest row (0.483x without
+// the three inner-loop options, 0.505x with serp + whole alone). ptxas keeps 8 bytes (two values
+// read by the epilogue) in local memory, outside the K loop. Operands that need the gather path
+// keep MmaPipelinedConfig.
+using MmaPipelinedLargeConfig =
+    MmaConfig<256, 128, 64, 4, 4, 4, 1, 1, true, /*kMbarrier=*/true, /*kRefillStep=*/3, false, MmaLoad::kPadded,
+              MmaFragPipe::kRowAhead, /*kSerpentine=*/true, /*kWholeSlices=*/true>;
 
 // sm_80's register allocator spills the 64x32 tiling under the 128-register cap of two resident
 // blocks (72-80 bytes), sm_90's does not: sm_80 builds keep one block per SM whatever the config asks.
@@ -228,6 +271,20 @@ struct MmaSliceLoader {
     for (int i = 0; i < kPerThreadB; ++i) {
       copy_chunk<kAsync>(b_src + i * kRowStepB * p.sb.row, p.sb.col, b_row + i * kRowStepB < p.k ? b_count : 0,
                          stage + b_offset + i * kRowStepB * Cfg::kPitchB);
+    }
+    advance(p);
+  }
+
+  // Copies the next slice, known to lie wholly inside both matrices (kAsync layouts only): every
+  // chunk one cp.async, no bounds.
+  __device__ __forceinline__ void load_next_whole(const GemmParams& p, unsigned char* stage) {
+#pragma unroll
+    for (int i = 0; i < kPerThreadA; ++i) {
+      ptx::cp_async_16(ptx::shared_address(stage + a_offset + i * kRowStepA * Cfg::kPitchA), a_src + i * kRowStepA * p.sa.row);
+    }
+#pragma unroll
+    for (int i = 0; i < kPerThreadB; ++i) {
+      ptx::cp_async_16(ptx::shared_address(stage + b_offset + i * kRowStepB * Cfg::kPitchB), b_src + i * kRowStepB * p.sb.row);
     }
     advance(p);
   }
@@ -336,50 +393,106 @@ __device__ __forceinline__ void store_fragments_staged(const GemmParams& p, T* c
   __syncthreads();
 }
 
-// One 16-deep step's fragments of a warp: A's m16 rows (ldmatrix.x4) and B's pairs of n8 columns
-// (ldmatrix.x4.trans) from the stage at a_stage. load_head() fetches what the MMAs of A's first
-// m16 row need (B and that row), load_tail() the other rows: a prefetch of the head alone lets a
-// warp start MMAs right after a wait for two thirds fewer registers than a whole second buffer.
+// ldmatrix of one 16-deep step's fragments of a warp from the stage at a_stage: A's m16 row i
+// (ldmatrix.x4, 16x16) and B's pairs of n8 columns (ldmatrix.x4.trans, 16x16 each).
+template <class Cfg>
+__device__ __forceinline__ void load_a_fragment(uint32_t (&a)[4], uint32_t a_stage, int step, int i, int wm, int lane) {
+  ptx::ldmatrix_x4(a, a_stage + Cfg::a_offset(wm + 16 * i + lane % 16, 2 * step + lane / 16));
+}
+template <class Cfg>
+__device__ __forceinline__ void load_b_fragments(uint32_t (&b)[Cfg::kFragsN / 2][4], uint32_t a_stage, int step, int wn,
+                                                 int lane) {
+  const uint32_t b_stage = a_stage + Cfg::kStageBytesA;
+#pragma unroll
+  for (int jp = 0; jp < Cfg::kFragsN / 2; ++jp) {
+    ptx::ldmatrix_x4_trans(b[jp], b_stage + Cfg::b_offset(16 * step + lane % 8 + 8 * (lane / 8 % 2),
+                                                              (wn + 16 * jp) / 8 + lane / 16));
+  }
+}
+
+// The MMAs of m16 row i of a step, in the config's order (Cfg::kSerpentine: odd rows backwards).
+template <class Cfg, bool kBf16>
+__device__ __forceinline__ void mma_row(float (&acc)[Cfg::kFragsM][Cfg::kFragsN][4], int i, const uint32_t (&a)[4],
+                                        const uint32_t (&b)[Cfg::kFragsN / 2][4]) {
+#pragma unroll
+  for (int jj = 0; jj < Cfg::kFragsN; ++jj) {
+    const int j = Cfg::kSerpentine && i % 2 == 1 ? Cfg::kFragsN - 1 - jj : jj;
+    ptx::mma_m16n8k16<kBf16>(acc[i][j], a, b[j / 2][(j % 2) * 2], b[j / 2][(j % 2) * 2 + 1]);
+  }
+}
+
+// One 16-deep step's fragments of a warp (MmaFragPipe::kStep / kDoubleStep). load_head() fetches
+// what the MMAs of A's first m16 row need (B and that row), load_tail() the other rows: a prefetch
+// of the head alone lets a warp start MMAs right after a wait for two thirds fewer registers than
+// a whole second buffer.
 template <class Cfg>
 struct MmaFragments {
   uint32_t a[Cfg::kFragsM][4], b[Cfg::kFragsN / 2][4];
 
-  __device__ __forceinline__ void load_a(uint32_t a_stage, int step, int i, int wm, int lane) {
-    ptx::ldmatrix_x4(a[i], a_stage + Cfg::a_offset(wm + 16 * i + lane % 16, 2 * step + lane / 16));
-  }
-  __device__ __forceinline__ void load_b(uint32_t a_stage, int step, int wn, int lane) {
-    const uint32_t b_stage = a_stage + Cfg::kStageBytesA;
-#pragma unroll
-    for (int jp = 0; jp < Cfg::kFragsN / 2; ++jp) {
-      ptx::ldmatrix_x4_trans(b[jp], b_stage + Cfg::b_offset(16 * step + lane % 8 + 8 * (lane / 8 % 2),
-                                                                (wn + 16 * jp) / 8 + lane / 16));
-    }
-  }
   __device__ __forceinline__ void load_head(uint32_t a_stage, int step, int wm, int wn, int lane) {
-    load_a(a_stage, step, 0, wm, lane);
-    load_b(a_stage, step, wn, lane);
+    load_a_fragment<Cfg>(a[0], a_stage, step, 0, wm, lane);
+    load_b_fragments<Cfg>(b, a_stage, step, wn, lane);
   }
   __device__ __forceinline__ void load_tail(uint32_t a_stage, int step, int wm, int lane) {
 #pragma unroll
-    for (int i = 1; i < Cfg::kFragsM; ++i) load_a(a_stage, step, i, wm, lane);
+    for (int i = 1; i < Cfg::kFragsM; ++i) load_a_fragment<Cfg>(a[i], a_stage, step, i, wm, lane);
   }
   __device__ __forceinline__ void load(uint32_t a_stage, int step, int wm, int wn, int lane) {
 #pragma unroll
-    for (int i = 0; i < Cfg::kFragsM; ++i) load_a(a_stage, step, i, wm, lane);
-    load_b(a_stage, step, wn, lane);
+    for (int i = 0; i < Cfg::kFragsM; ++i) load_a_fragment<Cfg>(a[i], a_stage, step, i, wm, lane);
+    load_b_fragments<Cfg>(b, a_stage, step, wn, lane);
   }
 
   template <bool kBf16>
   __device__ __forceinline__ void multiply(float (&acc)[Cfg::kFragsM][Cfg::kFragsN][4]) const {
 #pragma unroll
-    for (int i = 0; i < Cfg::kFragsM; ++i) {
+    for (int i = 0; i < Cfg::kFragsM; ++i) mma_row<Cfg, kBf16>(acc, i, a[i], b);
+  }
+};
+
+// One slice (stage at a_stage, already ready) in a pipelined schedule (Cfg::kFragPipe, above):
+// refill() is called at the top of step Cfg::kRefillStep, release() right after the slice's last
+// ldmatrix.
+template <class Cfg, bool kBf16, class Refill, class Release>
+__device__ __forceinline__ void mma_slice_pipelined(uint32_t a_stage, float (&acc)[Cfg::kFragsM][Cfg::kFragsN][4],
+                                                    int wm, int wn, int lane, Refill&& refill, Release&& release) {
+  constexpr int kSteps = Cfg::kSteps, kRows = Cfg::kFragsM;
+  if constexpr (Cfg::kFragPipe == MmaFragPipe::kDoubleStep) {
+    MmaFragments<Cfg> f[2];
+    f[0].load(a_stage, 0, wm, wn, lane);
 #pragma unroll
-      for (int j = 0; j < Cfg::kFragsN; ++j) {
-        ptx::mma_m16n8k16<kBf16>(acc[i][j], a[i], b[j / 2][(j % 2) * 2], b[j / 2][(j % 2) * 2 + 1]);
+    for (int s = 0; s < kSteps; ++s) {
+      if (s == Cfg::kRefillStep) refill();
+      if (s + 1 < kSteps) {
+        f[(s + 1) % 2].load(a_stage, s + 1, wm, wn, lane);
+        if (s + 2 == kSteps) release();
+      }
+      f[s % 2].template multiply<kBf16>(acc);
+    }
+  } else {
+    static_assert(Cfg::kFragPipe == MmaFragPipe::kRowAhead, "kStep runs in the kernel's own loop");
+    // Fragment q = s * kRows + i (A row i of step s) lives in A slot q % 2; step s's B in set s % 2.
+    uint32_t a[2][4], b[2][Cfg::kFragsN / 2][4];
+    load_b_fragments<Cfg>(b[0], a_stage, 0, wn, lane);
+    load_a_fragment<Cfg>(a[0], a_stage, 0, 0, wm, lane);
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      if (s == Cfg::kRefillStep) refill();
+#pragma unroll
+      for (int i = 0; i < kRows; ++i) {
+        const int q = s * kRows + i;
+        if (i + 1 < kRows) {
+          load_a_fragment<Cfg>(a[(q + 1) % 2], a_stage, s, i + 1, wm, lane);
+        } else if (s + 1 < kSteps) {
+          load_b_fragments<Cfg>(b[(s + 1) % 2], a_stage, s + 1, wn, lane);
+          load_a_fragment<Cfg>(a[(q + 1) % 2], a_stage, s + 1, 0, wm, lane);
+        }
+        if (q + 2 == kSteps * kRows) release();  // fragment q + 1, the slice's last, is in flight
+        mma_row<Cfg, kBf16>(acc, i, a[q % 2], b[s % 2]);
       }
     }
   }
-};
+}
 
 template <class T, bool kAsync, class Cfg = MmaPipelinedConfig>
 __global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)) mma_pipelined_kernel(GemmParams p) {
@@ -418,14 +531,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)
             return;
           }
         }
-        loader.load_next(p, smem + (g % kStages) * Cfg::kStageBytes, t);
+        unsigned char* stage = smem + (g % kStages) * Cfg::kStageBytes;
+        if (Cfg::kWholeSlices && kAsync && interior && static_cast<int64_t>(slice + 1) * Cfg::kTileK <= p.k) {
+          loader.load_next_whole(p, stage);
+        } else {
+          loader.load_next(p, stage, t);
+        }
       }
       sync.loaded(g, any);
     };
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) refill(s);
-    // With prefetch, frag[1] holds step 0's fragments, whose head the previous slice's last step
-    // (or the prologue) loaded; frag[0] holds every other step's.
+    // kStep schedule (the pipelined ones keep their fragments in mma_slice_pipelined). With
+    // prefetch, frag[1] holds step 0's fragments, whose head the previous slice's last step (or the
+    // prologue) loaded; frag[0] holds every other step's.
     MmaFragments<Cfg> frag[Cfg::kFragPrefetch ? 2 : 1];
     if constexpr (Cfg::kFragPrefetch) {
       if (k_slices > 0) {
@@ -435,23 +554,29 @@ __global__ void __launch_bounds__(Cfg::kThreads, mma_min_blocks(Cfg::kMinBlocks)
     }
     for (int kt = 0; kt < k_slices; ++kt) {
       const uint32_t g = g0 + static_cast<uint32_t>(kt);
-      if constexpr (!Cfg::kFragPrefetch) sync.ready(g);
+      if constexpr (Cfg::kFragPipe != MmaFragPipe::kStep) {
+        sync.ready(g);
+        mma_slice_pipelined<Cfg, kBf16>(
+            stage_of(g), acc, wm, wn, lane, [&] { refill(kt + kStages - 1); }, [&] { sync.released(g, lane); });
+      } else {
+        if constexpr (!Cfg::kFragPrefetch) sync.ready(g);
 #pragma unroll
-      for (int step = 0; step < kSteps; ++step) {
-        if (step == Cfg::kRefillStep) refill(kt + kStages - 1);
-        MmaFragments<Cfg>& f = frag[Cfg::kFragPrefetch && step == 0 ? 1 : 0];
-        if (Cfg::kFragPrefetch && step == 0) f.load_tail(stage_of(g), step, wm, lane);
-        else f.load(stage_of(g), step, wm, wn, lane);
-        if (step == kSteps - 1) {
-          sync.released(g, lane);
-          // The next slice's head is in flight before this step's MMAs, which then cover the
-          // ldmatrix latency after the wait instead of stalling on it.
-          if (Cfg::kFragPrefetch && kt + 1 < k_slices) {
-            sync.ready(g + 1);
-            frag[Cfg::kFragPrefetch ? 1 : 0].load_head(stage_of(g + 1), 0, wm, wn, lane);
+        for (int step = 0; step < kSteps; ++step) {
+          if (step == Cfg::kRefillStep) refill(kt + kStages - 1);
+          MmaFragments<Cfg>& f = frag[Cfg::kFragPrefetch && step == 0 ? 1 : 0];
+          if (Cfg::kFragPrefetch && step == 0) f.load_tail(stage_of(g), step, wm, lane);
+          else f.load(stage_of(g), step, wm, wn, lane);
+          if (step == kSteps - 1) {
+            sync.released(g, lane);
+            // The next slice's head is in flight before this step's MMAs, which then cover the
+            // ldmatrix latency after the wait instead of stalling on it.
+            if (Cfg::kFragPrefetch && kt + 1 < k_slices) {
+              sync.ready(g + 1);
+              frag[Cfg::kFragPrefetch ? 1 : 0].load_head(stage_of(g + 1), 0, wm, wn, lane);
+            }
           }
+          f.template multiply<kBf16>(acc);
         }
-        f.template multiply<kBf16>(acc);
       }
     }
     if constexpr (Cfg::Sync::kRunningIndex) g0 += static_cast<uint32_t>(k_slices);
