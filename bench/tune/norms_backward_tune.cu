@@ -308,7 +308,8 @@ void run_lean_rows(const Problem& pr) {
 // The rows for a row of kLen elements: "current": row_backward_kernel with the tile of
 // variant_backward_row_on_chip.cu (bf16 16 values a thread, fp32 8); "library (lean)": the lean
 // kernel as the library configured it before the staged kernel (LeanConfig there); "chosen": the
-// staged configuration the library now runs (staged_shape in variant_backward_row_on_chip.cu).
+// staged configuration the library now runs (staged_shape in variant_backward_row_on_chip.cu),
+// "(s10)": the one it ran in session 10 where session 11 changed it.
 // Then the session 11 candidates (labels: "v" values a thread, "s" stages, "b" the register bound
 // in blocks per SM, "nw" weight read per pass, "fo" folded dx arithmetic, "hold" g and xhat kept
 // in registers for the output pass):
@@ -332,11 +333,14 @@ void run_candidates(const Problem& pr) {
   run_config<T, kKind, Library, Kernel::kLean>(pr, "library (lean)");
   constexpr bool k8192 = kLen == 8192;
   if constexpr (!kNorm) {
-    constexpr int kChosen = sizeof(T) == 4 ? 8 : k8192 ? 32 : 16;
-    constexpr int kChosenStages = sizeof(T) == 2 && k8192 ? 3 : 2;
-    run_staged<T, kKind, kLen, kChosen, kChosenStages>(pr, " chosen");
-    run_staged<T, kKind, kLen, kChosen, kChosenStages + 1>(pr);
-    run_staged<T, kKind, kLen, 2 * kChosen, 3>(pr);
+    // Session 10's shape, one more stage, twice the values (the library's choice for bf16 8192
+    // since session 11 run 1).
+    constexpr int kS10 = sizeof(T) == 4 ? 8 : k8192 ? 32 : 16;
+    constexpr int kS10Stages = sizeof(T) == 2 && k8192 ? 3 : 2;
+    constexpr bool kWider = sizeof(T) == 2 && k8192;
+    run_staged<T, kKind, kLen, kS10, kS10Stages>(pr, kWider ? " (s10)" : " chosen");
+    run_staged<T, kKind, kLen, kS10, kS10Stages + 1>(pr);
+    run_staged<T, kKind, kLen, 2 * kS10, 3>(pr, kWider ? " chosen" : "");
     run_lean_rows<T, kKind, kLen, kValues>(pr);
     run_lean_rows<T, kKind, kLen, kValues, 1536>(pr);
     run_lean_rows<T, kKind, kLen, 2 * kValues>(pr);
@@ -350,11 +354,11 @@ void run_candidates(const Problem& pr) {
       run_staged<T, kKind, kLen, 8, 2, 1, true, true>(pr);
     }
   } else if constexpr (k8192) {
-    run_staged<T, kKind, kLen, 16, 2>(pr, " chosen");
+    run_staged<T, kKind, kLen, 16, 2>(pr, " (s10)");
     run_staged<T, kKind, kLen, 16, 3>(pr);
     run_staged<T, kKind, kLen, 16, 2, 1, true, true>(pr);
     run_staged<T, kKind, kLen, 16, 2, 1, true, false, true>(pr);
-    run_staged<T, kKind, kLen, 16, 2, 1, true, true, true>(pr);
+    run_staged<T, kKind, kLen, 16, 2, 1, true, true, true>(pr, " chosen");
     run_staged<T, kKind, kLen, 16, 3, 1, true, false, true>(pr);
     run_staged<T, kKind, kLen, 16, 3, 1, true, true, true>(pr);
     run_staged<T, kKind, kLen, 16, 2, 1, false, true, true>(pr);
