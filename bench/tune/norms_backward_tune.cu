@@ -3,7 +3,8 @@
 // row_backward_lean_kernel as the library configures it today ("library (lean)"), and the staged
 // kernel (row_backward_staged.cuh: dy and the saved row copied by cp.async into shared-memory
 // stages kStages - 1 rows ahead, column sums and weight in registers) over values per thread,
-// stages and register bounds, for softmax_backward / log_softmax_backward (softmax kind) and
+// stages and register bounds, plus (softmax kind) the lean kernel with a block per row, for
+// softmax_backward / log_softmax_backward (softmax kind) and
 // layer_norm_backward / rms_norm_backward (norm kind), float32 and bfloat16, 16384 x 8192 and
 // 65536 x 4096 (512 MiB and 1 GiB of fp32 per array), next to a 16-byte copy kernel and
 // cudaMemcpy of one array (the ceiling).
@@ -18,6 +19,7 @@
 // Each row: median of 30 timed launches (CUDA events) after 3 warm-ups; the whole sweep runs
 // twice, so differences smaller than the spread between the passes are noise. A crash names the
 // case it happened in (tune::running).
+// torch's figures for the same cases, on the same machine: bench/tune/norms_backward_torch.py.
 // Build and run on the GPU machine (about 1-2 minutes of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_backward_tune.cu -o /tmp/norms_bwd_tune && /tmp/norms_bwd_tune
 #include <algorithm>
@@ -170,8 +172,10 @@ const void* kernel_of() {
 // One kernel, timed with its column sums. Every row's dx is checked against float64 on three rows;
 // every row but the current kernel's is also compared with the current kernel's dx, dweight and
 // dbias on every element.
+// per_row_grid (softmax kind only: no partial rows): one block per row group, as many blocks as
+// rows, instead of one wave of resident blocks looping over the rows.
 template <class T, RowKind kKind, class Cfg, Kernel kKernel>
-void run_config(const Problem& pr, const char* label) {
+void run_config(const Problem& pr, const char* label, bool per_row_grid = false) {
   using Acc = acc_t<T>;
   constexpr bool kCurrent = kKernel == Kernel::kCurrent;
   const void* kernel = kernel_of<T, kKind, Cfg, kKernel>();
@@ -188,9 +192,14 @@ void run_config(const Problem& pr, const char* label) {
            (long long)pr.rows, (long long)pr.len, label, smem);
     return;
   }
-  // One wave of resident blocks, rows in a grid-stride loop: what launch_backward does.
-  const int64_t blocks =
-      std::min<int64_t>(int64_t(resident) * pr.sms, (pr.rows + Cfg::kRowsPerBlock - 1) / Cfg::kRowsPerBlock);
+  // One wave of resident blocks, rows in a grid-stride loop: what launch_backward does (or a
+  // block per row group).
+  const int64_t row_groups = (pr.rows + Cfg::kRowsPerBlock - 1) / Cfg::kRowsPerBlock;
+  const int64_t blocks = per_row_grid ? row_groups : std::min<int64_t>(int64_t(resident) * pr.sms, row_groups);
+  if (per_row_grid && kKind == RowKind::kNorm) {
+    printf("%s: a block per row needs a partial row per block\n", label);
+    exit(1);
+  }
   const int64_t groups = blocks * Cfg::kRowsPerBlock;
   NormBackwardParams p = params_for(pr, kCurrent ? pr.dx_ref : pr.dx);
   void* dweight = kCurrent ? pr.dweight_ref : pr.dweight;
@@ -261,7 +270,7 @@ void run_config(const Problem& pr, const char* label) {
 // Skipped (at compile time) where the block is not 64..1024 threads or kMinBlocks blocks' stages
 // exceed an H200 SM's 228 KiB of shared memory.
 template <class T, RowKind kKind, int kLen, int kValues, int kStages, int kMinBlocks = 1,
-          bool kWeightInRegisters = true, bool kFoldedOutput = false>
+          bool kWeightInRegisters = true, bool kFoldedOutput = false, bool kHoldRow = false>
 void run_staged(const Problem& pr, const char* note = "") {
   constexpr int kThreads = kLen / kValues;
   constexpr int kVecs = kValues / Vec16<T>::kLanes;
@@ -270,21 +279,45 @@ void run_staged(const Problem& pr, const char* note = "") {
     char label[64];
     char bound[8] = "";
     if (kMinBlocks > 1) snprintf(bound, sizeof bound, " b%d", kMinBlocks);
-    snprintf(label, sizeof label, "staged v%d s%d%s%s%s%s", kValues, kStages, bound, kWeightInRegisters ? "" : " nw",
-             kFoldedOutput ? " fo" : "", note);
-    using Cfg = BackwardStagedConfig<kThreads, kVecs, kStages, kMinBlocks, kWeightInRegisters, kFoldedOutput>;
+    snprintf(label, sizeof label, "staged v%d s%d%s%s%s%s%s", kValues, kStages, bound,
+             kWeightInRegisters ? "" : " nw", kFoldedOutput ? " fo" : "", kHoldRow ? " hold" : "", note);
+    using Cfg =
+        BackwardStagedConfig<kThreads, kVecs, kStages, kMinBlocks, kWeightInRegisters, kFoldedOutput, kHoldRow>;
     run_config<T, kKind, Cfg, Kernel::kStaged>(pr, label);
+  }
+}
+
+// A lean candidate (row_backward_lean.cuh, no prefetch) for the softmax kind with a block per row
+// ("rows": as many blocks as rows, several resident per SM, each at its own phase of load,
+// reduction and store, as torch's kernel runs) in blocks of kLen / kValues threads, bounded to
+// kResidentThreads threads per SM (0: no bound).
+template <class T, RowKind kKind, int kLen, int kValues, int kResidentThreads = 0>
+void run_lean_rows(const Problem& pr) {
+  constexpr int kThreads = kLen / kValues;
+  constexpr int kVecs = kValues / Vec16<T>::kLanes;
+  constexpr int kMinBlocks = kResidentThreads > 0 ? kResidentThreads / kThreads : 1;
+  if constexpr (kThreads >= 64 && kThreads <= 1024 && kVecs >= 1 && (kResidentThreads == 0 || kMinBlocks > 1)) {
+    char label[64];
+    char bound[8] = "";
+    if (kMinBlocks > 1) snprintf(bound, sizeof bound, " b%d", kMinBlocks);
+    snprintf(label, sizeof label, "lean v%d%s rows", kValues, bound);
+    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, kMinBlocks, false>, Kernel::kLean>(pr, label, true);
   }
 }
 
 // The rows for a row of kLen elements: "current": row_backward_kernel with the tile of
 // variant_backward_row_on_chip.cu (bf16 16 values a thread, fp32 8); "library (lean)": the lean
 // kernel as the library configured it before the staged kernel (LeanConfig there); "chosen": the
-// staged configuration the library now runs (staged_shape in variant_backward_row_on_chip.cu,
-// from run 2 of this harness); then, for the bf16 norm kind (below 80 % of copy at 8192 in run
-// 2), staged candidates with two resident blocks per SM ("b": the register bound) and the weight
-// read per pass ("nw") to free the registers that takes, and for every norm row the folded dx
-// arithmetic ("fo", kFoldedOutput). Labels: "v" values a thread, "s" stages.
+// staged configuration the library now runs (staged_shape in variant_backward_row_on_chip.cu),
+// "(s10)": the one it ran in session 10 where session 11 changed it.
+// Then the session 11 candidates (labels: "v" values a thread, "s" stages, "b" the register bound
+// in blocks per SM, "nw" weight read per pass, "fo" folded dx arithmetic, "hold" g and xhat kept
+// in registers for the output pass):
+//   softmax kind (log_softmax_backward at 0.94-0.95x torch): one more stage (rows further ahead)
+//     and the lean kernel with a block per row ("rows"), torch's grid;
+//   bf16 norm kind at 8192 (layer_norm at 76.8 % of copy): kHoldRow, kFoldedOutput, stages, the
+//     weight per pass, 1024 threads with 8 values; the run-2-era 2-blocks-per-SM rows that did
+//     not spill.
 template <class T, RowKind kKind, int kLen>
 void run_candidates(const Problem& pr) {
   constexpr int kLanes = Vec16<T>::kLanes;
@@ -299,33 +332,45 @@ void run_candidates(const Problem& pr) {
   run_config<T, kKind, Current, Kernel::kCurrent>(pr, "current");
   run_config<T, kKind, Library, Kernel::kLean>(pr, "library (lean)");
   constexpr bool k8192 = kLen == 8192;
-  if constexpr (sizeof(T) == 4) {
-    if constexpr (kNorm && !k8192) {
+  if constexpr (!kNorm) {
+    // Session 10's shape, one more stage, twice the values (the library's choice for bf16 8192
+    // since session 11 run 1).
+    constexpr int kS10 = sizeof(T) == 4 ? 8 : k8192 ? 32 : 16;
+    constexpr int kS10Stages = sizeof(T) == 2 && k8192 ? 3 : 2;
+    constexpr bool kWider = sizeof(T) == 2 && k8192;
+    run_staged<T, kKind, kLen, kS10, kS10Stages>(pr, kWider ? " (s10)" : " chosen");
+    run_staged<T, kKind, kLen, kS10, kS10Stages + 1>(pr);
+    run_staged<T, kKind, kLen, 2 * kS10, 3>(pr, kWider ? " chosen" : "");
+    run_lean_rows<T, kKind, kLen, kValues>(pr);
+    run_lean_rows<T, kKind, kLen, kValues, 1536>(pr);
+    run_lean_rows<T, kKind, kLen, 2 * kValues>(pr);
+    run_lean_rows<T, kKind, kLen, 4 * kValues>(pr);
+  } else if constexpr (sizeof(T) == 4) {
+    if constexpr (!k8192) {
       run_staged<T, kKind, kLen, 8, 3, 2>(pr, " chosen");
       run_staged<T, kKind, kLen, 8, 3, 2, true, true>(pr);
     } else {
       run_staged<T, kKind, kLen, 8, 2>(pr, " chosen");
-      if constexpr (kNorm) run_staged<T, kKind, kLen, 8, 2, 1, true, true>(pr);
+      run_staged<T, kKind, kLen, 8, 2, 1, true, true>(pr);
     }
-  } else if constexpr (!kNorm) {
-    if constexpr (k8192) run_staged<T, kKind, kLen, 32, 3>(pr, " chosen");
-    else run_staged<T, kKind, kLen, 16, 2>(pr, " chosen");
   } else if constexpr (k8192) {
-    run_staged<T, kKind, kLen, 16, 2>(pr, " chosen");
+    run_staged<T, kKind, kLen, 16, 2>(pr, " (s10)");
+    run_staged<T, kKind, kLen, 16, 3>(pr);
     run_staged<T, kKind, kLen, 16, 2, 1, true, true>(pr);
+    run_staged<T, kKind, kLen, 16, 2, 1, true, false, true>(pr);
+    run_staged<T, kKind, kLen, 16, 2, 1, true, true, true>(pr, " chosen");
+    run_staged<T, kKind, kLen, 16, 3, 1, true, false, true>(pr);
+    run_staged<T, kKind, kLen, 16, 3, 1, true, true, true>(pr);
+    run_staged<T, kKind, kLen, 16, 2, 1, false, true, true>(pr);
+    run_staged<T, kKind, kLen, 8, 2, 1, true, true, true>(pr);
+    run_staged<T, kKind, kLen, 8, 3, 1, false, true, true>(pr);
     run_staged<T, kKind, kLen, 32, 2, 2, false, true>(pr);
-    run_staged<T, kKind, kLen, 16, 2, 1, false>(pr);
-    run_staged<T, kKind, kLen, 16, 2, 2, false>(pr);
-    run_staged<T, kKind, kLen, 16, 3, 2, false>(pr);
-    run_staged<T, kKind, kLen, 32, 2, 2>(pr);
     run_staged<T, kKind, kLen, 32, 2, 2, false>(pr);
     run_staged<T, kKind, kLen, 32, 3, 2, false>(pr);
   } else {
     run_staged<T, kKind, kLen, 32, 3>(pr, " chosen");
     run_staged<T, kKind, kLen, 32, 3, 1, true, true>(pr);
-    run_staged<T, kKind, kLen, 32, 3, 1, false>(pr);
     run_staged<T, kKind, kLen, 32, 3, 4, false>(pr);
-    run_staged<T, kKind, kLen, 32, 2, 4, false>(pr);
     run_staged<T, kKind, kLen, 16, 2, 3, false>(pr);
   }
 }

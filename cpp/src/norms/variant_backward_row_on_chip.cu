@@ -53,35 +53,40 @@ constexpr bool kStagedBackward = true;
 
 // The staged kernel's shape for a block tile of `capacity` elements (kThreadsPerRow * kVecs *
 // kLanes: rows up to 4096 or 8192): values a thread (0: no staged kernel), stages, the register
-// bound in blocks per SM. From the H200 run 2 of bench/tune/norms_backward_tune.cu (session 10;
-// % of copy, both passes, 16384 x 8192 / 65536 x 4096; docs/norms.md, "Backward performance:
-// staged rows"):
+// bound in blocks per SM, and for the norm kind kHoldRow / kFoldedOutput (row_backward_staged.cuh).
+// From the H200 runs of bench/tune/norms_backward_tune.cu (% of copy, 16384 x 8192 / 65536 x 4096;
+// docs/norms.md, "Backward performance: staged rows" and "... session 11"):
 //   fp32: 8 values a thread (the register tile's block), two stages (softmax kind 95.7-96.4 /
 //     94.7-95.5, norm kind 93.1-97.8 at 8192); the 4096 norm tile three stages with two blocks
-//     per SM (92.6-97.1; unbounded it also runs two, at 64 registers: 92.0-92.4);
-//   bf16 softmax kind: 256-thread blocks (32 values at 8192: 93.9-94.5 against 87.3-90.1 with
-//     512 threads; 16 at 4096, two stages: 93.2-94.1);
-//   bf16 norm kind: 8192 two stages of 16 values (78.3-87.3; 32 values 77.0-83.6), 4096 three
-//     stages of 32 values in 128 threads (three blocks per SM: 90.6-95.3; 16 values 84.9-91.7);
+//     per SM (92.6-97.1; unbounded it also runs two, at 64 registers: 92.0-92.4) (session 10 run 2);
+//   bf16 softmax kind: at 8192, 64 values in 128 threads, three stages (session 11 run 1: softmax
+//     98.2, log_softmax 97.2 against 93.5 / 94.9 with 32 values in 256 threads; 512 threads
+//     87.3-90.1 in session 10); at 4096, 16 values in 256 threads, two stages (93.8-94.4; three
+//     stages, 32 values or the lean kernel with a block per row 92.3-94.6);
+//   bf16 norm kind: 8192 two stages of 16 values holding g and xhat for the output pass, folded
+//     (session 11 run 1: layer_norm 86.3-87.2, rms_norm 93.8-94.9 against 78.3-79.2 / 87.8-89.0
+//     without; 32 values under a two-block bound 62-74), 4096 three stages of 32 values in 128
+//     threads (three blocks per SM: 90.6-95.3; 16 values 84.9-91.7);
 //   fp16 follows bf16; float64 (not measured) keeps the lean kernel.
 struct StagedShape {
   int values, stages, min_blocks;
+  bool hold = false, folded = false;
 };
 template <class T, RowKind kKind>
 constexpr StagedShape staged_shape(int capacity) {
   const bool long_rows = capacity > 4096;
   if (sizeof(T) == 8) return {0, 0, 1};
   if (sizeof(T) == 4) return kKind == RowKind::kNorm && !long_rows ? StagedShape{8, 3, 2} : StagedShape{8, 2, 1};
-  if (kKind == RowKind::kSoftmax) return long_rows ? StagedShape{32, 3, 1} : StagedShape{16, 2, 1};
-  return long_rows ? StagedShape{16, 2, 1} : StagedShape{32, 3, 1};
+  if (kKind == RowKind::kSoftmax) return long_rows ? StagedShape{64, 3, 1} : StagedShape{16, 2, 1};
+  return long_rows ? StagedShape{16, 2, 1, true, true} : StagedShape{32, 3, 1};
 }
 template <class T, RowKind kKind, int kCapacity>
 constexpr StagedShape kStagedShape = staged_shape<T, kKind>(kCapacity);
 template <class T, RowKind kKind, int kCapacity>
-using StagedConfig = BackwardStagedConfig<kCapacity / kStagedShape<T, kKind, kCapacity>.values,
-                                          kStagedShape<T, kKind, kCapacity>.values / Vec16<T>::kLanes,
-                                          kStagedShape<T, kKind, kCapacity>.stages,
-                                          kStagedShape<T, kKind, kCapacity>.min_blocks>;
+using StagedConfig = BackwardStagedConfig<
+    kCapacity / kStagedShape<T, kKind, kCapacity>.values, kStagedShape<T, kKind, kCapacity>.values / Vec16<T>::kLanes,
+    kStagedShape<T, kKind, kCapacity>.stages, kStagedShape<T, kKind, kCapacity>.min_blocks, true,
+    kStagedShape<T, kKind, kCapacity>.folded, kStagedShape<T, kKind, kCapacity>.hold>;
 
 // The grid is one wave of resident blocks (rows in a grid-stride loop), so the number of partial
 // rows, and with it the column-sum work, is bounded by the device, not by the number of rows.

@@ -81,6 +81,29 @@ struct BackwardRowStats {
   }
 };
 
+// One group's dweight / dbias partial rows (row `group` of each buffer requested) from this
+// thread's slots: column_w(k, l, e) and column_b(k, l, e) give the column sums of lane l of slot k,
+// column e. Every group writes its rows, zeros when it had no rows: the column sums read them all.
+// Shared by the lean and staged kernels, which keep those sums in registers or shared memory.
+template <class Tile, class ColumnW, class ColumnB>
+__device__ __forceinline__ void write_partial_rows(const NormBackwardParams& p, int64_t group, int len, int rank,
+                                                   ColumnW column_w, ColumnB column_b) {
+  using Acc = typename Tile::Acc;
+  Acc* pw = static_cast<Acc*>(p.dweight_partial);
+  Acc* pb = static_cast<Acc*>(p.dbias_partial);
+  const int64_t first = group * len;
+#pragma unroll
+  for (int k = 0; k < Tile::kSlots; ++k) {
+    const int e0 = Tile::slot_begin(k, rank);
+    if (e0 >= len) continue;
+#pragma unroll
+    for (int l = 0; l < Tile::kLanes; ++l) {
+      if (pw != nullptr) pw[first + e0 + l] = column_w(k, l, e0 + l);
+      if (pb != nullptr) pb[first + e0 + l] = column_b(k, l, e0 + l);
+    }
+  }
+}
+
 // dy and the saved row of one row as loaded 16-byte vectors (the prefetch buffer).
 template <class Tile>
 struct BackwardRowVectors {
@@ -257,24 +280,15 @@ row_backward_lean_kernel(NormBackwardParams p) {
   }
 
   if constexpr (kKind == RowKind::kNorm) {
-    // Every group writes its partial row, zeros when it had no rows: the column sums read them all.
-    const int64_t first = (int64_t(blockIdx.x) * Cfg::kRowsPerBlock + group) * len;
-    Acc* pw = static_cast<Acc*>(p.dweight_partial);
-    Acc* pb = static_cast<Acc*>(p.dbias_partial);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const int e0 = Tile::slot_begin(k, rank);
-      if (e0 >= len) continue;
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) {
-        if constexpr (Cfg::kSharedColumns) {
-          if (pw != nullptr) pw[first + e0 + l] = shared_dw[e0 + l];
-          if (pb != nullptr) pb[first + e0 + l] = shared_db[e0 + l];
-        } else {
-          if (pw != nullptr) pw[first + e0 + l] = dw[k][l];
-          if (pb != nullptr) pb[first + e0 + l] = db[k][l];
-        }
-      }
+    const int64_t group_index = int64_t(blockIdx.x) * Cfg::kRowsPerBlock + group;
+    if constexpr (Cfg::kSharedColumns) {
+      write_partial_rows<Tile>(
+          p, group_index, len, rank, [&](int, int, int e) { return shared_dw[e]; },
+          [&](int, int, int e) { return shared_db[e]; });
+    } else {
+      write_partial_rows<Tile>(
+          p, group_index, len, rank, [&](int k, int l, int) { return dw[k][l]; },
+          [&](int k, int l, int) { return db[k][l]; });
     }
   }
 }

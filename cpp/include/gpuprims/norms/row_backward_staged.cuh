@@ -42,9 +42,14 @@ namespace norms {
 // read in each pass from L1, where every row reads them: 4 registers a slot fewer);
 // kFoldedOutput: the norm kind's dx as rstd * g - rstd * mean(g) - rstd^2 * mean(g * xhat) * (x -
 // mean), the per-row factors computed once (three instructions an element where xhat and
-// norm_backward_out take five; rounding differs from row_backward_kernel's by an ulp or so).
+// norm_backward_out take five; rounding differs from row_backward_kernel's by an ulp or so);
+// kHoldRow: the norm kind's g = dy * weight and xhat of the first pass kept in registers (2 *
+// kVecs * kLanes floats) for the output pass, which then reads neither the stage nor the weight
+// and converts nothing: 3 instructions an element (norm_backward_out; 2 with kFoldedOutput) where
+// the recomputation takes 9 and two shared-memory reads a slot. For the tile whose register bound
+// leaves room (the bf16 8192 tile: 512 threads, one block per SM at 96 of its 128 registers).
 template <int kThreads_, int kVecs_, int kStages_, int kMinBlocks_ = 1, bool kWeightInRegisters_ = true,
-          bool kFoldedOutput_ = false>
+          bool kFoldedOutput_ = false, bool kHoldRow_ = false>
 struct BackwardStagedConfig {
   static constexpr int kThreads = kThreads_;
   static constexpr int kThreadsPerRow = kThreads_;
@@ -54,6 +59,7 @@ struct BackwardStagedConfig {
   static constexpr int kMinBlocks = kMinBlocks_;
   static constexpr bool kWeightInRegisters = kWeightInRegisters_;
   static constexpr bool kFoldedOutput = kFoldedOutput_;
+  static constexpr bool kHoldRow = kHoldRow_;
   static_assert(kStages >= 2, "one stage being read, at least one in flight");
 };
 
@@ -186,6 +192,8 @@ row_backward_staged_kernel(NormBackwardParams p) {
       const Stats stats = next_stats;
       if (row + stride < dl.num_rows) next_stats = Stats::load(p, row + stride);
       Acc part_g[kChains] = {}, part_gx[kChains] = {};
+      constexpr int kHeld = Cfg::kHoldRow ? kVecs : 1;
+      Acc held_g[kHeld][kLanes], held_xhat[kHeld][kLanes];  // kHoldRow: the first pass's g and xhat
 #pragma unroll
       for (int k = 0; k < kVecs; ++k) {
         const int e0 = Tile::slot_begin(k, rank);
@@ -199,6 +207,7 @@ row_backward_staged_kernel(NormBackwardParams p) {
           const Acc gv = d * weight_at(wk, l);
           part_g[l % kChains] += gv;
           part_gx[l % kChains] += gv * xhat;
+          if constexpr (Cfg::kHoldRow) held_g[k][l] = gv, held_xhat[k][l] = xhat;
         }
       }
       Acc mean_g = Acc(0), mean_gx;
@@ -210,22 +219,33 @@ row_backward_staged_kernel(NormBackwardParams p) {
       } else {
         mean_gx = mean_of(reduce(fold_lanes(part_gx, SumOp{}), SumOp{}), len);
       }
-      // kFoldedOutput: dx = rstd * g - out_shift - out_scale * (x - mean).
+      // kFoldedOutput: dx = rstd * g - out_shift - out_scale * (x - mean); with kHoldRow, where
+      // xhat is held, dx = rstd * g - out_shift - (rstd * mean_gx) * xhat.
       const Acc out_shift = stats.rstd * mean_g, out_scale = stats.rstd * stats.rstd * mean_gx;
+      const Acc held_scale = stats.rstd * mean_gx;
 #pragma unroll
       for (int k = 0; k < kVecs; ++k) {
         const int e0 = Tile::slot_begin(k, rank);
         if (e0 >= len) continue;
-        const Vec16<T> g = read(gr + e0), x = read(sr + e0), wk = weight_vec(k, e0);
         Acc o[kLanes];
+        if constexpr (Cfg::kHoldRow) {
 #pragma unroll
-        for (int l = 0; l < kLanes; ++l) {
-          const Acc gv = at(g, l) * weight_at(wk, l);
-          if constexpr (Cfg::kFoldedOutput) {
-            o[l] = (stats.rstd * gv - out_shift) - out_scale * (at(x, l) - stats.mean);
-          } else {
-            const Acc xhat = (at(x, l) - stats.mean) * stats.rstd;
-            o[l] = norm_backward_out(gv, xhat, stats.rstd, mean_g, mean_gx);
+          for (int l = 0; l < kLanes; ++l) {
+            const Acc gv = held_g[k][l], xhat = held_xhat[k][l];
+            o[l] = Cfg::kFoldedOutput ? stats.rstd * gv - (out_shift + held_scale * xhat)
+                                      : norm_backward_out(gv, xhat, stats.rstd, mean_g, mean_gx);
+          }
+        } else {
+          const Vec16<T> g = read(gr + e0), x = read(sr + e0), wk = weight_vec(k, e0);
+#pragma unroll
+          for (int l = 0; l < kLanes; ++l) {
+            const Acc gv = at(g, l) * weight_at(wk, l);
+            if constexpr (Cfg::kFoldedOutput) {
+              o[l] = (stats.rstd * gv - out_shift) - out_scale * (at(x, l) - stats.mean);
+            } else {
+              const Acc xhat = (at(x, l) - stats.mean) * stats.rstd;
+              o[l] = norm_backward_out(gv, xhat, stats.rstd, mean_g, mean_gx);
+            }
           }
         }
         store_vec16(out + e0, round_to_vec16<T>(o));
@@ -235,20 +255,9 @@ row_backward_staged_kernel(NormBackwardParams p) {
   ptx::cp_async_wait<0>();  // the empty tail groups: nothing may be in flight at exit
 
   if constexpr (kKind == RowKind::kNorm) {
-    // Every block writes its partial row, zeros when it had no rows: the column sums read them all.
-    const int64_t first = int64_t(blockIdx.x) * len;
-    Acc* pw = static_cast<Acc*>(p.dweight_partial);
-    Acc* pb = static_cast<Acc*>(p.dbias_partial);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const int e0 = Tile::slot_begin(k, rank);
-      if (e0 >= len) continue;
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) {
-        if (pw != nullptr) pw[first + e0 + l] = dw[k][l];
-        if (pb != nullptr) pb[first + e0 + l] = db[k][l];
-      }
-    }
+    write_partial_rows<Tile>(
+        p, blockIdx.x, len, rank, [&](int k, int l, int) { return dw[k][l]; },
+        [&](int k, int l, int) { return db[k][l]; });
   }
 }
 
