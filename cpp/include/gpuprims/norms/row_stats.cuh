@@ -126,17 +126,23 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
 // element: its relative error is about depth * 2^-24 * sum d^2 / M2. So it is taken only when
 // sum d^2 <= 16 M2 (the first element within about 3.9 deviations of the mean; every row of
 // uniform data, all but ~1e-4 of Gaussian rows), an error of about 13 * 16 * 2^-24 = 1.2e-5 in
-// the variance, 6e-6 in rstd, far below the output's 2^-9 (bf16) / 2^-12 (fp16) rounding; other
-// rows, and rows with NaN / inf (the test is false or its M2 NaN, as the two-pass one), run the
-// exact second pass over registers (chunk_partial's kFold form) and one more reduction. A constant
-// row has d = 0: mean 0 and M2 0 exactly, so outputs = bias exactly as before.
+// the variance, 6e-6 in rstd, far below the output's 2^-9 (bf16) / 2^-12 (fp16) rounding. Other
+// rows, and rows with NaN / inf (the test is false or its M2 NaN, as the two-pass one), move the
+// row's frame to c = u0 + mean (frame.shift = c * scale, exact: scale is a power of two) and take
+// a second pass over registers about it, sums of d' = u - c and d'^2 (the corrected two-pass
+// algorithm: mean = c + mean d', M2 = sum d'^2 - (sum d') mean d', no cancellation with c within
+// rounding of the mean). Re-centring matters beyond the variance: a mean kept relative to a
+// first element k deviations away carries an fp32 rounding of k * 2^-24 deviations into every
+// output (and kFold's mean_rel * rstd another), which for k ~ 50-100 exceeded the fp16 / bf16
+// tolerance (test_one_pass_statistics_fallbacks, session 11 device run 2). A constant row has
+// d = 0: mean 0 and M2 0 exactly, so outputs = bias exactly as before.
 // rms_norm: sum x^2 (one FFMA per element: the product of two fp16 / bf16 values is exact) scaled
 // by inv_scale^2 once: bitwise sum u^2 while no partial sum overflows; a row whose sum is not
 // finite (|x| beyond about 2^63, or inf / NaN) takes the scaled pass instead.
 // reduce: RowGroup<Acc>::Synced or ::Alternating; reduce_pair: RowGroup<SumPair<Acc>>::Synced.
 template <class Tile, class Reduce, class PairReduce>
 __device__ __forceinline__ RowStats<typename Tile::Acc> norm_partial_one_pass(const Tile& tile, int len, int rank,
-                                                                              RowFrame<typename Tile::Acc> frame,
+                                                                              RowFrame<typename Tile::Acc>& frame,
                                                                               bool center, Reduce& reduce,
                                                                               PairReduce& reduce_pair) {
   using Acc = typename Tile::Acc;
@@ -155,10 +161,11 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> norm_partial_one_pass(co
   const Acc mean = mean_of(s.a, len);
   if (s.a * mean <= Acc(0.9375) * s.b) return {mean, fma(-s.a, mean, s.b)};
   const Acc c = u0 + mean;
-  return {mean, reduce(sum_tile_vectors(tile, len, rank, [=](Acc v) {
-            const Acc d = fma(v, inv, -c);
-            return d * d;
-          }), SumOp{})};
+  const SumPair<Acc> t =
+      reduce_pair(sum_and_squares_tile_vectors(tile, len, rank, [=](Acc v) { return fma(v, inv, -c); }), PairSumOp{});
+  frame.shift = c * frame.scale;
+  const Acc delta = mean_of(t.a, len);
+  return {delta, fma(-t.a, delta, t.b)};
 }
 
 // Softmax (not log) of a whole row held in `tile`, with one exponential per element: the tile is
