@@ -40,6 +40,16 @@ constexpr bool kRowOnChipFoldHalfNorm = true;
 constexpr bool kRowOnChipOnePassHalfNorm = true;
 constexpr bool kRowOnChipAffinePathsHalfNorm = true;
 
+// Session 11 round 2 (docs/norms.md, step 6): RowOnChipConfig::kOrigin, layer_norm's one-pass sums
+// of x and x^2 about 0 (3 instructions per element instead of 4) and, for the rows it accepts, an
+// output pass without x - shift. For the fp16 / bf16 norm kind (with kOnePass), and for the
+// add-norms, which take the sums in their residual prologue and then run kOnePass (and, with the
+// second switch, kAffinePaths) under the bound of three 256-thread blocks per SM (80 registers, as
+// their step-4 tile). false: step 5's tiles (one line each).
+constexpr bool kRowOnChipOriginHalfNorm = false;
+constexpr bool kRowOnChipOriginAddNorm = false;
+constexpr bool kRowOnChipAffinePathsAddNorm = false;  // with kRowOnChipOriginAddNorm
+
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
@@ -47,20 +57,26 @@ constexpr bool kRowOnChipAffinePathsHalfNorm = true;
 // 94.8 against 96.2), while the prefetching candidates (kPrefetch, persistent grid) measured
 // 85-89 % (harness run of 2026-11-22). float64 stays classic, and the element-wise path ignores
 // kLean. The fp16 / bf16 norm kind also packs and folds (kPacked, kFold, above), the add-norms
-// included since step 4, and, the add-norms excepted, runs kOnePass and kAffinePaths (step 5).
+// included since step 4, and, the add-norms excepted, runs kOnePass and kAffinePaths (step 5); kOrigin
+// and the add-norms' one-pass switches above (round 2).
 template <class T, RowKind kKind, bool kResidual, int kThreads>
 struct BlockTile {
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr bool kTuned = kRowOnChipTuned && (!kResidual || kRowOnChipTunedAddNorm) && sizeof(T) <= 4;
   using Classic = ClassicRowOnChip<T, kKind, kThreads, 1, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
   static constexpr bool kPacked = kTuned && kRowOnChipPackedHalfNorm && kKind == RowKind::kNorm && sizeof(T) == 2;
-  // The packed tile's register bound: 1024 resident threads per SM (64 registers, step 3); the
-  // add-norms keep the classic one (80 registers: under 64 their residual prologue spills 32 bytes).
-  static constexpr int kPackedMinBlocks = (kResidual ? 512 : 1024) / kThreads;
   static constexpr bool kPlainPacked = kPacked && !kResidual;
+  static constexpr bool kAddOrigin = kPacked && kResidual && kRowOnChipOriginAddNorm;
+  // The packed tile's register bound: 1024 resident threads per SM (64 registers, step 3); the
+  // add-norms keep the classic one (80 registers: under 64 their residual prologue spills 32 bytes),
+  // with kAddOrigin 768 (80 registers: unbounded it takes 96, two blocks per SM).
+  static constexpr int kPackedMinBlocks = (kResidual ? (kAddOrigin ? 768 : 512) : 1024) / kThreads;
+  static constexpr bool kOnePass = (kPlainPacked && kRowOnChipOnePassHalfNorm) || kAddOrigin;
   using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? kPackedMinBlocks : Classic::kMinBlocks, false,
-                                true, kPacked, kPacked && kRowOnChipFoldHalfNorm,
-                                kPlainPacked && kRowOnChipOnePassHalfNorm, kPlainPacked && kRowOnChipAffinePathsHalfNorm>;
+                                true, kPacked, kPacked && kRowOnChipFoldHalfNorm, kOnePass,
+                                (kPlainPacked && kRowOnChipAffinePathsHalfNorm) ||
+                                    (kAddOrigin && kRowOnChipAffinePathsAddNorm),
+                                kOnePass && (kResidual || kRowOnChipOriginHalfNorm)>;
   using type = std::conditional_t<kTuned, Tuned, Classic>;
 };
 
