@@ -22,9 +22,9 @@ def need(fw=TORCH_CUDA):
         pytest.skip(f"{fw.name} is not installed with GPU support")
 
 
-def check(fw, op, shape, dtype, rng, algorithm="auto", view=None, affine=True):
-    a = round_to(rng.standard_normal(shape) * 3, dtype)
-    c = round_to(rng.standard_normal(shape) * 3, dtype)
+def check(fw, op, shape, dtype, rng, algorithm="auto", view=None, affine=True, inputs=None):
+    a = round_to(rng.standard_normal(shape) * 3, dtype) if inputs is None else inputs[0]
+    c = round_to(rng.standard_normal(shape) * 3, dtype) if inputs is None else inputs[1]
     x, r = fw.make(a, dtype), fw.make(c, dtype)
     if view is not None:
         x, r = view(x), view(r)
@@ -62,6 +62,33 @@ def test_tuned_tiles_many_rows(rng, op, dtype):
     for n, rows in ((520, 601), (2056, 601), (4096, 601), (4104, 301), (6144, 301), (8184, 301), (8192, 301)):
         check(TORCH_CUDA, op, (rows, n), dtype, rng, algorithm="row_on_chip")
         check(TORCH_CUDA, op, (rows, n), dtype, rng, algorithm="row_on_chip", affine=False)
+
+
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16"))
+@pytest.mark.parametrize("op", ADD_OPS)
+def test_prologue_statistics_fallbacks(rng, op, dtype):
+    """The add-norms' one-pass statistics from the residual prologue (RowOnChipConfig::kOrigin,
+    origin_stats: the sums of s and s^2 about 0, docs/norms.md) where they must decline and fall
+    back: sums whose mean lies 0 to 8 deviations from 0 (accepted within about 3.9), of which some
+    with a first element far from the mean (the first-element form declines too: the re-centred
+    pass), 1234 + noise, constant rows (outputs exactly the bias), and, for bfloat16, rows near
+    1e30 (the squares overflow) and near 1e-25 (the squares underflow); 4096- and 8192-element tiles."""
+    need()
+    for n in (4096, 8192):
+        a = rng.standard_normal((64, n))
+        sd = a[:, 1:].std(axis=1)
+        a += (np.linspace(0.0, 8.0, 64) * sd)[:, None]
+        a[16:32, 0] = a[16:32, 1:].mean(axis=1) + 20.0 * sd[16:32]
+        a[40:48] = 1234.0 + 16.0 * rng.standard_normal((8, n))
+        a[48:52] = 3.0
+        if dtype == "bfloat16":
+            a[52:56] = 1e-25 * (1.0 + rng.standard_normal((4, n)))
+            a[56:] = 1e30 * (1.0 + 0.05 * rng.standard_normal((8, n)))
+        a = round_to(a, dtype)
+        c = np.zeros_like(a)  # the sum is x exactly
+        for algorithm in ("auto", "row_on_chip"):
+            for affine in (True, False):
+                check(TORCH_CUDA, op, a.shape, dtype, rng, algorithm, affine=affine, inputs=(a, c))
 
 
 @pytest.mark.parametrize("op", ADD_OPS)

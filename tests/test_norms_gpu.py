@@ -382,7 +382,8 @@ def test_one_pass_statistics_fallbacks(rng, op, dtype):
     """The fp16 / bf16 norm kind's one-pass statistics (norm_partial_one_pass, docs/norms.md
     performance step 5) where they must fall back: layer_norm rows whose first element lies 0 to
     100 deviations from the mean (the one-pass variance is taken within about 3.9 deviations, the
-    exact second pass beyond), rows of 1234 + noise, and bfloat16 rows near 1e30, whose unscaled
+    exact second pass beyond), rows of 1234 + noise, rows whose mean lies 0 to 8 deviations from 0
+    (kOrigin's sums about 0, round 2), and bfloat16 rows near 1e30, whose unscaled
     sum of squares (rms_norm) overflows float32; in the 4096- and 8192-element tiles, through
     row_on_chip and auto, with and without the affine vectors."""
     need(TORCH_CUDA)
@@ -391,6 +392,10 @@ def test_one_pass_statistics_fallbacks(rng, op, dtype):
         a[:, 0] = a[:, 1:].mean(axis=1) + np.linspace(0.0, 100.0, 64) * a[:, 1:].std(axis=1)
         a[40:48] = 1234.0 + 16.0 * rng.standard_normal((8, n))
         a[40:48, 0] += np.linspace(0.0, 160.0, 8)
+        # Means 0 to 8 deviations from 0 (kOrigin's sums about 0 are taken within about 3.9), some
+        # of them with the first element 20 deviations off: every form declines.
+        a[48:56] = rng.standard_normal((8, n)) + np.linspace(0.0, 8.0, 8)[:, None]
+        a[52:56, 0] += 20.0
         if dtype == "bfloat16":
             a[56:] = 1e30 * (1.0 + 0.05 * rng.standard_normal((8, n)))
         a = round_to(a, dtype)

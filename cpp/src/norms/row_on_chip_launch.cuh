@@ -40,6 +40,18 @@ constexpr bool kRowOnChipFoldHalfNorm = true;
 constexpr bool kRowOnChipOnePassHalfNorm = true;
 constexpr bool kRowOnChipAffinePathsHalfNorm = true;
 
+// Performance step 6 (docs/norms.md; H200 harness, session 11 device run 4, bf16 % of copy):
+// RowOnChipConfig::kOrigin, layer_norm's one-pass sums of x and x^2 about 0 (3 instructions per
+// element instead of 4) and, for the rows it accepts, an output pass without x - shift: layer_norm
+// 16384 x 8192 90.3-90.6 % -> 90.9 %, 65536 x 4096 94.0-94.9 % unchanged. And the add-norms, which
+// take those sums in their residual prologue and then run kOnePass and kAffinePaths under the bound
+// of three 256-thread blocks per SM (80 registers, as their step-4 tile): add_layer_norm 71.8-78.4 %
+// -> 80.5-85.4 %, add_rms_norm 77.1-83.9 % -> 82.4-86.9 % (without kAffinePaths 1-2 points less).
+// false: step 5's tiles (one line each).
+constexpr bool kRowOnChipOriginHalfNorm = true;
+constexpr bool kRowOnChipOriginAddNorm = true;
+constexpr bool kRowOnChipAffinePathsAddNorm = true;  // with kRowOnChipOriginAddNorm
+
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
@@ -47,20 +59,26 @@ constexpr bool kRowOnChipAffinePathsHalfNorm = true;
 // 94.8 against 96.2), while the prefetching candidates (kPrefetch, persistent grid) measured
 // 85-89 % (harness run of 2026-11-22). float64 stays classic, and the element-wise path ignores
 // kLean. The fp16 / bf16 norm kind also packs and folds (kPacked, kFold, above), the add-norms
-// included since step 4, and, the add-norms excepted, runs kOnePass and kAffinePaths (step 5).
+// included since step 4; layer_norm / rms_norm run kOnePass and kAffinePaths (step 5) and kOrigin
+// (step 6), the add-norms all three under 80 registers (step 6).
 template <class T, RowKind kKind, bool kResidual, int kThreads>
 struct BlockTile {
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr bool kTuned = kRowOnChipTuned && (!kResidual || kRowOnChipTunedAddNorm) && sizeof(T) <= 4;
   using Classic = ClassicRowOnChip<T, kKind, kThreads, 1, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
   static constexpr bool kPacked = kTuned && kRowOnChipPackedHalfNorm && kKind == RowKind::kNorm && sizeof(T) == 2;
-  // The packed tile's register bound: 1024 resident threads per SM (64 registers, step 3); the
-  // add-norms keep the classic one (80 registers: under 64 their residual prologue spills 32 bytes).
-  static constexpr int kPackedMinBlocks = (kResidual ? 512 : 1024) / kThreads;
   static constexpr bool kPlainPacked = kPacked && !kResidual;
+  static constexpr bool kAddOrigin = kPacked && kResidual && kRowOnChipOriginAddNorm;
+  // The packed tile's register bound: 1024 resident threads per SM (64 registers, step 3); the
+  // add-norms keep the classic one (80 registers: under 64 their residual prologue spills 32 bytes),
+  // with kAddOrigin 768 (80 registers: unbounded it takes 96, two blocks per SM).
+  static constexpr int kPackedMinBlocks = (kResidual ? (kAddOrigin ? 768 : 512) : 1024) / kThreads;
+  static constexpr bool kOnePass = (kPlainPacked && kRowOnChipOnePassHalfNorm) || kAddOrigin;
   using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? kPackedMinBlocks : Classic::kMinBlocks, false,
-                                true, kPacked, kPacked && kRowOnChipFoldHalfNorm,
-                                kPlainPacked && kRowOnChipOnePassHalfNorm, kPlainPacked && kRowOnChipAffinePathsHalfNorm>;
+                                true, kPacked, kPacked && kRowOnChipFoldHalfNorm, kOnePass,
+                                (kPlainPacked && kRowOnChipAffinePathsHalfNorm) ||
+                                    (kAddOrigin && kRowOnChipAffinePathsAddNorm),
+                                kOnePass && (kResidual || kRowOnChipOriginHalfNorm)>;
   using type = std::conditional_t<kTuned, Tuned, Classic>;
 };
 

@@ -51,8 +51,16 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 //     for layer_norm with weight and bias and for rms_norm with weight (Affine, row_tile.cuh; other
 //     cases run the general pass): no per-element selects of the optional affine vectors (two
 //     per element), and rms_norm's output without the zero shift and bias (x * rstd * w).
+//   kOrigin (with kOnePass): layer_norm's one-pass statistics first try the sums of x and x^2
+//     about 0 (origin_stats, row_stats.cuh: 3 instructions per element instead of 4, falling back
+//     to the first-element form); a row it accepts has shift 0, and with kAffinePaths its output
+//     pass drops x - shift (5.5 instructions per element instead of 6.5, bitwise the same). The
+//     add-norms take those sums from their residual prologue (add_residual_vectors), which holds
+//     every value anyway: no statistics pass of their own for an accepted row (rms_norm: the sum of
+//     x^2 likewise).
 template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_, bool kLean_,
-          bool kPacked_ = false, bool kFold_ = false, bool kOnePass_ = false, bool kAffinePaths_ = false>
+          bool kPacked_ = false, bool kFold_ = false, bool kOnePass_ = false, bool kAffinePaths_ = false,
+          bool kOrigin_ = false>
 struct RowOnChipConfig {
   static constexpr int kThreadsPerRow = kThreadsPerRow_;
   static constexpr int kRowsPerBlock = kRowsPerBlock_;
@@ -65,6 +73,7 @@ struct RowOnChipConfig {
   static constexpr bool kFold = kFold_;
   static constexpr bool kOnePass = kOnePass_;
   static constexpr bool kAffinePaths = kAffinePaths_;
+  static constexpr bool kOrigin = kOrigin_;
 };
 
 // The configuration row_on_chip ran before kPrefetch / kLean (kept for the A/B in
@@ -94,6 +103,7 @@ row_on_chip_kernel(NormParams p) {
   constexpr bool kFold = Cfg::kFold && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   constexpr bool kOnePass = Cfg::kOnePass && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   constexpr bool kAffinePaths = Cfg::kAffinePaths && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
+  constexpr bool kOrigin = Cfg::kOrigin && kOnePass;
   using Tile = std::conditional_t<kPacked, PackedRowTile<T, kThreadsPerRow, Cfg::kVecs>,
                                   RowTile<T, kThreadsPerRow, Cfg::kVecs>>;
   using Acc = typename Tile::Acc;
@@ -147,13 +157,16 @@ row_on_chip_kernel(NormParams p) {
       }
     }
     RowFrame<Acc> frame;
+    SumPair<Acc> prologue_sums{Acc(0), Acc(0)};  // kOrigin && kResidual: add_residual_vectors'
     if constexpr (kResidual) {
       static_assert(kKind == RowKind::kNorm, "the residual sum is a norm-kind prologue");
       const RowLayout& rl = p.residual_layout;
       const T* rr = static_cast<const T*>(p.residual) + rl.x_row_offset(row);
       T* sum = static_cast<T*>(p.sum);
       if constexpr (kLean) {
-        add_residual_vectors(tile, rr, sum + rl.y_row_offset(row), len, rank);
+        T* sr = sum + rl.y_row_offset(row);
+        if (!kOrigin || p.center) prologue_sums = add_residual_vectors<true>(tile, rr, sr, len, rank);
+        else prologue_sums = add_residual_vectors<false>(tile, rr, sr, len, rank);  // rms_norm: x^2 only
       } else {
         tile.add_rounded(rr, rl.x_elem_stride, 0, len, rank, kVector);
         tile.store(sum + rl.y_row_offset(row), rl.y_elem_stride, 0, len, rank, kVector, nullptr, 1, nullptr, 1,
@@ -171,7 +184,18 @@ row_on_chip_kernel(NormParams p) {
     RowStats<Acc> stats;
     if constexpr (kOnePass) {
       typename RowGroup<SumPair<Acc>, kThreadsPerRow>::Synced reduce_pair{pair_temp};
-      stats = norm_partial_one_pass(tile, len, rank, frame, p.center, reduce, reduce_pair);
+      bool done = false;
+      if constexpr (kOrigin && kResidual) {  // the prologue's sums; as norm_partial_one_pass's origin pass
+        if (p.center) {
+          done = origin_stats(reduce_pair(prologue_sums, PairSumOp{}), len, frame, stats);
+        } else {
+          const Acc s2 = reduce(prologue_sums.b, SumOp{});
+          const Acc inv = frame.inv_scale;
+          stats = {Acc(0), s2 * inv * inv};
+          done = s2 - s2 == Acc(0);  // else the scaled pass, as norm_partial_one_pass
+        }
+      }
+      if (!done) stats = norm_partial_one_pass<kOrigin && !kResidual>(tile, len, rank, frame, p.center, reduce, reduce_pair);
     } else {
       stats = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, p.center, reduce);
     }
@@ -188,6 +212,14 @@ row_on_chip_kernel(NormParams p) {
     };
     if constexpr (kAffinePaths) {  // uniform branches: p is the same for every thread
       if (p.center && p.weight != nullptr && p.bias != nullptr) {
+        if constexpr (kOrigin && kFold) {
+          if (frame.shift == Acc(0)) {  // RowOutput's value without the subtraction of the zero shift
+            const Acc rstd = stats.b, centered_mean = out.centered_mean;
+            store(std::integral_constant<Affine, Affine::kWeightBias>{},
+                  [=](Acc v, Acc w, Acc b) { return fma(fma(v, rstd, -centered_mean), w, b); });
+            continue;
+          }
+        }
         store(std::integral_constant<Affine, Affine::kWeightBias>{}, out);
         continue;
       }

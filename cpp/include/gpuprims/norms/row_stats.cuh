@@ -139,8 +139,34 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
 // rms_norm: sum x^2 (one FFMA per element: the product of two fp16 / bf16 values is exact) scaled
 // by inv_scale^2 once: bitwise sum u^2 while no partial sum overflows; a row whose sum is not
 // finite (|x| beyond about 2^63, or inf / NaN) takes the scaled pass instead.
+// The origin statistics (kOrigin of norm_partial_one_pass; the add-norms take the sums from their
+// residual prologue, add_residual_vectors): layer_norm's row sums of x and x^2 themselves, 3
+// instructions per element (convert, FADD, FFMA: x^2 of an fp16 / bf16 value is exact) where the
+// first-element frame takes 4 (its d = fma(x, inv, -u0)). M2 = sum x^2 - (sum x) * mean cancels
+// as the first-element form does, here when the mean is far from 0, so it is accepted under the
+// same test, sum x^2 <= 16 M2 (|mean| within about 3.9 deviations of 0: zero-centred activations,
+// the benchmark's randn rows), and only where sum x^2 is a normal, finite number at least 2^-90
+// (no product lost to the subnormal range: each of at most 16384 elements below 2^-63 errs by at
+// most 2^-149, 2^-41 of 2^-94) -- then the row's frame becomes (shift 0, scale 1), the same error
+// bound as the first-element form (1.2e-5 in the variance). Otherwise (constant rows, whose
+// sum x * mean ~ sum x^2; rows far from 0, NaN / inf, overflow, tiny rows) it returns false and
+// the caller takes the first-element form, which keeps its exact constant-row output.
+// The frame's zero shift also lets the output pass drop x - shift (bitwise the same value).
+template <class Acc>
+__device__ __forceinline__ bool origin_stats(SumPair<Acc> s, int len, RowFrame<Acc>& frame, RowStats<Acc>& stats) {
+  const Acc mean = mean_of(s.a, len);
+  if (!(s.b >= Acc(0x1p-90f) && s.b <= std::numeric_limits<float>::max() && s.a * mean <= Acc(0.9375) * s.b)) {
+    return false;
+  }
+  frame = RowFrame<Acc>{Acc(0), Acc(1), Acc(1)};
+  stats = {mean, fma(-s.a, mean, s.b)};
+  return true;
+}
+
+// kOrigin: try origin_stats first (one pass of 3 instructions per element), the first-element
+// form below only where it declines.
 // reduce: RowGroup<Acc>::Synced or ::Alternating; reduce_pair: RowGroup<SumPair<Acc>>::Synced.
-template <class Tile, class Reduce, class PairReduce>
+template <bool kOrigin = false, class Tile, class Reduce, class PairReduce>
 __device__ __forceinline__ RowStats<typename Tile::Acc> norm_partial_one_pass(const Tile& tile, int len, int rank,
                                                                               RowFrame<typename Tile::Acc>& frame,
                                                                               bool center, Reduce& reduce,
@@ -154,6 +180,11 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> norm_partial_one_pass(co
               const Acc u = v * inv;
               return u * u;
             }), SumOp{})};
+  }
+  if constexpr (kOrigin) {
+    RowStats<Acc> stats;
+    const SumPair<Acc> o = reduce_pair(sum_and_squares_tile_vectors(tile, len, rank, [](Acc v) { return v; }), PairSumOp{});
+    if (origin_stats(o, len, frame, stats)) return stats;
   }
   const Acc u0 = frame.shift * inv;
   const SumPair<Acc> s =

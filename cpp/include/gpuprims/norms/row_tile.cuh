@@ -193,11 +193,23 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
 // to the sum row and kept as the tile's value (Tile::set_slot). Each residual vector is loaded in
 // its slot's step: loading them all first held 16 more registers (bf16 256-thread tile: 101
 // registers against 80 unbounded) for loads the compiler issues early anyway.
-template <class Tile>
-__device__ __forceinline__ void add_residual_vectors(Tile& tile, const typename Tile::Value* residual,
-                                                     typename Tile::Value* sum, int len, int rank) {
+// Returns this thread's (sum of s, sum of s^2) over the rounded sums s (origin_stats, row_stats.cuh):
+// the prologue already holds every value, so the one-pass statistics need no pass of their own.
+// Four chains per sum, not kLanes: with eight, the bf16 256-thread tile spilled 20-40 bytes under
+// the 80-register bound of three blocks per SM (ptxas, CUDA 13.0; one, two or four: no spill).
+// kSum false: the first member is 0 (rms_norm needs only the squares). A caller that ignores the
+// result pays nothing (the compiler drops the sums).
+template <bool kSum = true, class Tile>
+__device__ __forceinline__ SumPair<typename Tile::Acc> add_residual_vectors(Tile& tile,
+                                                                           const typename Tile::Value* residual,
+                                                                           typename Tile::Value* sum, int len,
+                                                                           int rank) {
   using T = typename Tile::Value;
   using Acc = typename Tile::Acc;
+  constexpr int kChains = 4;
+  Acc sums[kChains], squares[kChains];
+#pragma unroll
+  for (int l = 0; l < kChains; ++l) sums[l] = squares[l] = Acc(0);
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const int e0 = Tile::slot_begin(s, rank);
@@ -209,7 +221,14 @@ __device__ __forceinline__ void add_residual_vectors(Tile& tile, const typename 
     const Vec16<T> q = round_to_vec16<T>(o);
     store_vec16(sum + e0, q);
     tile.set_slot(s, q);
+#pragma unroll
+    for (int l = 0; l < Tile::kLanes; ++l) {
+      const Acc v = cast_value<Acc>(q.lane[l]);
+      if constexpr (kSum) sums[l % kChains] += v;
+      squares[l % kChains] = fma(v, v, squares[l % kChains]);
+    }
   }
+  return {kSum ? fold_lanes(sums, SumOp{}) : Acc(0), fold_lanes(squares, SumOp{})};
 }
 
 template <class T, int kThreadsPerRow, int kVecs>
