@@ -39,7 +39,8 @@ namespace norms {
 //   kSharedColumns: dweight / dbias column sums in shared memory (see above).
 //   kDeferSaved (softmax kind, without kPrefetch): log_softmax loads y only after dy's row sum is
 //     reduced (its first pass reads dy alone): torch's order, each row's reads spread over its
-//     two passes rather than both arrays requested at once (issue 5, session 11).
+//     two passes rather than both arrays requested at once (issue 5, session 11). Measured
+//     slower (session 11 device run 4, docs/norms.md): y's latency is exposed after the reduction.
 template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_,
           bool kSharedColumns_ = false, bool kDeferSaved_ = false>
 struct BackwardLeanConfig {

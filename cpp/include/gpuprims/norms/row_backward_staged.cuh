@@ -54,11 +54,10 @@ namespace norms {
 // during dy's sum and reduction: torch's schedule (dy's pass, then y's), the reads of one row
 // spread over its two passes instead of both arrays' requested together (issue 5, session 11).
 // softmax (whose first pass reads y) keeps y with dy.
-// kStreamingStores: dx stored with st.global.cs (written once, evict-first). kEvictFirst: the
-// copies of dy and y read with an L2 evict-first policy (read once), so that L2 keeps dx's lines.
+// kStreamingStores: dx stored with st.global.cs (written once, evict-first).
+// Both measured in session 11 device run 4 (docs/norms.md): neither beats the defaults.
 template <int kThreads_, int kVecs_, int kStages_, int kMinBlocks_ = 1, bool kWeightInRegisters_ = true,
-          bool kFoldedOutput_ = false, bool kHoldRow_ = false, int kSavedLead_ = -1, bool kStreamingStores_ = false,
-          bool kEvictFirst_ = false>
+          bool kFoldedOutput_ = false, bool kHoldRow_ = false, int kSavedLead_ = -1, bool kStreamingStores_ = false>
 struct BackwardStagedConfig {
   static constexpr int kThreads = kThreads_;
   static constexpr int kThreadsPerRow = kThreads_;
@@ -71,7 +70,6 @@ struct BackwardStagedConfig {
   static constexpr bool kHoldRow = kHoldRow_;
   static constexpr int kSavedLead = kSavedLead_ < 0 ? kStages_ - 1 : kSavedLead_;
   static constexpr bool kStreamingStores = kStreamingStores_;
-  static constexpr bool kEvictFirst = kEvictFirst_;
   static_assert(kStages >= 2, "one stage being read, at least one in flight");
   static_assert(kSavedLead < kStages, "y's row lands in a stage whose previous row has been read");
 };
@@ -122,12 +120,6 @@ row_backward_staged_kernel(NormBackwardParams p) {
   const auto stage_saved = [&](int s) { return stages + (int64_t(s) * 2 + 1) * len; };
   const auto read = [](const T* slot) { return *reinterpret_cast<const Vec16<T>*>(slot); };
 
-  uint64_t policy = 0;
-  if constexpr (Cfg::kEvictFirst) policy = ptx::l2_evict_first_policy();
-  const auto copy16 = [&](const T* dst, const T* src) {
-    if constexpr (Cfg::kEvictFirst) ptx::cp_async_16_hint(ptx::shared_address(dst), src, policy);
-    else ptx::cp_async_16(ptx::shared_address(dst), src);
-  };
   // This thread's slots of row r (dy's and / or the saved row's) into stage s, as one commit group
   // (empty outside the rows, so that the group count, and with it the waits below, is the same in
   // every iteration).
@@ -139,8 +131,8 @@ row_backward_staged_kernel(NormBackwardParams p) {
       for (int k = 0; k < kVecs; ++k) {
         const int e0 = Tile::slot_begin(k, rank);
         if (e0 >= len) continue;
-        if (with_dy) copy16(stage_dy(s) + e0, dyr + e0);
-        if (with_saved) copy16(stage_saved(s) + e0, sr + e0);
+        if (with_dy) ptx::cp_async_16(ptx::shared_address(stage_dy(s) + e0), dyr + e0);
+        if (with_saved) ptx::cp_async_16(ptx::shared_address(stage_saved(s) + e0), sr + e0);
       }
     }
     ptx::cp_async_commit();

@@ -40,19 +40,6 @@ __device__ __forceinline__ void red_shared_add(uint32_t address, uint32_t v) {
 __device__ __forceinline__ void cp_async_16(uint32_t dst_shared, const void* src_global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst_shared), "l"(src_global) : "memory");
 }
-// An L2 cache policy (createpolicy, sm_80) that marks every line it is applied to evict-first:
-// for data read once, so that it leaves L2 before lines that may still be hit (the dx just written).
-__device__ __forceinline__ uint64_t l2_evict_first_policy() {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-// cp_async_16 with an L2 cache policy (l2_evict_first_policy) on the global read.
-__device__ __forceinline__ void cp_async_16_hint(uint32_t dst_shared, const void* src_global, uint64_t policy) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(dst_shared), "l"(src_global),
-               "l"(policy)
-               : "memory");
-}
 // A 16-byte store marked streaming (st.global.cs: evict-first in L1 and L2, written once).
 __device__ __forceinline__ void st_global_cs_v4(void* ptr, uint4 v) {
   asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
