@@ -22,6 +22,7 @@
 // torch's figures for the same cases, on the same machine: bench/tune/norms_backward_torch.py.
 // Build and run on the GPU machine (about 1-2 minutes of nvcc, well under 90 s of run time):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_backward_tune.cu -o /tmp/norms_bwd_tune && /tmp/norms_bwd_tune
+// (`/tmp/norms_bwd_tune softmax`: softmax_backward and log_softmax_backward alone.)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -269,20 +270,25 @@ void run_config(const Problem& pr, const char* label, bool per_row_grid = false)
 // kMinBlocks blocks per SM, the norm kind's weight in registers or read per pass ("nw").
 // Skipped (at compile time) where the block is not 64..1024 threads or kMinBlocks blocks' stages
 // exceed an H200 SM's 228 KiB of shared memory.
+// Softmax kind (session 11 round 2): y's row copied kSavedLead rows ahead in its own group (label
+// "y@L"; -1: with dy), dx stored streaming ("cs").
 template <class T, RowKind kKind, int kLen, int kValues, int kStages, int kMinBlocks = 1,
-          bool kWeightInRegisters = true, bool kFoldedOutput = false, bool kHoldRow = false>
+          bool kWeightInRegisters = true, bool kFoldedOutput = false, bool kHoldRow = false, int kSavedLead = -1,
+          bool kStreamingStores = false>
 void run_staged(const Problem& pr, const char* note = "") {
   constexpr int kThreads = kLen / kValues;
   constexpr int kVecs = kValues / Vec16<T>::kLanes;
   constexpr size_t kSmem = size_t(kStages) * 2 * kLen * sizeof(T);
   if constexpr (kThreads >= 64 && kThreads <= 1024 && kVecs >= 1 && kMinBlocks * kSmem <= 227 * 1024) {
     char label[64];
-    char bound[8] = "";
+    char bound[8] = "", lead[8] = "";
     if (kMinBlocks > 1) snprintf(bound, sizeof bound, " b%d", kMinBlocks);
-    snprintf(label, sizeof label, "staged v%d s%d%s%s%s%s%s", kValues, kStages, bound,
-             kWeightInRegisters ? "" : " nw", kFoldedOutput ? " fo" : "", kHoldRow ? " hold" : "", note);
-    using Cfg =
-        BackwardStagedConfig<kThreads, kVecs, kStages, kMinBlocks, kWeightInRegisters, kFoldedOutput, kHoldRow>;
+    if (kSavedLead >= 0) snprintf(lead, sizeof lead, " y@%d", kSavedLead);
+    snprintf(label, sizeof label, "staged v%d s%d%s%s%s%s%s%s%s", kValues, kStages, bound,
+             kWeightInRegisters ? "" : " nw", kFoldedOutput ? " fo" : "", kHoldRow ? " hold" : "", lead,
+             kStreamingStores ? " cs" : "", note);
+    using Cfg = BackwardStagedConfig<kThreads, kVecs, kStages, kMinBlocks, kWeightInRegisters, kFoldedOutput,
+                                     kHoldRow, kSavedLead, kStreamingStores>;
     run_config<T, kKind, Cfg, Kernel::kStaged>(pr, label);
   }
 }
@@ -290,8 +296,9 @@ void run_staged(const Problem& pr, const char* note = "") {
 // A lean candidate (row_backward_lean.cuh, no prefetch) for the softmax kind with a block per row
 // ("rows": as many blocks as rows, several resident per SM, each at its own phase of load,
 // reduction and store, as torch's kernel runs) in blocks of kLen / kValues threads, bounded to
-// kResidentThreads threads per SM (0: no bound).
-template <class T, RowKind kKind, int kLen, int kValues, int kResidentThreads = 0>
+// kResidentThreads threads per SM (0: no bound); kDeferSaved ("dy first"): log_softmax loads y
+// only after dy's sum is reduced, torch's order.
+template <class T, RowKind kKind, int kLen, int kValues, int kResidentThreads = 0, bool kDeferSaved = false>
 void run_lean_rows(const Problem& pr) {
   constexpr int kThreads = kLen / kValues;
   constexpr int kVecs = kValues / Vec16<T>::kLanes;
@@ -300,8 +307,9 @@ void run_lean_rows(const Problem& pr) {
     char label[64];
     char bound[8] = "";
     if (kMinBlocks > 1) snprintf(bound, sizeof bound, " b%d", kMinBlocks);
-    snprintf(label, sizeof label, "lean v%d%s rows", kValues, bound);
-    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, kMinBlocks, false>, Kernel::kLean>(pr, label, true);
+    snprintf(label, sizeof label, "lean v%d%s rows%s", kValues, bound, kDeferSaved ? " dy first" : "");
+    run_config<T, kKind, BackwardLeanConfig<kThreads, 1, kVecs, kMinBlocks, false, false, kDeferSaved>, Kernel::kLean>(
+        pr, label, true);
   }
 }
 
@@ -333,18 +341,30 @@ void run_candidates(const Problem& pr) {
   run_config<T, kKind, Library, Kernel::kLean>(pr, "library (lean)");
   constexpr bool k8192 = kLen == 8192;
   if constexpr (!kNorm) {
-    // Session 10's shape, one more stage, twice the values (the library's choice for bf16 8192
-    // since session 11 run 1).
-    constexpr int kS10 = sizeof(T) == 4 ? 8 : k8192 ? 32 : 16;
-    constexpr int kS10Stages = sizeof(T) == 2 && k8192 ? 3 : 2;
-    constexpr bool kWider = sizeof(T) == 2 && k8192;
-    run_staged<T, kKind, kLen, kS10, kS10Stages>(pr, kWider ? " (s10)" : " chosen");
-    run_staged<T, kKind, kLen, kS10, kS10Stages + 1>(pr);
-    run_staged<T, kKind, kLen, 2 * kS10, 3>(pr, kWider ? " chosen" : "");
+    // The library's shape (session 11 run 1: fp32 8 values, two stages; bf16 64 values, three
+    // stages at 8192, 16 values, two stages at 4096), then round 2's candidates for
+    // log_softmax_backward (0.92-0.94x torch): y requested in its own group only as its row starts
+    // ("y@0", torch's order: dy's pass, then y's) or a row ahead ("y@1"), with one more stage of dy
+    // in flight; streaming dx stores ("cs"); and the lean kernel with a block per row, as before and
+    // loading y after dy's sum ("dy first"), torch's exact schedule. Session 11 device run 4: none
+    // beats the library's shape beyond noise (docs/norms.md). (L2 evict-first reads of the staged
+    // copies, cp.async with an L2::cache_hint policy, ran 6-7 % slower in fp32 and stopped the
+    // bf16 kernel with an illegal instruction; removed.)
+    constexpr int kV = sizeof(T) == 4 ? 8 : k8192 ? 64 : 16;
+    constexpr int kS = sizeof(T) == 2 && k8192 ? 3 : 2;
+    run_staged<T, kKind, kLen, kV, kS>(pr, " chosen");
+    run_staged<T, kKind, kLen, kV, kS, 1, true, false, false, 0>(pr);
+    run_staged<T, kKind, kLen, kV, kS + 1, 1, true, false, false, 0>(pr);
+    run_staged<T, kKind, kLen, kV, kS + 1, 1, true, false, false, 1>(pr);
+    run_staged<T, kKind, kLen, kV, kS, 1, true, false, false, -1, true>(pr);
+    run_staged<T, kKind, kLen, kV, kS, 1, true, false, false, 0, true>(pr);
+    run_staged<T, kKind, kLen, kV, kS + 1, 1, true, false, false, 0, true>(pr);
     run_lean_rows<T, kKind, kLen, kValues>(pr);
-    run_lean_rows<T, kKind, kLen, kValues, 1536>(pr);
-    run_lean_rows<T, kKind, kLen, 2 * kValues>(pr);
-    run_lean_rows<T, kKind, kLen, 4 * kValues>(pr);
+    run_lean_rows<T, kKind, kLen, kValues, 0, true>(pr);
+    // Three fp32 blocks of 512 threads per SM at 4096 (40 registers); the bf16 tiles spill there.
+    if constexpr (sizeof(T) == 4) run_lean_rows<T, kKind, kLen, kValues, 1536, true>(pr);
+    run_lean_rows<T, kKind, kLen, 2 * kValues, 0, true>(pr);
+    run_lean_rows<T, kKind, kLen, 4 * kValues, 0, true>(pr);
   } else if constexpr (sizeof(T) == 4) {
     if constexpr (!k8192) {
       run_staged<T, kKind, kLen, 8, 3, 2>(pr, " chosen");
@@ -374,6 +394,9 @@ void run_candidates(const Problem& pr) {
     run_staged<T, kKind, kLen, 16, 2, 3, false>(pr);
   }
 }
+
+// argv[1] == "softmax": the softmax-kind ops alone (round 2 of session 11 tunes those only).
+bool softmax_only = false;
 
 template <class T>
 void run_dtype(int64_t rows, int64_t len, const Problem& buffers) {
@@ -416,6 +439,7 @@ void run_dtype(int64_t rows, int64_t len, const Problem& buffers) {
   rms_norm.kind = RowKind::kNorm;
   rms_norm.center = false;
   for (const Problem* pr : {&softmax, &log_softmax, &layer_norm, &rms_norm}) {
+    if (softmax_only && pr->kind != RowKind::kSoftmax) continue;
     // The saved row as the forward would leave it: softmax y around 1 / len, log_softmax y around
     // -log(len), x of the norms in [-4, 4).
     const float lo = pr->kind == RowKind::kNorm ? -4.0f : pr->log ? -std::log(float(len)) - 3.0f : 0.0f;
@@ -433,8 +457,9 @@ void run_dtype(int64_t rows, int64_t len, const Problem& buffers) {
   }
 }
 
-int main() {
+int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);  // whole rows survive a timeout
+  softmax_only = argc > 1 && strcmp(argv[1], "softmax") == 0;
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;

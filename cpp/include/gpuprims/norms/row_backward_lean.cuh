@@ -37,8 +37,12 @@ namespace norms {
 //   kMinBlocks: __launch_bounds__' minimum resident blocks per SM (the register bound).
 //   kPrefetch: load the next row's vectors before reducing the current one (see above).
 //   kSharedColumns: dweight / dbias column sums in shared memory (see above).
+//   kDeferSaved (softmax kind, without kPrefetch): log_softmax loads y only after dy's row sum is
+//     reduced (its first pass reads dy alone): torch's order, each row's reads spread over its
+//     two passes rather than both arrays requested at once (issue 5, session 11). Measured
+//     slower (session 11 device run 4, docs/norms.md): y's latency is exposed after the reduction.
 template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_,
-          bool kSharedColumns_ = false>
+          bool kSharedColumns_ = false, bool kDeferSaved_ = false>
 struct BackwardLeanConfig {
   static constexpr int kThreadsPerRow = kThreadsPerRow_;
   static constexpr int kRowsPerBlock = kRowsPerBlock_;
@@ -46,6 +50,7 @@ struct BackwardLeanConfig {
   static constexpr int kMinBlocks = kMinBlocks_;
   static constexpr bool kPrefetch = kPrefetch_;
   static constexpr bool kSharedColumns = kSharedColumns_;
+  static constexpr bool kDeferSaved = kDeferSaved_;
   static constexpr int kThreads = kThreadsPerRow * kRowsPerBlock;
 };
 
@@ -126,6 +131,7 @@ row_backward_lean_kernel(NormBackwardParams p) {
   constexpr int kLanes = Tile::kLanes;
   constexpr int kChains = kBackwardChains<kLanes>;
   static_assert(Group::kIsWarp || Cfg::kRowsPerBlock == 1, "a block-wide group owns the whole block");
+  static_assert(!Cfg::kDeferSaved || (kKind == RowKind::kSoftmax && !Cfg::kPrefetch), "see BackwardLeanConfig");
   __shared__ typename Group::TempStorage slots[2];
   typename Group::Alternating reduce{slots};
 
@@ -185,6 +191,9 @@ row_backward_lean_kernel(NormBackwardParams p) {
         next.load(p, row + stride, len, rank);
         if constexpr (kKind == RowKind::kNorm) next_stats = Stats::load(p, row + stride);
       }
+    } else if constexpr (Cfg::kDeferSaved) {
+      cur.dy.load(static_cast<const T*>(p.dy) + dl.x_row_offset(row), len, rank);
+      if (!p.log) cur.saved.load(static_cast<const T*>(p.saved) + p.saved_layout.x_row_offset(row), len, rank);
     } else {
       cur.load(p, row, len, rank);
       if constexpr (kKind == RowKind::kNorm) stats = Stats::load(p, row);
@@ -202,6 +211,9 @@ row_backward_lean_kernel(NormBackwardParams p) {
         for (int l = 0; l < kLanes; ++l) part[l % kChains] += softmax_backward_term(at(sq[k], l), at(gq[k], l), p.log);
       }
       const Acc sum = reduce(fold_lanes(part, SumOp{}), SumOp{});
+      if constexpr (Cfg::kDeferSaved) {
+        if (p.log) cur.saved.load(static_cast<const T*>(p.saved) + p.saved_layout.x_row_offset(row), len, rank);
+      }
 #pragma unroll
       for (int k = 0; k < kVecs; ++k) {
         const int e0 = Tile::slot_begin(k, rank);

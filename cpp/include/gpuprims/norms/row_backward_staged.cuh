@@ -48,8 +48,16 @@ namespace norms {
 // and converts nothing: 3 instructions an element (norm_backward_out; 2 with kFoldedOutput) where
 // the recomputation takes 9 and two shared-memory reads a slot. For the tile whose register bound
 // leaves room (the bf16 8192 tile: 512 threads, one block per SM at 96 of its 128 registers).
+// kSavedLead (softmax kind; -1: kStages - 1, with dy): how many rows ahead log_softmax's saved
+// row y is copied, as its own commit group, where dy stays kStages - 1 rows ahead. Its first pass
+// reads dy alone, so with a lead of 0 y's row is requested only when its row starts and lands
+// during dy's sum and reduction: torch's schedule (dy's pass, then y's), the reads of one row
+// spread over its two passes instead of both arrays' requested together (issue 5, session 11).
+// softmax (whose first pass reads y) keeps y with dy.
+// kStreamingStores: dx stored with st.global.cs (written once, evict-first).
+// Both measured in session 11 device run 4 (docs/norms.md): neither beats the defaults.
 template <int kThreads_, int kVecs_, int kStages_, int kMinBlocks_ = 1, bool kWeightInRegisters_ = true,
-          bool kFoldedOutput_ = false, bool kHoldRow_ = false>
+          bool kFoldedOutput_ = false, bool kHoldRow_ = false, int kSavedLead_ = -1, bool kStreamingStores_ = false>
 struct BackwardStagedConfig {
   static constexpr int kThreads = kThreads_;
   static constexpr int kThreadsPerRow = kThreads_;
@@ -60,7 +68,10 @@ struct BackwardStagedConfig {
   static constexpr bool kWeightInRegisters = kWeightInRegisters_;
   static constexpr bool kFoldedOutput = kFoldedOutput_;
   static constexpr bool kHoldRow = kHoldRow_;
+  static constexpr int kSavedLead = kSavedLead_ < 0 ? kStages_ - 1 : kSavedLead_;
+  static constexpr bool kStreamingStores = kStreamingStores_;
   static_assert(kStages >= 2, "one stage being read, at least one in flight");
+  static_assert(kSavedLead < kStages, "y's row lands in a stage whose previous row has been read");
 };
 
 // Dynamic shared memory of row_backward_staged_kernel<T, kind, Cfg> for rows of row_len elements
@@ -83,6 +94,11 @@ row_backward_staged_kernel(NormBackwardParams p) {
   constexpr int kChains = kBackwardChains<kLanes>;
   constexpr int kStages = Cfg::kStages;
   static_assert(!Group::kIsWarp, "block tiles only: warp tiles keep row_backward_lean_kernel");
+  // Split: y's copies in their own commit groups, Cfg::kSavedLead rows ahead (softmax kind).
+  constexpr bool kSplit = Cfg::kSavedLead < kStages - 1;
+  constexpr int kLead = Cfg::kSavedLead;
+  static_assert(!kSplit || kKind == RowKind::kSoftmax, "the norm kind's first pass reads both inputs");
+  constexpr StorePolicy kStore = Cfg::kStreamingStores ? StorePolicy::kStreaming : StorePolicy::kDefault;
   __shared__ typename Group::TempStorage slots[2];
   __shared__ typename PairGroup::TempStorage pair_slots[2];
   typename Group::Alternating reduce{slots};
@@ -104,21 +120,36 @@ row_backward_staged_kernel(NormBackwardParams p) {
   const auto stage_saved = [&](int s) { return stages + (int64_t(s) * 2 + 1) * len; };
   const auto read = [](const T* slot) { return *reinterpret_cast<const Vec16<T>*>(slot); };
 
-  // This thread's slots of row r into stage s, as one commit group (empty past the last row, so
-  // that the group count, and with it the wait below, is the same in every iteration).
-  const auto issue = [&](int64_t r, int s) {
-    if (r < dl.num_rows) {
+  // This thread's slots of row r (dy's and / or the saved row's) into stage s, as one commit group
+  // (empty outside the rows, so that the group count, and with it the waits below, is the same in
+  // every iteration).
+  const auto issue = [&](int64_t r, int s, bool with_dy, bool with_saved) {
+    if (r >= 0 && r < dl.num_rows) {
       const T* dyr = dy + dl.x_row_offset(r);
       const T* sr = saved + sl.x_row_offset(r);
 #pragma unroll
       for (int k = 0; k < kVecs; ++k) {
         const int e0 = Tile::slot_begin(k, rank);
         if (e0 >= len) continue;
-        ptx::cp_async_16(ptx::shared_address(stage_dy(s) + e0), dyr + e0);
-        ptx::cp_async_16(ptx::shared_address(stage_saved(s) + e0), sr + e0);
+        if (with_dy) ptx::cp_async_16(ptx::shared_address(stage_dy(s) + e0), dyr + e0);
+        if (with_saved) ptx::cp_async_16(ptx::shared_address(stage_saved(s) + e0), sr + e0);
       }
     }
     ptx::cp_async_commit();
+  };
+  // One iteration's copies for the row `row` in stage s: without kSplit one group, both inputs of
+  // the row kStages - 1 ahead; with it two groups: for log_softmax y of the row kLead ahead, then
+  // dy of the row kStages - 1 ahead, so that dy of the current row has 2 * (kStages - 1) groups
+  // after it and y 2 * kLead + 1; for softmax, whose first pass reads y, an empty group, then both
+  // inputs of the row kStages - 1 ahead (the same counts, y with dy).
+  const auto issue_ahead = [&](int64_t row, int s) {
+    const int last = s == 0 ? kStages - 1 : s - 1;  // (s + kStages - 1) % kStages: read last iteration
+    if constexpr (kSplit) {
+      issue(row + kLead * stride, (s + kLead) % kStages, false, p.log);
+      issue(row + (kStages - 1) * stride, last, true, !p.log);
+    } else {
+      issue(row + (kStages - 1) * stride, last, true, true);
+    }
   };
 
   // Norm kind: the column sums in registers for the whole kernel, and the weight's vectors
@@ -146,15 +177,24 @@ row_backward_staged_kernel(NormBackwardParams p) {
   const auto weight_at = [&](const Vec16<T>& wk, int l) { return weight != nullptr ? at(wk, l) : Acc(1); };
 
   int64_t row = blockIdx.x;
+  if constexpr (kSplit) {
+    // The iterations before the first, so that every row's groups sit where the waits expect them
+    // (rows before the first are empty groups).
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) issue(row + s * stride, s);
+    for (int i = 1 - kStages; i < 0; ++i) issue_ahead(row + i * stride, i + kStages);
+  } else {
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) issue(row + s * stride, s, true, true);
+  }
   Stats next_stats{};
   if (kKind == RowKind::kNorm && row < dl.num_rows) next_stats = Stats::load(p, row);
 
   // The loop bound is uniform over the block, so every thread reaches the same barriers.
   for (int s = 0; row < dl.num_rows; row += stride, s = s + 1 == kStages ? 0 : s + 1) {
-    issue(row + (kStages - 1) * stride, s == 0 ? kStages - 1 : s - 1);  // the stage read last iteration
-    ptx::cp_async_wait<kStages - 1>();  // this thread's copies of the current row have landed
+    issue_ahead(row, s);
+    // This thread's copies of the current row's dy have landed, and its y's unless it is
+    // log_softmax's under kSplit (its first pass reads dy alone).
+    ptx::cp_async_wait<kSplit ? 2 * (kStages - 1) : kStages - 1>();
     const T* gr = stage_dy(s);
     const T* sr = stage_saved(s);
     T* out = dx + dl.y_row_offset(row);
@@ -176,6 +216,9 @@ row_backward_staged_kernel(NormBackwardParams p) {
         }
       }
       const Acc sum = reduce(fold_lanes(part, SumOp{}), SumOp{});
+      if constexpr (kSplit) {
+        if (p.log) ptx::cp_async_wait<2 * kLead + 1>();  // y's copies, requested at most kLead rows ago
+      }
 #pragma unroll
       for (int k = 0; k < kVecs; ++k) {
         const int e0 = Tile::slot_begin(k, rank);
@@ -186,7 +229,7 @@ row_backward_staged_kernel(NormBackwardParams p) {
         for (int l = 0; l < kLanes; ++l) {
           o[l] = p.log ? at(g, l) - exp_lean<T>(at(y, l)) * sum : at(y, l) * (at(g, l) - sum);
         }
-        store_vec16(out + e0, round_to_vec16<T>(o));
+        store_vec16<T, kStore>(out + e0, round_to_vec16<T>(o));
       }
     } else {
       const Stats stats = next_stats;
@@ -248,7 +291,7 @@ row_backward_staged_kernel(NormBackwardParams p) {
             }
           }
         }
-        store_vec16(out + e0, round_to_vec16<T>(o));
+        store_vec16<T, kStore>(out + e0, round_to_vec16<T>(o));
       }
     }
   }

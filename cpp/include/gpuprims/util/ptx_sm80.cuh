@@ -40,6 +40,11 @@ __device__ __forceinline__ void red_shared_add(uint32_t address, uint32_t v) {
 __device__ __forceinline__ void cp_async_16(uint32_t dst_shared, const void* src_global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst_shared), "l"(src_global) : "memory");
 }
+// A 16-byte store marked streaming (st.global.cs: evict-first in L1 and L2, written once).
+__device__ __forceinline__ void st_global_cs_v4(void* ptr, uint4 v) {
+  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 // Waits until at most kPending of this thread's committed groups are still in flight.
 template <int kPending>

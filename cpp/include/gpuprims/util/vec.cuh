@@ -32,12 +32,17 @@ __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
   return v;
 }
 
+// How a 16-byte store travels: the default write-back, or marked streaming (st.global.cs) for
+// output no kernel of this launch reads again.
+enum class StorePolicy { kDefault, kStreaming };
+
 // One STG.128; the caller proves 16-byte alignment, as for loads.
-template <class T>
+template <class T, StorePolicy kPolicy = StorePolicy::kDefault>
 __device__ __forceinline__ void store_vec16(T* aligned_ptr, const Vec16<T>& v) {
   uint4 bits;
   memcpy(&bits, &v, sizeof(bits));
-  *reinterpret_cast<uint4*>(aligned_ptr) = bits;
+  if constexpr (kPolicy == StorePolicy::kStreaming) ptx::st_global_cs_v4(aligned_ptr, bits);
+  else *reinterpret_cast<uint4*>(aligned_ptr) = bits;
 }
 
 // A Vec16<T> of the kLanes values in `v` (float, or double for double), each rounded to T to
