@@ -52,7 +52,7 @@ Status launch_single_pass(const ReduceLaunch& a, const DriverKernel& kernel, int
   const dim3 grid(static_cast<unsigned>(blocks_per_row), static_cast<unsigned>(rows < 65535 ? rows : 65535));
   ReduceKernelParams<T> p{static_cast<const T*>(a.in), a.layout, a.out, a.out_dtype};
   void* args[] = {&p, &partials, &tickets};
-  GPUPRIMS_TRY(kernel.launch(a.device, grid, dim3(threads), 0, a.stream, args, "reduce"));
+  GPUPRIMS_TRY(kernel.launch(grid, dim3(threads), 0, a.stream, args, "reduce"));
   return check_launch("reduce", a.stream);
 }
 
