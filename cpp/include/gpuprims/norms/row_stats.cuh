@@ -125,8 +125,10 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
 // M2 = sum d^2 - (sum d) * mean_d. That difference cancels when the mean is far from the first
 // element: its relative error is about depth * 2^-24 * sum d^2 / M2. So it is taken only when
 // sum d^2 <= 16 M2 (the first element within about 3.9 deviations of the mean; every row of
-// uniform data, all but ~1e-4 of Gaussian rows), an error of about 13 * 16 * 2^-24 = 1.2e-5 in
-// the variance, 6e-6 in rstd, far below the output's 2^-9 (bf16) / 2^-12 (fp16) rounding. Other
+// uniform data, all but ~1e-4 of Gaussian rows), an error of about (16 + 32) * depth * 2^-24 in the
+// variance (the sum of d^2 and the product (sum d) * mean_d each rounded over a reduction of depth
+// ~15 for the 8192-element tile, ~18 in the add-norms' prologue): at most ~5e-5, 2.5e-5 in rstd,
+// far below the output's 2^-9 (bf16) / 2^-12 (fp16) rounding. Other
 // rows, and rows with NaN / inf (the test is false or its M2 NaN, as the two-pass one), move the
 // row's frame to c = u0 + mean (frame.shift = c * scale, exact: scale is a power of two) and take
 // a second pass over registers about it, sums of d' = u - c and d'^2 (the corrected two-pass
@@ -235,9 +237,10 @@ __device__ __forceinline__ RowStats<Acc> norm_row_stats(RowStats<Acc> partial, R
 // The output of one element: softmax_out (row_math.hpp), or ((x - shift) - mean_rel) * rstd * w + b
 // with stats = (mean_rel, rstd). kFold (chunk_partial's): fma(fma(x - shift, rstd, -mean_rel *
 // rstd), w, b), the product mean_rel * rstd rounded once per row: one instruction per element
-// fewer, the same accuracy (x - shift is formed exactly as before, and mean_rel * rstd is O(1) for
-// a first element within a few deviations of the mean), and a constant row (x = shift, mean_rel =
-// 0) still gives exactly b. Folding the shift itself, (x - (shift + mean_rel)) * rstd, would round
+// fewer, the same accuracy (x - shift is exact where shift is the first element, and rounded
+// relative to |x - shift| where norm_partial_one_pass re-centred the frame on the mean; mean_rel *
+// rstd is O(1) for a shift within a few deviations of the mean), and a constant row (x = shift,
+// mean_rel = 0) still gives exactly b. Folding the shift itself, (x - (shift + mean_rel)) * rstd, would round
 // shift + mean_rel at the row's magnitude: an error of 2^-24 |shift| / deviation in the output.
 template <RowKind kKind, class Acc, bool kFold = false>
 struct RowOutput {
