@@ -277,17 +277,7 @@ void run_shape(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, do
          2.0 * bytes / memcpy_ms / 1e6, 2.0 * bytes / copy_ms / 1e6);
   const Problem base{nullptr, RowKind::kSoftmax, false, true, false, false, rows, len, x, y, w, b, ref_stats, cmp,
                      scratch, copy_ms, sms};
-  Problem softmax = base, log_softmax = base, layer_norm = base, rms_norm = base;
-  softmax.op = "softmax";
-  log_softmax.op = "log_softmax";
-  log_softmax.log = true;
-  layer_norm.op = "layer_norm";
-  layer_norm.kind = RowKind::kNorm;
-  layer_norm.weight = layer_norm.bias = true;
-  rms_norm.op = "rms_norm";
-  rms_norm.kind = RowKind::kNorm;
-  rms_norm.center = false;
-  rms_norm.weight = true;
+  const auto [softmax, log_softmax, layer_norm, rms_norm] = four_row_ops(base);
   for (const Problem* pr : {&softmax, &log_softmax}) run_candidates<T, RowKind::kSoftmax>(*pr);
   for (const Problem* pr : {&layer_norm, &rms_norm}) run_candidates<T, RowKind::kNorm>(*pr);
 }

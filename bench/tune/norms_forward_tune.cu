@@ -300,17 +300,7 @@ void run_candidates(const Problem& pr) {
 
 template <class T, int kLen>
 void run_problems(const Problem& base) {
-  Problem softmax = base, log_softmax = base, layer_norm = base, rms_norm = base;
-  softmax.op = "softmax";
-  log_softmax.op = "log_softmax";
-  log_softmax.log = true;
-  layer_norm.op = "layer_norm";
-  layer_norm.kind = RowKind::kNorm;
-  layer_norm.weight = layer_norm.bias = true;
-  rms_norm.op = "rms_norm";
-  rms_norm.kind = RowKind::kNorm;
-  rms_norm.center = false;
-  rms_norm.weight = true;
+  const auto [softmax, log_softmax, layer_norm, rms_norm] = four_row_ops(base);
   run_candidates<T, RowKind::kSoftmax, kLen>(softmax);
   run_candidates<T, RowKind::kSoftmax, kLen>(log_softmax);
   run_candidates<T, RowKind::kNorm, kLen>(layer_norm);

@@ -1,5 +1,5 @@
 #pragma once
-// Data, copy ceiling, parameter blocks and comparison kernels shared by the norms harnesses
+// Data, copy ceiling, parameter blocks, comparison kernels and the four row-op problems shared by the norms harnesses
 // (norms_forward_tune.cu, norms_backward_tune.cu, norms_cluster_tune.cu).
 #include <cstdint>
 
@@ -76,6 +76,28 @@ __global__ void compare_kernel(const T* a, const T* b, int64_t n, unsigned* stat
 template <class T>
 const char* dtype_label() {
   return sizeof(T) == 2 ? "bfloat16" : "float32";
+}
+
+// The four row ops as harness problems built from `base` (a harness's Problem: op, kind, log,
+// center, weight, bias): softmax, log_softmax, layer_norm (weight and bias), rms_norm (weight).
+template <class P>
+struct FourRowOps {
+  P softmax, log_softmax, layer_norm, rms_norm;
+};
+template <class P>
+FourRowOps<P> four_row_ops(const P& base) {
+  FourRowOps<P> ops{base, base, base, base};
+  ops.softmax.op = "softmax";
+  ops.log_softmax.op = "log_softmax";
+  ops.log_softmax.log = true;
+  ops.layer_norm.op = "layer_norm";
+  ops.layer_norm.kind = norms::RowKind::kNorm;
+  ops.layer_norm.weight = ops.layer_norm.bias = true;
+  ops.rms_norm.op = "rms_norm";
+  ops.rms_norm.kind = norms::RowKind::kNorm;
+  ops.rms_norm.center = false;
+  ops.rms_norm.weight = true;
+  return ops;
 }
 
 }  // namespace gpuprims
