@@ -138,19 +138,10 @@ double host_check_row(const Problem& pr, const void* dx_dev, int64_t row) {
 // when over tol or any NaN.
 template <class T>
 bool compare(const Problem& pr, const void* a, const void* b, int64_t n, char* out, size_t out_size) {
-  CHECK(cudaMemset(pr.stats, 0, 4 * sizeof(unsigned)));
-  compare_kernel<T><<<pr.sms * 8, 256>>>(static_cast<const T*>(a), static_cast<const T*>(b), n, pr.stats);
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
-  unsigned s[4];
-  CHECK(cudaMemcpy(s, pr.stats, sizeof s, cudaMemcpyDeviceToHost));
-  float diff, mag;
-  memcpy(&diff, &s[0], 4);
-  memcpy(&mag, &s[1], 4);
-  const double rel = mag > 0 ? diff / mag : diff;
+  const BufferDiff d = compare_buffers<T>(a, b, n, pr.stats, pr.sms);
   const double tol = sizeof(T) == 2 ? 1.0 / 128 : 1e-5;
-  snprintf(out, out_size, "%.2e nan=%u/%u", rel, s[2], s[3]);
-  return rel <= tol && s[2] == 0 && s[3] == 0;
+  snprintf(out, out_size, "%.2e nan=%u/%u", d.rel, d.a_nans, d.b_nans);
+  return d.rel <= tol && d.a_nans == 0 && d.b_nans == 0;
 }
 
 // Which kernel a row times: row_backward_kernel<T, kKind, TPR, RPB, Vecs, true> (the reference

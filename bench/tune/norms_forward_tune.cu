@@ -129,19 +129,10 @@ std::vector<T> host_row_input(const Problem& pr, int64_t row) {
 // max |a - b| / max |b| (max |a - b| when b is all zero), with NaN counts in nans[2].
 template <class T>
 double compare_device(const Problem& pr, const void* a, const void* b, unsigned nans[2]) {
-  CHECK(cudaMemset(pr.stats, 0, 4 * sizeof(unsigned)));
-  compare_kernel<T><<<pr.sms * 8, 256>>>(static_cast<const T*>(a), static_cast<const T*>(b), pr.rows * pr.len,
-                                         pr.stats);
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
-  unsigned s[4];
-  CHECK(cudaMemcpy(s, pr.stats, sizeof s, cudaMemcpyDeviceToHost));
-  float diff, mag;
-  memcpy(&diff, &s[0], 4);
-  memcpy(&mag, &s[1], 4);
-  nans[0] = s[2];
-  nans[1] = s[3];
-  return mag > 0 ? diff / mag : diff;
+  const BufferDiff d = compare_buffers<T>(a, b, pr.rows * pr.len, pr.stats, pr.sms);
+  nans[0] = d.a_nans;
+  nans[1] = d.b_nans;
+  return d.rel;
 }
 
 // float64 reference of one row; returns max |ref - got| / max |ref| over the row.

@@ -2,9 +2,11 @@
 // Data, copy ceiling, parameter blocks, comparison kernels and the four row-op problems shared by the norms harnesses
 // (norms_forward_tune.cu, norms_backward_tune.cu, norms_cluster_tune.cu).
 #include <cstdint>
+#include <cstring>
 
 #include "gpuprims/core/numeric.hpp"
 #include "gpuprims/norms/norm_params.hpp"
+#include "tune_common.cuh"
 
 namespace gpuprims {
 
@@ -71,6 +73,26 @@ __global__ void compare_kernel(const T* a, const T* b, int64_t n, unsigned* stat
   atomicMax(&stats[1], mag);
   atomicAdd(&stats[2], a_nans);
   atomicAdd(&stats[3], b_nans);
+}
+
+// compare_kernel over n device elements of a and b, read back: max |a - b| / max |b| (max |a - b|
+// when b is all zero) and the NaN counts of a and b. `stats`: 4 unsigned ints of device scratch.
+struct BufferDiff {
+  double rel;
+  unsigned a_nans, b_nans;
+};
+template <class T>
+BufferDiff compare_buffers(const void* a, const void* b, int64_t n, unsigned* stats, int sms) {
+  CHECK(cudaMemset(stats, 0, 4 * sizeof(unsigned)));
+  compare_kernel<T><<<sms * 8, 256>>>(static_cast<const T*>(a), static_cast<const T*>(b), n, stats);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  unsigned s[4];
+  CHECK(cudaMemcpy(s, stats, sizeof s, cudaMemcpyDeviceToHost));
+  float diff, mag;
+  memcpy(&diff, &s[0], 4);
+  memcpy(&mag, &s[1], 4);
+  return {mag > 0 ? diff / mag : diff, s[2], s[3]};
 }
 
 template <class T>
