@@ -75,10 +75,11 @@ __global__ void compare_kernel(const T* a, const T* b, int64_t n, unsigned* stat
   atomicAdd(&stats[3], b_nans);
 }
 
-// compare_kernel over n device elements of a and b, read back: max |a - b| / max |b| (max |a - b|
-// when b is all zero) and the NaN counts of a and b. `stats`: 4 unsigned ints of device scratch.
+// compare_kernel over n device elements of a and b, read back: max |a - b|, max |a - b| / max |b|
+// (max |a - b| when b is all zero) and the NaN counts of a and b. `stats`: 4 unsigned ints of device
+// scratch.
 struct BufferDiff {
-  double rel;
+  double abs, rel;
   unsigned a_nans, b_nans;
 };
 template <class T>
@@ -92,7 +93,7 @@ BufferDiff compare_buffers(const void* a, const void* b, int64_t n, unsigned* st
   float diff, mag;
   memcpy(&diff, &s[0], 4);
   memcpy(&mag, &s[1], 4);
-  return {mag > 0 ? diff / mag : diff, s[2], s[3]};
+  return {diff, mag > 0 ? diff / mag : diff, s[2], s[3]};
 }
 
 template <class T>
