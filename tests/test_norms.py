@@ -160,6 +160,26 @@ def test_norm_statistics_without_cancellation(rng, op, dtype, offset, noise):
     assert all(np.isfinite(to_numpy(r)).all() for r in res)
 
 
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+def test_layer_norm_far_first_element(rng, dtype):
+    """A row whose first element (the statistics' frame) lies far from the mean: the outputs keep
+    about torch's accuracy (x - shift would otherwise round at the outlier's distance: k ulp of the
+    output's unit for a first element k deviations off; one outlier in n values lies at most about
+    sqrt(n) deviations off, hence the long rows)."""
+    if torch is None:
+        pytest.skip("the comparison is against torch's own error")
+    n = 16384
+    a = rng.standard_normal((5, n))
+    a[:, 0] = [3.0, 30.0, 300.0, 3e3, 3e5]
+    a = round_to(a, dtype)
+    ref = reference("layer_norm", a)[0][:, 1:]  # the outlier's own output (~sqrt(n)) set aside
+    ours = to_numpy(gpuprims.layer_norm(a)).astype(np.float64)[:, 1:]
+    theirs = torch.nn.functional.layer_norm(torch.from_numpy(a), (n,)).numpy().astype(np.float64)[:, 1:]
+    unit = np.finfo(dtype).eps * np.abs(ref).max(axis=1)
+    err, torch_err = np.abs(ours - ref).max(axis=1), np.abs(theirs - ref).max(axis=1)
+    assert (err <= 1.25 * torch_err + 2 * unit).all(), (err / unit, torch_err / unit)
+
+
 # ---------------------------------------------------------------------------------------------
 # arguments
 

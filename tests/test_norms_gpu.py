@@ -243,6 +243,28 @@ def test_error_within_twice_torch(rng, op, dtype):
             assert err <= 2 * torch_err + noise, (algorithm, n, err, torch_err)
 
 
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32"))
+def test_layer_norm_far_first_element(rng, dtype):
+    """Rows whose first element (the statistics' frame) lies 3 to ~sqrt(n) deviations from the mean:
+    the whole-row variants keep torch's accuracy on the other elements (row_partial, row_stats.cuh).
+    split_row / cluster_row combine chunk statistics kept relative to the first element: not
+    covered (docs/norms.md, Numerics)."""
+    need(TORCH_CUDA)
+    for n in (4096, 16384):
+        a = rng.standard_normal((5, n))
+        a[:, 0] = [3.0, 30.0, 300.0, 3e3, 3e5]
+        a = round_to(a, dtype)
+        x = TORCH_CUDA.make(a, dtype)
+        ref = reference("layer_norm", a)[0][:, 1:]  # the outlier's own output set aside
+        theirs = to_numpy(torch.nn.functional.layer_norm(x, (n,))).astype(np.float64)[:, 1:]
+        torch_err = np.abs(theirs - ref).max(axis=1)
+        unit = 2 * {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24}[dtype] * np.abs(ref).max(axis=1)
+        for algorithm in ("auto", "row_on_chip", "two_pass", "welford"):
+            ours = to_numpy(run_op("layer_norm", x, algorithm=algorithm)).astype(np.float64)[:, 1:]
+            err = np.abs(ours - ref).max(axis=1)
+            assert (err <= 1.25 * torch_err + 2 * unit).all(), (algorithm, n, err / unit, torch_err / unit)
+
+
 def test_layer_norm_stats_match_torch(rng):
     need(TORCH_CUDA)
     a = data(rng, (33, 3000), "float32")

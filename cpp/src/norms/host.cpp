@@ -35,10 +35,19 @@ Status host_run(const NormLaunch& l) {
       continue;
     }
     // Statistics of u = (x - shift) * inv_scale (RowFrame in row_math.hpp).
-    const RowFrame<Acc> f = make_row_frame(n > 0 ? v[0] : Acc(0), p.center);
+    RowFrame<Acc> f = make_row_frame(n > 0 ? v[0] : Acc(0), p.center);
     long double total = 0;
     if (p.center) {
       for (int64_t i = 0; i < n; ++i) total += (v[i] - f.shift) * f.inv_scale;
+      // Move the frame to the mean (rounded to Acc): x - shift then rounds at each element's own
+      // deviation, not at the first element's distance from the mean (row_partial in
+      // row_stats.cuh). A constant row keeps its frame (total 0): outputs exactly the bias.
+      const Acc c = n > 0 ? static_cast<Acc>(f.shift + total / n * f.scale) : f.shift;
+      if (c != f.shift && c - c == Acc(0)) {
+        f.shift = c;
+        total = 0;
+        for (int64_t i = 0; i < n; ++i) total += (v[i] - f.shift) * f.inv_scale;
+      }
     }
     const Acc mean_u = n > 0 ? static_cast<Acc>(total / n) : Acc(0);
     long double m2 = 0;

@@ -197,7 +197,7 @@ row_on_chip_kernel(NormParams p) {
       }
       if (!done) stats = norm_partial_one_pass<kOrigin && !kResidual>(tile, len, rank, frame, p.center, reduce, reduce_pair);
     } else {
-      stats = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, p.center, reduce);
+      stats = row_partial<kKind, kLean, kFold>(tile, len, rank, frame, p.center, reduce);
     }
     if constexpr (kKind == RowKind::kNorm) {
       stats = norm_row_stats(stats, frame, len, p.eps);

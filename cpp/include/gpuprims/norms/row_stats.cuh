@@ -118,6 +118,37 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
   }
 }
 
+// chunk_partial of a whole row, with the norm kind's frame moved near the mean where the row's first
+// element lies far from it. chunk_partial keeps the mean relative to the first element, rounded in
+// Acc at |mean - first|, and the outputs take x - first, rounded there too: a first element k
+// deviations off the mean carries about k ulp of a deviation into every output (an outlier in first
+// place), where torch's x - mean errs by about one. Beyond 4 deviations (mean_u^2 > 16 M2 / len,
+// about 6e-5 of Gaussian rows; NaN / inf rows compare false and keep their frame) two more passes
+// over the registers take the corrected two-pass statistics about c = u0 + mean_u (d = u - c, each
+// rounded at its element's own deviation: mean = c + mean d, M2 = sum (d - mean d)^2) and the frame
+// moves to c (shift = c * scale, exact: scale is a power of two). Within 4 deviations an output
+// errs by at most ~4 ulp of a deviation more than torch's (the issue's bound: 2x torch + rounding).
+template <RowKind kKind, bool kLean, bool kFold = false, class Tile, class Reduce>
+__device__ __forceinline__ RowStats<typename Tile::Acc> row_partial(const Tile& tile, int len, int rank,
+                                                                    RowFrame<typename Tile::Acc>& frame, bool center,
+                                                                    Reduce& reduce) {
+  using Acc = typename Tile::Acc;
+  const RowStats<Acc> s = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, center, reduce);
+  if constexpr (kKind == RowKind::kNorm) {
+    if (center && s.a * s.a * Acc(len) > Acc(16) * s.b) {  // uniform over the group: s is
+      const Acc inv = frame.inv_scale, c = frame.shift * inv + s.a;
+      const Acc delta = mean_of(reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) { return fma(v, inv, -c); }), SumOp{}), len);
+      const Acc m2 = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) {
+        const Acc d = fma(v, inv, -c) - delta;
+        return d * d;
+      }), SumOp{});
+      frame.shift = c * frame.scale;
+      return {delta, m2};
+    }
+  }
+  return s;
+}
+
 // The norm partial of chunk_partial (same meaning: mean of u, sum of squared deviations of u) in
 // one pass over the tile where the row allows it: kOnePass (lean vector path, fp16 / bf16).
 // layer_norm: the sums of d = u - u0 and of d^2 (u0 = shift * inv_scale, the first element's u;

@@ -32,6 +32,23 @@ row_streaming_kernel(NormParams p) {
   for (int64_t row = blockIdx.x; row < layout.num_rows; row += gridDim.x) {
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
     const auto at = [=](int64_t i) { return cast_value<Acc>(xr[i * xs]); };
+    // A first element (the frame's shift) beyond 4 deviations from the mean: the corrected two-pass
+    // statistics about c = u0 + mean, two more reads of the row (row_partial in row_stats.cuh says why).
+    const auto recentre = [&](RowFrame<Acc>& f, Acc& mean, Acc& m2) {
+      if (!(p.center && mean * mean * Acc(n) > Acc(16) * m2)) return;  // uniform over the block
+      const Acc inv = f.inv_scale, c = f.shift * inv + mean;
+      Acc t = Acc(0);
+      for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) t += fma(at(i), inv, -c);
+      const Acc delta = mean_of(Group::all(t, SumOp{}, temp), n);
+      Acc q = Acc(0);
+      for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) {
+        const Acc d = fma(at(i), inv, -c) - delta;
+        q += d * d;
+      }
+      m2 = Group::all(q, SumOp{}, temp);
+      mean = delta;
+      f.shift = c * f.scale;
+    };
     RowStats<Acc> stats;
     Acc shift = Acc(0);
     if constexpr (kAlgorithm == NormAlgorithm::kThreePass) {
@@ -56,7 +73,7 @@ row_streaming_kernel(NormParams p) {
       s = Group::all(m == kNegInf ? Acc(0) : s * exp_of(m - row_max), SumOp{}, temp);
       stats = {row_max, s};
     } else if constexpr (kAlgorithm == NormAlgorithm::kTwoPass) {
-      const RowFrame<Acc> f = row_frame(xr, n, p.center);
+      RowFrame<Acc> f = row_frame(xr, n, p.center);
       Acc mean = Acc(0);
       if (p.center) {
         Acc t = Acc(0);
@@ -68,12 +85,14 @@ row_streaming_kernel(NormParams p) {
         const Acc d = (at(i) - f.shift) * f.inv_scale - mean;
         m2 += d * d;
       }
-      stats = norm_row_stats(RowStats<Acc>{mean, Group::all(m2, SumOp{}, temp)}, f, n, p.eps);
+      Acc row_m2 = Group::all(m2, SumOp{}, temp);
+      recentre(f, mean, row_m2);
+      stats = norm_row_stats(RowStats<Acc>{mean, row_m2}, f, n, p.eps);
       shift = f.shift;
     } else {
       static_assert(kAlgorithm == NormAlgorithm::kWelford, "unknown streaming algorithm");
       // Welford per thread on u, then the threads' (count, mean, M2) merged in closed form.
-      const RowFrame<Acc> f = row_frame(xr, n, p.center);
+      RowFrame<Acc> f = row_frame(xr, n, p.center);
       Acc count = Acc(0), mean = Acc(0), m2 = Acc(0);
 #pragma unroll 1  // a loop-carried recurrence: unrolling only lengthens live ranges
       for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) {
@@ -83,9 +102,10 @@ row_streaming_kernel(NormParams p) {
         mean += delta * reciprocal_of(count);
         m2 += delta * (d - mean);
       }
-      const Acc row_mean = mean_of(Group::all(count * mean, SumOp{}, temp), n);
+      Acc row_mean = mean_of(Group::all(count * mean, SumOp{}, temp), n);
       const Acc dm = mean - row_mean;
-      const Acc row_m2 = Group::all(m2 + count * dm * dm, SumOp{}, temp);
+      Acc row_m2 = Group::all(m2 + count * dm * dm, SumOp{}, temp);
+      recentre(f, row_mean, row_m2);
       stats = norm_row_stats(RowStats<Acc>{row_mean, row_m2}, f, n, p.eps);
       shift = f.shift;
     }
