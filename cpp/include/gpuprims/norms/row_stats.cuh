@@ -2,6 +2,7 @@
 // Statistics of a chunk held in a RowTile, and the output functor made from row statistics.
 // Shared by the one-pass kernel (one chunk = the whole row) and the split-row kernels.
 #include <limits>
+#include <type_traits>
 
 #include "gpuprims/norms/norm_params.hpp"
 #include "gpuprims/norms/row_math.hpp"
@@ -121,29 +122,27 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
 // chunk_partial of a whole row, with the norm kind's frame moved near the mean where the row's first
 // element lies far from it. chunk_partial keeps the mean relative to the first element, rounded in
 // Acc at |mean - first|, and the outputs take x - first, rounded there too: a first element k
-// deviations off the mean carries about k ulp of a deviation into every output (an outlier in first
-// place), where torch's x - mean errs by about one. Beyond 4 deviations (mean_u^2 > 16 M2 / len,
-// about 6e-5 of Gaussian rows; NaN / inf rows compare false and keep their frame) two more passes
-// over the registers take the corrected two-pass statistics about c = u0 + mean_u (d = u - c, each
-// rounded at its element's own deviation: mean = c + mean d, M2 = sum (d - mean d)^2) and the frame
-// moves to c (shift = c * scale, exact: scale is a power of two). Within 4 deviations an output
-// errs by at most ~4 ulp of a deviation more than torch's (the issue's bound: 2x torch + rounding).
+// deviations off the mean carries about k ulp (of Acc) of a deviation into every output (an outlier
+// in first place), where torch's x - mean errs by about one. Beyond 4 deviations (mean_u^2 > 16 M2 /
+// len, about 6e-5 of Gaussian rows; NaN / inf rows compare false and keep their frame) the frame
+// moves to c = u0 + mean_u (shift = c * scale, exact: scale is a power of two) and chunk_partial
+// runs again about it (two more passes over the registers: each x - shift now rounds at its own
+// deviation). Within 4 deviations an output errs by at most ~4 ulp of a deviation more than torch's
+// (the issue's bound: 2x torch + rounding). Only where Acc is the value type (float32, float64):
+// float16 / bfloat16 outputs round at 2^-11 / 2^-8, so k * 2^-24 matters only beyond k ~ 2^13, and
+// the extra passes cost registers (spills) in the 1024-thread half tiles. (ptxas, CUDA 13.0, sm_90a:
+// 8 bytes of spill in two 1024-thread add-norm tiles, float32 strided and float64 vector; a loop
+// around one copy of chunk_partial instead spilled 16-200 bytes in a dozen tiles.)
 template <RowKind kKind, bool kLean, bool kFold = false, class Tile, class Reduce>
 __device__ __forceinline__ RowStats<typename Tile::Acc> row_partial(const Tile& tile, int len, int rank,
                                                                     RowFrame<typename Tile::Acc>& frame, bool center,
                                                                     Reduce& reduce) {
   using Acc = typename Tile::Acc;
   const RowStats<Acc> s = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, center, reduce);
-  if constexpr (kKind == RowKind::kNorm) {
-    if (center && s.a * s.a * Acc(len) > Acc(16) * s.b) {  // uniform over the group: s is
-      const Acc inv = frame.inv_scale, c = frame.shift * inv + s.a;
-      const Acc delta = mean_of(reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) { return fma(v, inv, -c); }), SumOp{}), len);
-      const Acc m2 = reduce(tile_sum<kLean>(tile, len, rank, [=](Acc v) {
-        const Acc d = fma(v, inv, -c) - delta;
-        return d * d;
-      }), SumOp{});
-      frame.shift = c * frame.scale;
-      return {delta, m2};
+  if constexpr (kKind == RowKind::kNorm && std::is_same<typename Tile::Value, Acc>::value) {
+    if (center && s.a * s.a * Acc(len) > Acc(16) * s.b) {  // uniform over the group, as s
+      frame.shift = (frame.shift * frame.inv_scale + s.a) * frame.scale;
+      return chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, center, reduce);
     }
   }
   return s;
