@@ -13,8 +13,10 @@
 
 namespace gpuprims {
 
-// How a 16-byte load travels: the read-only path (LDG.128 through L1), or streaming past L1.
-enum class LoadPolicy { kReadOnly, kStreaming };
+// How a 16-byte load travels: the read-only path (LDG.128 through L1), streaming past L1, or the
+// read-only path with an L2 eviction hint: evict_last (the line is read again soon, from L2) or
+// evict_first past L1 (its last read).
+enum class LoadPolicy { kReadOnly, kStreaming, kL2EvictLast, kL2EvictFirst };
 
 template <class T>
 struct alignas(16) Vec16 {
@@ -26,6 +28,8 @@ template <class T, LoadPolicy kPolicy = LoadPolicy::kReadOnly>
 __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
   uint4 bits;
   if constexpr (kPolicy == LoadPolicy::kStreaming) bits = ptx::ld_global_nc_na_v4(aligned_ptr);
+  else if constexpr (kPolicy == LoadPolicy::kL2EvictLast) bits = ptx::ld_global_nc_hint_v4(aligned_ptr, ptx::l2_policy_evict_last());
+  else if constexpr (kPolicy == LoadPolicy::kL2EvictFirst) bits = ptx::ld_global_nc_na_hint_v4(aligned_ptr, ptx::l2_policy_evict_first());
   else bits = __ldg(reinterpret_cast<const uint4*>(aligned_ptr));
   Vec16<T> v;
   memcpy(&v, &bits, sizeof(v));

@@ -1,0 +1,166 @@
+#pragma once
+// The lagged single-pass scan: every tile is read twice, once from DRAM for its aggregate and once,
+// L tickets later, from L2 for its scan, so that the DRAM read never waits for a prefix.
+//
+// Tickets t = 0 .. T + L - 1 come from a global counter (T tiles, lag L). The block holding ticket t
+//  * phase A (t < T): loads tile t, reduces it and publishes its aggregate at once (the row's first
+//    tile publishes it as its inclusive prefix);
+//  * phase B (t >= L): tile j = t - L: looks back over the status words of the tiles before j for its
+//    exclusive prefix, publishes j's inclusive prefix (its aggregate is in its own status word since
+//    phase A), reloads tile j (read from DRAM L tickets ago, so an L2 hit while L tiles plus the tiles
+//    in flight fit in L2), scans it with the prefix and stores it.
+// DRAM traffic stays one read and one write of the data (a copy's); the L2 serves the second read.
+// The walk of phase B finds the aggregates of tiles j-1, j-2, ... published L tickets ago and the
+// inclusive prefix of j-1 published one ticket ago, so it rarely waits on a DRAM read.
+//
+// Forward progress: phase A waits for nothing. Phase B of tile j (ticket j + L) waits only for the
+// status words of tiles < j, whose aggregates phase A publishes under tickets < j, i.e. by blocks that
+// took their tickets earlier, are therefore running, and reach their phase A without waiting on any
+// larger ticket (A comes first in a block, or in the split schedule is a block of its own; in the
+// overlapped schedule a block's phase B waits only on tickets smaller than its own, by induction).
+// Whatever the scheduler does, the smallest waiting ticket always advances. Any L >= 0 is correct
+// (L = 0 is the plain look-back with a reload); L is a runtime argument.
+//
+// Memory ordering of the status words: tile_status.cuh (one relaxed 64-bit word for 32-bit
+// accumulators; flag with release / acquire and two value slots for 64-bit ones). The inclusive
+// prefix overwrites the aggregate's flag only in the two-slot layout's own slot, so a reader that saw
+// the aggregate still reads the aggregate's value.
+#include <cstdint>
+
+#include "gpuprims/scan/lookback_scan_kernel.cuh"
+#include "gpuprims/util/vec.cuh"
+
+namespace gpuprims {
+namespace scan_detail {
+
+// Who does what with a ticket.
+enum class LagSchedule {
+  kAThenB,   // ticket t: phase A of tile t, then phase B of tile t - L (one tile in registers at a time)
+  kOverlap,  // ticket t: issue the DRAM loads of tile t, run phase B of tile t - L while they are in
+             // flight, then reduce and publish tile t (two tiles in registers)
+  kSplit,    // ticket 2k: phase A of tile k; ticket 2k + 1: phase B of tile k - L (lighter blocks)
+};
+
+// The schedule; the cache hints of the three memory streams (the DRAM read of phase A, the reload of
+// phase B, the store); and whether phase B's warp 0 walks back before it reloads its part of the tile
+// (kPrefixFirst: no tile registers live during the walk, but warp 0's reload waits for the walk) or
+// while the reload is in flight.
+template <LagSchedule kSchedule_, LoadPolicy kFirstLoad_, LoadPolicy kReload_, StorePolicy kStore_,
+          bool kPrefixFirst_ = false>
+struct LagOptions {
+  static constexpr LagSchedule kSchedule = kSchedule_;
+  static constexpr LoadPolicy kFirstLoad = kFirstLoad_;
+  static constexpr LoadPolicy kReload = kReload_;
+  static constexpr StorePolicy kStore = kStore_;
+  static constexpr bool kPrefixFirst = kPrefixFirst_;
+};
+using DefaultLagOptions =
+    LagOptions<LagSchedule::kAThenB, LoadPolicy::kL2EvictLast, LoadPolicy::kL2EvictFirst, StorePolicy::kStreaming>;
+
+// Tiles between a tile's two reads. 256 tiles of 32 KB (8 MB) plus the ~660 tiles resident on an
+// H200 fit its 50 MB L2 with room for the stores in flight.
+constexpr int64_t kDefaultLag = 256;
+
+// Blocks (tickets) a launch of `tiles` tiles with lag `lag` takes.
+inline int64_t lagged_tickets(int64_t tiles, int64_t lag, LagSchedule schedule) {
+  return (schedule == LagSchedule::kSplit ? 2 : 1) * (tiles + lag);
+}
+
+template <class Acc, int kWarps>
+struct LaggedShared {
+  Acc warp_sums[kWarps];      // phase A's per-warp reductions
+  Acc warp_totals[kWarps];    // phase B's per-warp scan totals
+  Acc warp_prefixes[kWarps];  // phase B's per-warp exclusive prefixes, the tile's prefix included
+  int64_t ticket;
+};
+
+// Phase A's end: reduces the loaded tile (every thread) and publishes its aggregate (warp 0, lane 0).
+template <class Tile, class Status>
+__device__ void publish_tile_aggregate(const Tile& t, int64_t tile, int64_t chunk, typename Tile::Acc* warp_sums,
+                                       const Status& status, int warp, int lane) {
+  using Acc = typename Tile::Acc;
+  const ScanOperator<typename Tile::Operator> op;
+  const Acc warp_sum = warp_reduce(t.reduce_thread(), op);
+  if (lane == 0) warp_sums[warp] = warp_sum;
+  __syncthreads();
+  if (warp == 0) {
+    const Acc identity = ScanOperator<typename Tile::Operator>::template identity<Acc>();
+    const Acc aggregate = warp_reduce(lane < Tile::kWarps ? warp_sums[lane] : identity, op);
+    if (lane == 0) status.publish(tile, chunk == 0 ? kTileInclusive : kTileAggregate, aggregate);
+  }
+}
+
+// Phase B: tile `tile` (its aggregate already published) reloaded, its prefix looked back for and
+// its inclusive prefix published while the reload is in flight, then scanned and stored.
+template <class Options, int kPerLane, class Tile, class Status, class Out>
+__device__ void scan_lagged_tile(Tile& t, int64_t tile, const TileCoords& c, const typename Tile::S* in, Out* out,
+                                 const ScanLayout& layout, const Status& status, bool exclusive, bool vector_ok,
+                                 LaggedShared<typename Tile::Acc, Tile::kWarps>& sh, int warp, int lane) {
+  using Acc = typename Tile::Acc;
+  using Op = typename Tile::Operator;
+  const ScanOperator<Op> op;
+  auto reload = [&] {
+    t.template load<Options::kReload>(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
+  };
+  if constexpr (!Options::kPrefixFirst) reload();
+  Acc prefix = ScanOperator<Op>::template identity<Acc>();
+  if (warp == 0 && c.chunk != 0) {
+    Acc aggregate = prefix;
+    // Lane 0's read of the tile's own word travels while the warp walks back.
+    TileFlag own = lane == 0 ? status.read(tile, &aggregate) : kTileAggregate;
+    prefix = look_back<Acc, Op, kPerLane>(status, tile, tile - c.chunk, lane);
+    if (lane == 0) {
+      while (own == kTileInvalid) own = status.read(tile, &aggregate);
+      status.publish(tile, kTileInclusive, op(prefix, aggregate));
+    }
+  }
+  if constexpr (Options::kPrefixFirst) reload();
+  Acc unused_aggregate;
+  const Acc warp_exclusive = scan_tile_block(t, sh.warp_totals, warp, lane, &unused_aggregate, exclusive);
+  if (warp == 0 && lane < Tile::kWarps) sh.warp_prefixes[lane] = op(prefix, warp_exclusive);
+  __syncthreads();
+  t.template store<Options::kStore>(out + c.out_offset, layout.out_step, c.begin, layout.len, vector_ok,
+                                    sh.warp_prefixes[warp], exclusive, c.begin == 0 && threadIdx.x == 0, warp, lane);
+}
+
+// Launch with lagged_tickets(tiles, lag, Options::kSchedule) blocks of kThreads threads and the
+// counter and the `tiles` status words zeroed. The tile shape defaults to the look-back's.
+template <class In, class Out, class Op, class Options = DefaultLagOptions, int kThreads = kLookbackThreads,
+          int kItems = lookback_items<In, Out>(), int kMinBlocks = lookback_min_blocks<In, Out>(),
+          int kPerLane = kLookbackPerLane>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+lagged_lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
+                            int64_t tiles_per_row, int64_t tiles, int64_t lag, unsigned long long* tile_counter,
+                            TileStatus<scan_acc_t<Out>> status, bool exclusive, bool vector_ok) {
+  using Tile = LookbackTile<In, Out, Op, kThreads, kItems>;
+  using Acc = typename Tile::Acc;
+  __shared__ LaggedShared<Acc, Tile::kWarps> sh;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  if (threadIdx.x == 0) sh.ticket = int64_t(atomicAdd(tile_counter, 1ull));
+  __syncthreads();
+  const int64_t ticket = sh.ticket;
+
+  // Both tiles' coordinates before any tile is in registers (ptxas -v, nvcc 13.0, int32 at 5
+  // blocks/SM: 148 bytes spilled, against 256 with B's coordinates computed inside phase B).
+  const bool split = Options::kSchedule == LagSchedule::kSplit;
+  const bool has_a = split ? ticket % 2 == 0 && ticket / 2 < tiles : ticket < tiles;
+  const bool has_b = split ? ticket % 2 == 1 && ticket / 2 >= lag : ticket >= lag;
+  const int64_t tile_a = split ? ticket / 2 : ticket, tile_b = (split ? ticket / 2 : ticket) - lag;
+  const TileCoords ca = layout.tile_coords(has_a ? tile_a : 0, tiles_per_row, Tile::kTileItems);
+  const TileCoords cb = layout.tile_coords(has_b ? tile_b : 0, tiles_per_row, Tile::kTileItems);
+
+  Tile first;
+  if (has_a)
+    first.template load<Options::kFirstLoad>(in + ca.in_offset, layout.in_step, ca.begin, layout.len, vector_ok, warp, lane);
+  if constexpr (Options::kSchedule != LagSchedule::kOverlap)
+    if (has_a) publish_tile_aggregate(first, tile_a, ca.chunk, sh.warp_sums, status, warp, lane);
+  if (has_b) {
+    Tile t;
+    scan_lagged_tile<Options, kPerLane>(t, tile_b, cb, in, out, layout, status, exclusive, vector_ok, sh, warp, lane);
+  }
+  if constexpr (Options::kSchedule == LagSchedule::kOverlap)
+    if (has_a) publish_tile_aggregate(first, tile_a, ca.chunk, sh.warp_sums, status, warp, lane);
+}
+
+}  // namespace scan_detail
+}  // namespace gpuprims
