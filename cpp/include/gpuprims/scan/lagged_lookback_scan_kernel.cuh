@@ -2,7 +2,8 @@
 // The lagged single-pass scan: every tile is read twice, once from DRAM for its aggregate and once,
 // L tickets later, from L2 for its scan, so that the DRAM read never waits for a prefix.
 //
-// Tickets t = 0 .. T + L - 1 come from a global counter (T tiles, lag L). The block holding ticket t
+// Tickets come from a global counter (T tiles, lag L). In the A-then-B schedule the block holding
+// ticket t = 0 .. T + L - 1 runs
 //  * phase A (t < T): loads tile t, reduces it and publishes its aggregate at once (the row's first
 //    tile publishes it as its inclusive prefix);
 //  * phase B (t >= L): tile j = t - L: looks back over the status words of the tiles before j for its
@@ -11,20 +12,22 @@
 //    in flight fit in L2), scans it with the prefix and stores it.
 // DRAM traffic stays one read and one write of the data (a copy's); the L2 serves the second read.
 // The walk of phase B finds the aggregates of tiles j-1, j-2, ... published L tickets ago and the
-// inclusive prefix of j-1 published one ticket ago, so it rarely waits on a DRAM read.
+// inclusive prefix of j-1 published one ticket ago, so it rarely waits on a DRAM read. The split
+// schedule gives the two phases to separate blocks: ticket 2k runs phase A of tile k, ticket 2k + 1
+// phase B of tile k - L (T + L tickets of each kind).
 //
-// Forward progress: phase A waits for nothing. Phase B of tile j (ticket j + L) waits only for the
-// status words of tiles < j, whose aggregates phase A publishes under tickets < j, i.e. by blocks that
-// took their tickets earlier, are therefore running, and reach their phase A without waiting on any
-// larger ticket (A comes first in a block, or in the split schedule is a block of its own; in the
-// overlapped schedule a block's phase B waits only on tickets smaller than its own, by induction).
-// Whatever the scheduler does, the smallest waiting ticket always advances. Any L >= 0 is correct
-// (L = 0 is the plain look-back with a reload); L is a runtime argument.
+// Forward progress: phase A waits for nothing. Phase B of tile j waits only for the status words of
+// tiles < j, whose aggregates are published by phase A under tickets smaller than B's own (j < j + L;
+// 2i < 2(j + L) + 1 in the split schedule), i.e. by blocks that drew their tickets earlier, are
+// therefore running, and reach their phase A without waiting (A comes first in its block). So every
+// aggregate a walk needs is published whatever the scheduler does, and every walk ends (at the
+// row's first tile at the latest). Any L >= 0 is correct (L = 0 is the plain look-back with a
+// reload); L is a runtime argument.
 //
 // Memory ordering of the status words: tile_status.cuh (one relaxed 64-bit word for 32-bit
-// accumulators; flag with release / acquire and two value slots for 64-bit ones). The inclusive
-// prefix overwrites the aggregate's flag only in the two-slot layout's own slot, so a reader that saw
-// the aggregate still reads the aggregate's value.
+// accumulators; flag with release / acquire and two value slots for 64-bit ones). A tile's word goes
+// from invalid to aggregate (phase A) to inclusive (phase B); in the two-slot layout the inclusive
+// prefix has a slot of its own, so a reader that saw the aggregate flag still reads the aggregate.
 #include <cstdint>
 
 #include "gpuprims/scan/lookback_scan_kernel.cuh"
@@ -33,32 +36,30 @@
 namespace gpuprims {
 namespace scan_detail {
 
-// Who does what with a ticket.
+// Who does what with a ticket. (Measured and dropped, session 12 device run 1, commit 8a35041: a
+// block issuing the DRAM loads of tile t, running phase B of tile t - L while they fly, then
+// reducing tile t -- two tiles in registers, 2 blocks/SM: 0.77-0.78x CUB; and phase B walking back
+// before its reload rather than while the reload flies: 0.99-1.00x against 1.07x.)
 enum class LagSchedule {
-  kAThenB,   // ticket t: phase A of tile t, then phase B of tile t - L (one tile in registers at a time)
-  kOverlap,  // ticket t: issue the DRAM loads of tile t, run phase B of tile t - L while they are in
-             // flight, then reduce and publish tile t (two tiles in registers)
-  kSplit,    // ticket 2k: phase A of tile k; ticket 2k + 1: phase B of tile k - L (lighter blocks)
+  kAThenB,  // ticket t: phase A of tile t, then phase B of tile t - L (one tile in registers at a time)
+  kSplit,   // ticket 2k: phase A of tile k; ticket 2k + 1: phase B of tile k - L (lighter blocks)
 };
 
-// The schedule; the cache hints of the three memory streams (the DRAM read of phase A, the reload of
-// phase B, the store); and whether phase B's warp 0 walks back before it reloads its part of the tile
-// (kPrefixFirst: no tile registers live during the walk, but warp 0's reload waits for the walk) or
-// while the reload is in flight.
-template <LagSchedule kSchedule_, LoadPolicy kFirstLoad_, LoadPolicy kReload_, StorePolicy kStore_,
-          bool kPrefixFirst_ = false>
+// The schedule and the cache hints of the three memory streams: the DRAM read of phase A, the
+// reload of phase B, the store.
+template <LagSchedule kSchedule_, LoadPolicy kFirstLoad_, LoadPolicy kReload_, StorePolicy kStore_>
 struct LagOptions {
   static constexpr LagSchedule kSchedule = kSchedule_;
   static constexpr LoadPolicy kFirstLoad = kFirstLoad_;
   static constexpr LoadPolicy kReload = kReload_;
   static constexpr StorePolicy kStore = kStore_;
-  static constexpr bool kPrefixFirst = kPrefixFirst_;
 };
 using DefaultLagOptions =
-    LagOptions<LagSchedule::kAThenB, LoadPolicy::kL2EvictLast, LoadPolicy::kL2EvictFirst, StorePolicy::kStreaming>;
+    LagOptions<LagSchedule::kSplit, LoadPolicy::kL2EvictLast, LoadPolicy::kL2EvictFirst, StorePolicy::kStreaming>;
 
-// Tiles between a tile's two reads. 256 tiles of 32 KB (8 MB) plus the ~660 tiles resident on an
-// H200 fit its 50 MB L2 with room for the stores in flight.
+// Tiles between a tile's two reads: 256 tiles of 32 KB (8 MB) plus the tiles in flight. Measured on
+// the H200 (50 MB L2; bench/tune/scan_lagged_tune.cu, session 12 device run 1): 512 and 1024 lost
+// 8-25 % to 256 (tiles evicted before their second read), 64-128 were within a few % of it.
 constexpr int64_t kDefaultLag = 256;
 
 // Blocks (tickets) a launch of `tiles` tiles with lag `lag` takes.
@@ -99,10 +100,7 @@ __device__ void scan_lagged_tile(Tile& t, int64_t tile, const TileCoords& c, con
   using Acc = typename Tile::Acc;
   using Op = typename Tile::Operator;
   const ScanOperator<Op> op;
-  auto reload = [&] {
-    t.template load<Options::kReload>(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
-  };
-  if constexpr (!Options::kPrefixFirst) reload();
+  t.template load<Options::kReload>(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
   Acc prefix = ScanOperator<Op>::template identity<Acc>();
   if (warp == 0 && c.chunk != 0) {
     Acc aggregate = prefix;
@@ -114,7 +112,6 @@ __device__ void scan_lagged_tile(Tile& t, int64_t tile, const TileCoords& c, con
       status.publish(tile, kTileInclusive, op(prefix, aggregate));
     }
   }
-  if constexpr (Options::kPrefixFirst) reload();
   Acc unused_aggregate;
   const Acc warp_exclusive = scan_tile_block(t, sh.warp_totals, warp, lane, &unused_aggregate, exclusive);
   if (warp == 0 && lane < Tile::kWarps) sh.warp_prefixes[lane] = op(prefix, warp_exclusive);
@@ -140,26 +137,22 @@ lagged_lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restric
   __syncthreads();
   const int64_t ticket = sh.ticket;
 
-  // Both tiles' coordinates before any tile is in registers (ptxas -v, nvcc 13.0, int32 at 5
-  // blocks/SM: 148 bytes spilled, against 256 with B's coordinates computed inside phase B).
+  // Both tiles' coordinates before any tile is in registers, in both schedules (ptxas -v, nvcc 13.0,
+  // int32: A-then-B at 5 blocks/SM spilled 148 bytes, against 256 with B's coordinates computed
+  // inside phase B; the split schedule at 4 blocks/SM none, against 16 with only its own tile's).
   const bool split = Options::kSchedule == LagSchedule::kSplit;
   const bool has_a = split ? ticket % 2 == 0 && ticket / 2 < tiles : ticket < tiles;
   const bool has_b = split ? ticket % 2 == 1 && ticket / 2 >= lag : ticket >= lag;
-  const int64_t tile_a = split ? ticket / 2 : ticket, tile_b = (split ? ticket / 2 : ticket) - lag;
+  const int64_t tile_a = split ? ticket / 2 : ticket, tile_b = tile_a - lag;
   const TileCoords ca = layout.tile_coords(has_a ? tile_a : 0, tiles_per_row, Tile::kTileItems);
   const TileCoords cb = layout.tile_coords(has_b ? tile_b : 0, tiles_per_row, Tile::kTileItems);
 
-  Tile first;
-  if (has_a)
-    first.template load<Options::kFirstLoad>(in + ca.in_offset, layout.in_step, ca.begin, layout.len, vector_ok, warp, lane);
-  if constexpr (Options::kSchedule != LagSchedule::kOverlap)
-    if (has_a) publish_tile_aggregate(first, tile_a, ca.chunk, sh.warp_sums, status, warp, lane);
-  if (has_b) {
-    Tile t;
-    scan_lagged_tile<Options, kPerLane>(t, tile_b, cb, in, out, layout, status, exclusive, vector_ok, sh, warp, lane);
+  Tile t;
+  if (has_a) {
+    t.template load<Options::kFirstLoad>(in + ca.in_offset, layout.in_step, ca.begin, layout.len, vector_ok, warp, lane);
+    publish_tile_aggregate(t, tile_a, ca.chunk, sh.warp_sums, status, warp, lane);
   }
-  if constexpr (Options::kSchedule == LagSchedule::kOverlap)
-    if (has_a) publish_tile_aggregate(first, tile_a, ca.chunk, sh.warp_sums, status, warp, lane);
+  if (has_b) scan_lagged_tile<Options, kPerLane>(t, tile_b, cb, in, out, layout, status, exclusive, vector_ok, sh, warp, lane);
 }
 
 }  // namespace scan_detail

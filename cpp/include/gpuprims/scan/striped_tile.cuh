@@ -130,14 +130,10 @@ struct StripedTile {
       constexpr int kBytes = kVec * sizeof(Out);
       if constexpr (kBytes % 16 == 0) {
         if (vector_ok && begin + kTileItems <= len) {
-          uint4 chunks[kBytes / 16];
+          Vec16<Out> chunks[kBytes / 16];
           memcpy(chunks, v, kBytes);
-          uint4* dst = reinterpret_cast<uint4*>(row + first);
 #pragma unroll
-          for (int c = 0; c < kBytes / 16; ++c) {
-            if constexpr (kPolicy == StorePolicy::kStreaming) ptx::st_global_cs_v4(dst + c, chunks[c]);
-            else dst[c] = chunks[c];
-          }
+          for (int c = 0; c < kBytes / 16; ++c) store_vec16<Out, kPolicy>(row + first + c * Vec16<Out>::kLanes, chunks[c]);
           continue;
         }
       }

@@ -70,6 +70,12 @@ __device__ __forceinline__ void red_shared_add(uint32_t address, uint32_t v) {
 __device__ __forceinline__ void cp_async_16(uint32_t dst_shared, const void* src_global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst_shared), "l"(src_global) : "memory");
 }
+// A 16-byte store that skips L1 and marks its line evict-first in L2 by an L2 policy (l2_policy_evict_first).
+__device__ __forceinline__ void st_global_na_hint_v4(void* ptr, uint4 v, uint64_t policy) {
+  asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(ptr), "r"(v.x),
+               "r"(v.y), "r"(v.z), "r"(v.w), "l"(policy)
+               : "memory");
+}
 // A 16-byte store marked streaming (st.global.cs: evict-first in L1 and L2, written once).
 __device__ __forceinline__ void st_global_cs_v4(void* ptr, uint4 v) {
   asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)

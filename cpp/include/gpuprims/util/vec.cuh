@@ -36,9 +36,9 @@ __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
   return v;
 }
 
-// How a 16-byte store travels: the default write-back, or marked streaming (st.global.cs) for
-// output no kernel of this launch reads again.
-enum class StorePolicy { kDefault, kStreaming };
+// How a 16-byte store travels: the default write-back, or, for output no kernel of this launch
+// reads again, marked streaming (st.global.cs) or past L1 with an L2 evict_first policy.
+enum class StorePolicy { kDefault, kStreaming, kL2EvictFirst };
 
 // One STG.128; the caller proves 16-byte alignment, as for loads.
 template <class T, StorePolicy kPolicy = StorePolicy::kDefault>
@@ -46,6 +46,7 @@ __device__ __forceinline__ void store_vec16(T* aligned_ptr, const Vec16<T>& v) {
   uint4 bits;
   memcpy(&bits, &v, sizeof(bits));
   if constexpr (kPolicy == StorePolicy::kStreaming) ptx::st_global_cs_v4(aligned_ptr, bits);
+  else if constexpr (kPolicy == StorePolicy::kL2EvictFirst) ptx::st_global_na_hint_v4(aligned_ptr, bits, ptx::l2_policy_evict_first());
   else *reinterpret_cast<uint4*>(aligned_ptr) = bits;
 }
 
