@@ -110,8 +110,9 @@ def test_deterministic_float_scans_bitwise(rng):
         assert torch.equal(gpuprims.cumsum(x, deterministic=True), first)
 
 
-def test_lookback_stress_against_reduce_then_scan(rng):
-    """Random sizes, integer data (exact): the look-back must equal the three-pass scan bitwise, with
+@pytest.mark.parametrize("lookback", ("decoupled_lookback", "lagged_lookback"))
+def test_lookback_stress_against_reduce_then_scan(rng, lookback):
+    """Random sizes, integer data (exact): each look-back must equal the three-pass scan bitwise, with
     another kernel running concurrently on a second stream."""
     need(TORCH_CUDA)
     other = torch.cuda.Stream()
@@ -122,7 +123,7 @@ def test_lookback_stress_against_reduce_then_scan(rng):
         if i % 50 == 0:
             with torch.cuda.stream(other):
                 busy = busy @ busy.T * 1e-4
-        a = gpuprims.cumsum(x, algorithm="decoupled_lookback")
+        a = gpuprims.cumsum(x, algorithm=lookback)
         b = gpuprims.cumsum(x, algorithm="reduce_then_scan")
         assert torch.equal(a, b), f"launch {i}, n={n}"
     torch.cuda.synchronize()

@@ -57,10 +57,19 @@ struct LagOptions {
 using DefaultLagOptions =
     LagOptions<LagSchedule::kSplit, LoadPolicy::kL2EvictLast, LoadPolicy::kL2EvictFirst, StorePolicy::kStreaming>;
 
-// Tiles between a tile's two reads: 256 tiles of 32 KB (8 MB) plus the tiles in flight. Measured on
-// the H200 (50 MB L2; bench/tune/scan_lagged_tune.cu, session 12 device run 1): 512 and 1024 lost
-// 8-25 % to 256 (tiles evicted before their second read), 64-128 were within a few % of it.
+// Tiles between a tile's two reads: 256 tiles of 32 KB (8 MB) plus the tiles in flight wait in L2.
+// Measured on the H200 (50 MB L2; bench/tune/scan_lagged_tune.cu, session 12 device run 1, 5
+// blocks/SM): 512 and 1024 were 11-18 % slower than 256 (presumably tiles evicted before their
+// second read), 64 and 128 within 2 % of it.
 constexpr int64_t kDefaultLag = 256;
+
+// Resident blocks per SM the register budget is cut for: 4 (64 registers) for 32-bit items and
+// results, where 5 (48 registers) spilled 40-96 bytes and lost 10-20 % (session 12 device run 1);
+// the look-back's 3 and 2 for the wider tiles.
+template <class In, class Out>
+constexpr int lagged_min_blocks() {
+  return sizeof(storage_t<In>) == 4 && sizeof(Out) == 4 ? 4 : lookback_min_blocks<In, Out>();
+}
 
 // Blocks (tickets) a launch of `tiles` tiles with lag `lag` takes.
 inline int64_t lagged_tickets(int64_t tiles, int64_t lag, LagSchedule schedule) {
@@ -123,7 +132,7 @@ __device__ void scan_lagged_tile(Tile& t, int64_t tile, const TileCoords& c, con
 // Launch with lagged_tickets(tiles, lag, Options::kSchedule) blocks of kThreads threads and the
 // counter and the `tiles` status words zeroed. The tile shape defaults to the look-back's.
 template <class In, class Out, class Op, class Options = DefaultLagOptions, int kThreads = kLookbackThreads,
-          int kItems = lookback_items<In, Out>(), int kMinBlocks = lookback_min_blocks<In, Out>(),
+          int kItems = lookback_items<In, Out>(), int kMinBlocks = lagged_min_blocks<In, Out>(),
           int kPerLane = kLookbackPerLane>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 lagged_lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
