@@ -129,6 +129,18 @@ def test_lookback_stress_against_reduce_then_scan(rng, lookback):
     torch.cuda.synchronize()
 
 
+@pytest.mark.parametrize("dtype,op", [("float32", "sum"), ("int32", "max"), ("int64", "sum"), ("float16", "sum")])
+def test_lagged_beyond_the_lag(rng, dtype, op):
+    """More tiles than the lagged scan's lag (256), so phase B reads tiles that later tickets' phase A
+    loaded long before; 1-D (inclusive and exclusive) and several long rows."""
+    need(TORCH_CUDA)
+    n = 300 * LOOKBACK_TILE + 5
+    for exclusive in (False, True):
+        check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, algorithm="lagged_lookback")
+    a = scan_values(rng, 3 * 100 * LOOKBACK_TILE, dtype, op).reshape(3, -1)
+    check(TORCH_CUDA, a, dtype, op, 1, algorithm="lagged_lookback")
+
+
 def test_cupy_and_graph_capture(rng):
     need(TORCH_CUDA)
     a = scan_values(rng, 70001, "int64", "sum")
