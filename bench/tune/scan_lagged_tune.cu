@@ -109,7 +109,8 @@ void run(int64_t n, int sms, int reps, bool all) {
     const bool edges = rep == 0 && all;
     // Session 12 device run 1 (H200): split at 4 blocks/SM, L = 256, A+B hints and st.global.cs
     // stores won (1.073-1.089x CUB against the library's 1.031-1.044x); every 5-block row spilled
-    // and lost, L >= 512 lost (L2 overflow), no hints lost 8-20 %. Run 2 sweeps around that winner.
+    // and lost, L >= 512 lost (L2 overflow), no hints lost 8-20 %. Run 2 swept around that winner:
+    // L = 384 won (1.069-1.081x; the library's kDefaultLag), the other rows lost (docs/scan.md).
     time_candidate<T, Library<T>>(b, cub_ms, edges);
     time_candidate<T, Lagged<T, Split, 256, 4>>(b, cub_ms, edges);
     time_candidate<T, Lagged<T, Split, 128, 4>>(b, cub_ms, edges);

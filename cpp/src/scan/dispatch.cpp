@@ -85,11 +85,13 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   if (t.len <= 1024 && t.rows >= many_rows / 8) return ScanAlgorithm::kWarpPerRow;
   if (t.len <= 8192 && t.rows >= int64_t(l.sm_count) * 8) return ScanAlgorithm::kWarpPerRow;
   if (deterministic && float_sum_or_prod(l)) return ScanAlgorithm::kReduceThenScan;
-  // The lagged look-back from 2^24 items (2048 tiles, 8 lags): measured at 2^28 and 2^31 + 17 int32
-  // and float32 sums, 1.07-1.09x CUB against the look-back's 1.03-1.04x (H200, session 12 device
-  // run 1); smaller scans and other dtypes keep the look-back, which is measured there.
+  // The lagged look-back for 4-byte scans from 2^24 items (2048 tiles, 5 lags) on Hopper and newer:
+  // measured on the H200 at 2^28 and 2^31 + 17 int32 and float32 sums, 1.069-1.081x CUB against the
+  // look-back's 1.026-1.042x (session 12 device run 2). Its tiles must wait in L2 between their two
+  // reads (~20 MiB on the H200, 50 MB of L2); smaller scans, other dtypes and older GPUs keep the
+  // look-back, which is measured there.
   const bool four_byte = dtype_size(l.in_dtype) == 4 && dtype_size(l.out_dtype) == 4;
-  if (four_byte && t.len * t.rows >= (int64_t(1) << 24)) return ScanAlgorithm::kLaggedLookback;
+  if (four_byte && l.cc_major >= 9 && t.len * t.rows >= (int64_t(1) << 24)) return ScanAlgorithm::kLaggedLookback;
   return ScanAlgorithm::kDecoupledLookback;
 }
 
@@ -165,6 +167,7 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
   GPUPRIMS_TRY(guard.enter(in.device.id, "scan"));
   l.device = in.device.id;
   GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
+  GPUPRIMS_TRY(compute_capability_major(l.device, &l.cc_major));
   const ScanAlgorithm algorithm =
       options.algorithm == ScanAlgorithm::kAuto ? choose_algorithm(l, options.deterministic) : options.algorithm;
   return run_variant(algorithm, l);

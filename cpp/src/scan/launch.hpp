@@ -19,6 +19,7 @@ struct ScanLaunch {
   ScanLayout layout;
   int device;  // -1 for the CPU reference
   int sm_count;
+  int cc_major;  // compute capability major of the device (9 for Hopper)
   cudaStream_t stream;
 };
 

@@ -57,11 +57,14 @@ struct LagOptions {
 using DefaultLagOptions =
     LagOptions<LagSchedule::kSplit, LoadPolicy::kL2EvictLast, LoadPolicy::kL2EvictFirst, StorePolicy::kStreaming>;
 
-// Tiles between a tile's two reads: 256 tiles of 32 KB (8 MB) plus the tiles in flight wait in L2.
-// Measured on the H200 (50 MB L2; bench/tune/scan_lagged_tune.cu, session 12 device run 1, 5
-// blocks/SM): 512 and 1024 were 11-18 % slower than 256 (presumably tiles evicted before their
-// second read), 64 and 128 within 2 % of it.
-constexpr int64_t kDefaultLag = 256;
+// Tiles between a tile's two reads. Too short, and phase B waits for phase A's DRAM reads of the
+// tiles just before it: in the split schedule a tile's two phases are 2L + 1 tickets apart, and
+// 4 x 132 = 528 blocks are in flight on an H200. Too long, and the tiles no longer wait in L2: 384
+// tiles of 32 KB are 12 MiB, plus ~8 MiB of tiles in flight, of the H200's 50 MB. Measured on the
+// H200 (bench/tune/scan_lagged_tune.cu, session 12 device run 2, split, 4 blocks/SM, x CUB, int32):
+// L = 128 0.978-0.981, 192 1.048, 256 1.069-1.073, 384 1.076-1.080 (float32 1.069-1.072, 2^31 + 17
+// 1.081); run 1 (A-then-B, 5 blocks/SM): 512 and 1024 11-18 % slower than 256.
+constexpr int64_t kDefaultLag = 384;
 
 // Resident blocks per SM the register budget is cut for: 4 (64 registers) for 32-bit items and
 // results, where 5 (48 registers) spilled 40-96 bytes and lost 10-20 % (session 12 device run 1);
