@@ -18,14 +18,10 @@ struct LaggedLookbackRunner {
     const int64_t tiles = l.layout.rows * tiles_per_row;
     // A lag beyond the tile count only adds empty blocks (any lag is correct).
     const int64_t lag = std::min(kDefaultLag, tiles);
-    // One zeroed block: the ticket counter, then the status words (see tile_status.cuh).
-    const std::size_t counter_bytes = 256;
-    const std::size_t bytes = counter_bytes + align_up(TileStatus<Acc>::bytes(tiles));
     StreamScratch scratch;
-    GPUPRIMS_TRY(scratch.allocate(bytes, l.device, l.stream, "scan"));
-    GPUPRIMS_CUDA_CHECK("scan", cudaMemsetAsync(scratch.data(), 0, bytes, l.stream));
-    auto* counter = static_cast<unsigned long long*>(scratch.data());
-    const TileStatus<Acc> status = TileStatus<Acc>::at(static_cast<char*>(scratch.data()) + counter_bytes, tiles);
+    unsigned long long* counter;
+    TileStatus<Acc> status;
+    GPUPRIMS_TRY(zeroed_tile_status(l, tiles, &scratch, &counter, &status));
     const bool vector_ok = vector_path_ok<In, Out>(l);
     // Tickets come from the counter, so grids launched one after another continue the ticket order.
     return for_each_grid(lagged_tickets(tiles, lag, DefaultLagOptions::kSchedule), "scan", l.stream,
