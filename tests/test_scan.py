@@ -23,9 +23,9 @@ def cpu_fw(dtype):
 
 def test_variants_listed():
     assert VARIANTS == ("hillis_steele", "blelloch", "warp_shuffle", "reduce_then_scan", "decoupled_lookback",
-                        "warp_per_row", "columns")
+                        "lagged_lookback", "warp_per_row", "columns")
     det = {v.name: v.deterministic for v in gpuprims.variants("scan")}
-    assert not det["decoupled_lookback"] and det["reduce_then_scan"]
+    assert not det["decoupled_lookback"] and not det["lagged_lookback"] and det["reduce_then_scan"]
 
 
 @pytest.mark.parametrize("dtype", SCAN_DTYPES)
@@ -138,6 +138,8 @@ def test_argument_errors():
         gpuprims.cumsum(x, axis=0, out=np.empty((2, 3), np.float64))
     with pytest.raises(ValueError, match="decoupled_lookback"):
         gpuprims.cumsum(x, algorithm="decoupled_lookback", deterministic=True)
+    with pytest.raises(ValueError, match="lagged_lookback"):
+        gpuprims.cumsum(x, algorithm="lagged_lookback", deterministic=True)
     with pytest.raises(ValueError, match="0-d"):
         gpuprims.scan(np.float32(1), axis=0)
 

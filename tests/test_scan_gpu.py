@@ -14,6 +14,7 @@ TORCH_CUDA = Framework("torch", "cuda")
 VARIANTS = tuple(v.name for v in gpuprims.variants("scan"))
 TILE = 4096  # items per striped tile (256 threads x 16)
 LOOKBACK_TILE = 8192  # the look-back's tile for 4-byte items (256 threads x 32, group prefixes folded)
+LAG = 384  # tiles between a tile's two reads in the lagged look-back (kDefaultLag)
 SIZES = (1, 31, 33, 511, 513, 1025, TILE - 1, TILE, TILE + 1, LOOKBACK_TILE - 1, LOOKBACK_TILE, 2 * TILE + 1,
          3 * TILE + 17, 2 * LOOKBACK_TILE - 1, 2**20 + 7)
 PAIRS = [(d, None) for d in SCAN_DTYPES] + [("bool", None), ("int32", "int32"), ("uint32", "uint32")]
@@ -110,8 +111,9 @@ def test_deterministic_float_scans_bitwise(rng):
         assert torch.equal(gpuprims.cumsum(x, deterministic=True), first)
 
 
-def test_lookback_stress_against_reduce_then_scan(rng):
-    """Random sizes, integer data (exact): the look-back must equal the three-pass scan bitwise, with
+@pytest.mark.parametrize("lookback", ("decoupled_lookback", "lagged_lookback"))
+def test_lookback_stress_against_reduce_then_scan(rng, lookback):
+    """Random sizes, integer data (exact): each look-back must equal the three-pass scan bitwise, with
     another kernel running concurrently on a second stream."""
     need(TORCH_CUDA)
     other = torch.cuda.Stream()
@@ -122,10 +124,25 @@ def test_lookback_stress_against_reduce_then_scan(rng):
         if i % 50 == 0:
             with torch.cuda.stream(other):
                 busy = busy @ busy.T * 1e-4
-        a = gpuprims.cumsum(x, algorithm="decoupled_lookback")
+        a = gpuprims.cumsum(x, algorithm=lookback)
         b = gpuprims.cumsum(x, algorithm="reduce_then_scan")
         assert torch.equal(a, b), f"launch {i}, n={n}"
     torch.cuda.synchronize()
+
+
+@pytest.mark.parametrize("dtype,op", [("float32", "sum"), ("int32", "max"), ("int64", "sum"), ("float16", "sum"),
+                                      ("uint32", "prod")])
+def test_lagged_around_the_lag(rng, dtype, op):
+    """Tile counts around and beyond the lagged scan's lag (LAG tiles; the lag is min(LAG, tiles)), so
+    that phase B reads tiles phase A loaded long before; 1-D (inclusive and exclusive) and long rows.
+    (16-item tiles of 8-byte and 2-byte items: twice as many tiles.)"""
+    need(TORCH_CUDA)
+    for n in (LAG * LOOKBACK_TILE - 1, LAG * LOOKBACK_TILE + 1, 2 * LAG * LOOKBACK_TILE + 5):
+        check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=n % 2 == 0,
+              algorithm="lagged_lookback")
+    a = scan_values(rng, 3 * (LAG + 10) * LOOKBACK_TILE, dtype, op).reshape(3, -1)
+    check(TORCH_CUDA, a, dtype, op, 1, algorithm="lagged_lookback")
+    check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="lagged_lookback")
 
 
 def test_cupy_and_graph_capture(rng):

@@ -45,7 +45,8 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
         otherwise).
     deterministic : bool
         Float sums and products bitwise identical from run to run: "auto" then avoids the
-        single-pass look-back (whose combination order depends on timing) for reduce_then_scan.
+        single-pass look-backs (decoupled_lookback, lagged_lookback: their combination order
+        depends on timing) for reduce_then_scan.
     algorithm : str
         "auto" or a name from ``gpuprims.variants("scan")``.
     out : array, optional

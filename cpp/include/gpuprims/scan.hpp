@@ -20,6 +20,7 @@ enum class ScanAlgorithm {
   kWarpShuffle,        // warp-shuffle block scan, 16 items per thread, scan-then-propagate
   kReduceThenScan,     // three passes: tile reduce, scan of tile sums, rescan (bitwise deterministic)
   kDecoupledLookback,  // single pass, tile prefixes by decoupled look-back (Merrill & Garland)
+  kLaggedLookback,     // single pass, each tile read twice (DRAM for its aggregate, L2 for its scan)
   kWarpPerRow,         // one warp per row: many short rows
   kColumns,            // one thread per row walking the axis: strided axes with many rows
 };

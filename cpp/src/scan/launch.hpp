@@ -19,6 +19,7 @@ struct ScanLaunch {
   ScanLayout layout;
   int device;  // -1 for the CPU reference
   int sm_count;
+  int cc_major;  // compute capability major of the device (9 for Hopper)
   cudaStream_t stream;
 };
 
@@ -31,6 +32,7 @@ Status scan_blelloch(const ScanLaunch& launch);
 Status scan_warp_shuffle(const ScanLaunch& launch);
 Status scan_reduce_then_scan(const ScanLaunch& launch);
 Status scan_decoupled_lookback(const ScanLaunch& launch);
+Status scan_lagged_lookback(const ScanLaunch& launch);
 Status scan_warp_per_row(const ScanLaunch& launch);
 Status scan_columns(const ScanLaunch& launch);
 Status scan_host(const ScanLaunch& launch);  // host.cpp: the CPU reference

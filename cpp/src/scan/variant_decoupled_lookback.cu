@@ -13,14 +13,10 @@ struct LookbackRunner {
     using Acc = typename Tile::Acc;
     const int64_t tiles_per_row = ceil_div(l.layout.len, Tile::kTileItems);
     const int64_t tiles = l.layout.rows * tiles_per_row;
-    // One zeroed block: the tile counter, then the status words (see tile_status.cuh).
-    const std::size_t counter_bytes = 256;
-    const std::size_t bytes = counter_bytes + align_up(TileStatus<Acc>::bytes(tiles));
     StreamScratch scratch;
-    GPUPRIMS_TRY(scratch.allocate(bytes, l.device, l.stream, "scan"));
-    GPUPRIMS_CUDA_CHECK("scan", cudaMemsetAsync(scratch.data(), 0, bytes, l.stream));
-    auto* counter = static_cast<unsigned long long*>(scratch.data());
-    const TileStatus<Acc> status = TileStatus<Acc>::at(static_cast<char*>(scratch.data()) + counter_bytes, tiles);
+    unsigned long long* counter;
+    TileStatus<Acc> status;
+    GPUPRIMS_TRY(zeroed_tile_status(l, tiles, &scratch, &counter, &status));
     const bool vector_ok = vector_path_ok<In, Out>(l);
     return for_each_grid(tiles, "scan", l.stream, [&](int64_t, unsigned blocks) {
       lookback_scan_kernel<In, Out, Op><<<blocks, kLookbackThreads, 0, l.stream>>>(

@@ -40,12 +40,13 @@ struct StripedTile {
   __device__ static int offset(int warp, int lane, int g) { return warp * kWarpSize * kItems + g * kWarpSize * kVec + lane * kVec; }
 
   // Items past `len` read as the identity. The vector path needs a full tile, step 1 and a 16-byte
-  // aligned row (the caller's `vector_ok`).
+  // aligned row (the caller's `vector_ok`); kPolicy is its cache hint (vec.cuh).
+  template <LoadPolicy kPolicy = LoadPolicy::kReadOnly>
   __device__ void load(const S* row, int64_t step, int64_t begin, int64_t len, bool vector_ok, int warp, int lane) {
     if (vector_ok && begin + kTileItems <= len) {
 #pragma unroll
       for (int g = 0; g < kGroups; ++g) {
-        const Vec16<S> v = load_vec16(row + begin + offset(warp, lane, g));
+        const Vec16<S> v = load_vec16<S, kPolicy>(row + begin + offset(warp, lane, g));
 #pragma unroll
         for (int j = 0; j < kVec; ++j) item[g][j] = cast_value<Acc>(v.lane[j]);
       }
@@ -105,7 +106,8 @@ struct StripedTile {
 
   // Writes prefix ∘ group_prefix ∘ item (inclusive) or the value before each item (exclusive).
   // `row_start` marks the thread holding the row's first item, whose exclusive value is the
-  // public identity.
+  // public identity. kPolicy is the vector path's store hint (vec.cuh).
+  template <StorePolicy kPolicy = StorePolicy::kDefault>
   __device__ void store(Out* row, int64_t step, int64_t begin, int64_t len, bool vector_ok, Acc prefix,
                         bool exclusive, bool row_start, int warp, int lane) const {
     const ScanOperator<Op> op;
@@ -128,11 +130,10 @@ struct StripedTile {
       constexpr int kBytes = kVec * sizeof(Out);
       if constexpr (kBytes % 16 == 0) {
         if (vector_ok && begin + kTileItems <= len) {
-          uint4 chunks[kBytes / 16];
+          Vec16<Out> chunks[kBytes / 16];
           memcpy(chunks, v, kBytes);
-          uint4* dst = reinterpret_cast<uint4*>(row + first);
 #pragma unroll
-          for (int c = 0; c < kBytes / 16; ++c) dst[c] = chunks[c];
+          for (int c = 0; c < kBytes / 16; ++c) store_vec16<Out, kPolicy>(row + first + c * Vec16<Out>::kLanes, chunks[c]);
           continue;
         }
       }

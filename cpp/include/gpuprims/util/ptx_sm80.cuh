@@ -15,6 +15,36 @@ __device__ __forceinline__ uint4 ld_global_nc_na_v4(const void* ptr) {
   return v;
 }
 
+// L2 eviction policies (createpolicy, sm_80) for the .L2::cache_hint loads below: evict_last keeps
+// lines that a later read of the same launch wants from L2 (the lagged scan's tiles, read from DRAM
+// and again from L2 a few hundred tiles later), evict_first marks lines read for the last time.
+// Not volatile: the policy is a pure value, so repeated calls fold into one instruction.
+__device__ __forceinline__ uint64_t l2_policy_evict_last() {
+  uint64_t policy;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+__device__ __forceinline__ uint64_t l2_policy_evict_first() {
+  uint64_t policy;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+// 16-byte loads through the non-coherent path with an L2 eviction policy; the second also leaves L1 alone.
+__device__ __forceinline__ uint4 ld_global_nc_hint_v4(const void* ptr, uint64_t policy) {
+  uint4 v;
+  asm volatile("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(ptr), "l"(policy));
+  return v;
+}
+__device__ __forceinline__ uint4 ld_global_nc_na_hint_v4(const void* ptr, uint64_t policy) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(ptr), "l"(policy));
+  return v;
+}
+
 // 2^x by the special-function unit alone (MUFU.EX2): relative error about 2^-22, subnormal
 // results flushed to 0, 2^-inf = 0, NaN -> NaN. exp2f() adds instructions to keep subnormals.
 __device__ __forceinline__ float ex2_approx_ftz(float x) {
@@ -39,6 +69,12 @@ __device__ __forceinline__ void red_shared_add(uint32_t address, uint32_t v) {
 // aligned. Completion is tracked per thread by commit / wait groups.
 __device__ __forceinline__ void cp_async_16(uint32_t dst_shared, const void* src_global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst_shared), "l"(src_global) : "memory");
+}
+// A 16-byte store that skips L1 and marks its line evict-first in L2 by an L2 policy (l2_policy_evict_first).
+__device__ __forceinline__ void st_global_na_hint_v4(void* ptr, uint4 v, uint64_t policy) {
+  asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(ptr), "r"(v.x),
+               "r"(v.y), "r"(v.z), "r"(v.w), "l"(policy)
+               : "memory");
 }
 // A 16-byte store marked streaming (st.global.cs: evict-first in L1 and L2, written once).
 __device__ __forceinline__ void st_global_cs_v4(void* ptr, uint4 v) {

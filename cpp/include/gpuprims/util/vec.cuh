@@ -13,8 +13,10 @@
 
 namespace gpuprims {
 
-// How a 16-byte load travels: the read-only path (LDG.128 through L1), or streaming past L1.
-enum class LoadPolicy { kReadOnly, kStreaming };
+// How a 16-byte load travels: the read-only path (LDG.128 through L1), streaming past L1, or the
+// read-only path with an L2 eviction hint: evict_last (the line is read again soon, from L2) or
+// evict_first past L1 (its last read).
+enum class LoadPolicy { kReadOnly, kStreaming, kL2EvictLast, kL2EvictFirst };
 
 template <class T>
 struct alignas(16) Vec16 {
@@ -26,15 +28,17 @@ template <class T, LoadPolicy kPolicy = LoadPolicy::kReadOnly>
 __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
   uint4 bits;
   if constexpr (kPolicy == LoadPolicy::kStreaming) bits = ptx::ld_global_nc_na_v4(aligned_ptr);
+  else if constexpr (kPolicy == LoadPolicy::kL2EvictLast) bits = ptx::ld_global_nc_hint_v4(aligned_ptr, ptx::l2_policy_evict_last());
+  else if constexpr (kPolicy == LoadPolicy::kL2EvictFirst) bits = ptx::ld_global_nc_na_hint_v4(aligned_ptr, ptx::l2_policy_evict_first());
   else bits = __ldg(reinterpret_cast<const uint4*>(aligned_ptr));
   Vec16<T> v;
   memcpy(&v, &bits, sizeof(v));
   return v;
 }
 
-// How a 16-byte store travels: the default write-back, or marked streaming (st.global.cs) for
-// output no kernel of this launch reads again.
-enum class StorePolicy { kDefault, kStreaming };
+// How a 16-byte store travels: the default write-back, or, for output no kernel of this launch
+// reads again, marked streaming (st.global.cs) or past L1 with an L2 evict_first policy.
+enum class StorePolicy { kDefault, kStreaming, kL2EvictFirst };
 
 // One STG.128; the caller proves 16-byte alignment, as for loads.
 template <class T, StorePolicy kPolicy = StorePolicy::kDefault>
@@ -42,6 +46,7 @@ __device__ __forceinline__ void store_vec16(T* aligned_ptr, const Vec16<T>& v) {
   uint4 bits;
   memcpy(&bits, &v, sizeof(bits));
   if constexpr (kPolicy == StorePolicy::kStreaming) ptx::st_global_cs_v4(aligned_ptr, bits);
+  else if constexpr (kPolicy == StorePolicy::kL2EvictFirst) ptx::st_global_na_hint_v4(aligned_ptr, bits, ptx::l2_policy_evict_first());
   else *reinterpret_cast<uint4*>(aligned_ptr) = bits;
 }
 
