@@ -1,0 +1,211 @@
+#pragma once
+// Segmented reduction that stays balanced on any segment lengths: a merge-path partition of the
+// n + count "work units" (every item, and every segment's end) into warp tiles of kTileUnits
+// units, so each warp reads at most ~kTileUnits items and passes at most ~kTileUnits segment ends
+// whatever the lengths (one 2^28-item segment, a million empty ones, power-law mixes). The host
+// cannot see the offsets (device memory, no synchronization), so this is decided on the device.
+//
+// Ownership: a segment belongs to the tile holding its first unit (its first item, or its end
+// when empty). A segment of at most kTileUnits items ("short") is read whole by its owner's warp,
+// even past the tile's end, and written directly: regular shapes need no second pass. A longer
+// segment is cut at tile boundaries: its owner leaves the piece up to the tile's end in
+// `trail[t]` (and its id in `trail_seg[t]`), every later tile it covers leaves its piece in
+// `lead[t]`, and segmented_reduce_fixup_kernel folds trail, then the leads in tile order, in a
+// fixed tree: bitwise reproducible. Offsets that are not nondecreasing give unspecified values,
+// but every index stays clamped inside x, out and the partials.
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "gpuprims/block/block_reduce.cuh"
+#include "gpuprims/scan/segmented_reduce_kernel.cuh"
+
+namespace gpuprims {
+namespace scan_detail {
+
+// Per-tile partials of the segments longer than a tile (scratch memory, 2 * sizeof(Acc) + 8 bytes
+// per tile).
+template <class Acc>
+struct RangePartials {
+  Acc* lead;           // piece of a long segment that began before the tile
+  Acc* trail;          // piece of the long segment that begins in the tile
+  int64_t* trail_seg;  // that segment's id, or -1
+  int64_t tiles;
+};
+
+// The merge-path coordinate of unit d: how many segment ends come before it (i), so that d - i
+// items do. Segment i's end is consumed before item j when offset(i + 1) <= j. kWidth lanes
+// search together (kWidth-ary search: each round probes kWidth points and keeps the gap where the
+// predicate turns false), so two searches share a warp. Returns a value in [max(0, d - n),
+// min(d, count)] whatever the offsets hold.
+template <int kWidth>
+__device__ __forceinline__ int64_t merge_path_search(const Segments& seg, int64_t d, int rank) {
+  const int shift = (threadIdx.x % kWarpSize) / kWidth * kWidth;
+  int64_t lo = d - seg.n > 0 ? d - seg.n : 0, hi = d < seg.count ? d : seg.count;
+  while (__any_sync(0xffffffffu, lo < hi)) {
+    const int64_t span = hi - lo;
+    const int64_t p = lo + span * rank / kWidth;
+    const bool before = lo < hi && seg.offset(p + 1) + p + 1 <= d;
+    const int c = __popc((__ballot_sync(0xffffffffu, before) >> shift) & ((1ull << kWidth) - 1));
+    if (lo < hi) {
+      if (c == 0) {
+        hi = lo;
+      } else {
+        const int64_t last_true = lo + span * (c - 1) / kWidth;
+        if (c < kWidth) hi = lo + span * c / kWidth;
+        lo = last_true + 1;
+        if (lo > hi) lo = hi;  // only with offsets that are not nondecreasing
+      }
+    }
+  }
+  return lo;
+}
+
+// One warp per tile of kTileUnits units. Pieces of at most kLaneItems items are reduced by one
+// lane each (left to right); longer ones by the whole warp with group_partial (16-byte loads,
+// kUnroll in flight) and a butterfly.
+template <class T, class Acc, class Op, int kTileUnits, int kThreads, int kUnroll, int kLaneItems>
+__global__ void __launch_bounds__(kThreads)
+segmented_reduce_ranges_kernel(const T* __restrict__ x, Segments seg, bool vector_ok, RangePartials<Acc> parts) {
+  static_assert(kThreads % kWarpSize == 0, "whole warps");
+  const Op op;
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t t = int64_t(blockIdx.x) * (kThreads / kWarpSize) + threadIdx.x / kWarpSize;
+  if (t >= parts.tiles) return;  // the whole warp
+  const int64_t total = seg.n + seg.count;
+  const int64_t d0 = t * kTileUnits, d1 = d0 + kTileUnits < total ? d0 + kTileUnits : total;
+  // Lanes 0-15 find the tile's start, lanes 16-31 its end, at the same time.
+  const int64_t found = merge_path_search<16>(seg, lane < 16 ? d0 : d1, lane % 16);
+  const int64_t i0 = shfl_idx(found, 0), i1 = shfl_idx(found, 16);
+  const int64_t j0 = d0 - i0, j1 = d1 - i1;  // the tile's items are [j0, j1)
+
+  // Segments [i0, s_hi) touch the tile: i0 may have begun in an earlier tile ("continuing": then
+  // this tile reads its piece only if it is long, into lead[t]); the others begin here.
+  const int64_t s_hi = i1 + (i1 < seg.count && seg.offset(i1) < j1 ? 1 : 0);
+  int64_t trail_seg = -1;
+  Acc trail = Op::template identity<Acc>();
+  for (int64_t base = i0; base < s_hi; base += kWarpSize) {
+    const int64_t s = base + lane;
+    const bool active = s < s_hi;
+    int64_t pb = 0, pe = 0;
+    bool is_long = false, continuing = false;
+    if (active) {
+      const int64_t b = seg.offset(s);
+      int64_t e = seg.offset(s + 1);
+      e = e < b ? b : e;
+      is_long = e - b > kTileUnits;
+      continuing = b < j0;
+      pb = continuing ? j0 : b;
+      pe = is_long ? (e < j1 ? e : j1) : (continuing ? pb : e);  // long: only up to the tile's end
+      pe = pe < pb ? pb : pe;
+    }
+    Acc v = Op::template identity<Acc>();
+    if (pe - pb <= kLaneItems) {
+      for (int64_t i = pb; i < pe; ++i) v = op(v, cast_value<Acc>(x[i * seg.step]));
+    }
+    for (unsigned wide = __ballot_sync(0xffffffffu, pe - pb > kLaneItems); wide != 0; wide &= wide - 1) {
+      const int src = __ffs(wide) - 1;
+      const Acc r = warp_reduce(group_partial<T, Acc, Op, kWarpSize, kUnroll>(x, shfl_idx(pb, src), shfl_idx(pe, src),
+                                                                               seg.step, vector_ok, lane),
+                                op);
+      if (lane == src) v = r;
+    }
+    if (active && continuing && is_long) parts.lead[t] = v;
+    const unsigned trails = __ballot_sync(0xffffffffu, active && !continuing && is_long);
+    if (trails != 0) {  // only the last segment that begins here can run past the tile
+      const int src = __ffs(trails) - 1;
+      trail_seg = shfl_idx(s, src);
+      trail = shfl_idx(v, src);
+    }
+    if (active && !continuing && !is_long) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, v);
+  }
+  if (lane == 0) {
+    parts.trail_seg[t] = trail_seg;
+    if (trail_seg >= 0) parts.trail[t] = trail;
+  }
+}
+
+// One thread per tile: a tile that owns a long segment folds its trail with the leads of the
+// tiles up to the segment's last item, in tile order. Chains of at most kLaneChain leads are
+// folded by that thread; longer ones (a segment over kLaneChain tiles) by the whole block,
+// kUnroll 16-byte loads of leads in flight per thread, then the block's fixed tree.
+template <class Acc, class Op, int kTileUnits, int kThreads, int kUnroll, int kLaneChain>
+__global__ void __launch_bounds__(kThreads) segmented_reduce_fixup_kernel(Segments seg, RangePartials<Acc> parts) {
+  const Op op;
+  __shared__ int64_t queue[kThreads];
+  __shared__ int queued;
+  __shared__ typename BlockReduce<Acc, kThreads>::TempStorage temp;
+  if (threadIdx.x == 0) queued = 0;
+  __syncthreads();
+  auto last_tile = [&](int64_t s, int64_t t) {  // the tile of the segment's last item
+    const int64_t last = (s + seg.offset(s + 1) - 1) / kTileUnits;
+    return last < t ? t : (last >= parts.tiles ? parts.tiles - 1 : last);
+  };
+  const int64_t t = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  const int64_t s = t < parts.tiles ? parts.trail_seg[t] : -1;
+  if (s >= 0 && s < seg.count) {
+    const int64_t last = last_tile(s, t);
+    if (last - t <= kLaneChain) {
+      Acc v = parts.trail[t];
+      for (int64_t k = t + 1; k <= last; ++k) v = op(v, parts.lead[k]);
+      reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, v);
+    } else {
+      queue[atomicAdd(&queued, 1)] = t;  // the queue's order does not change any result
+    }
+  }
+  __syncthreads();
+  for (int q = 0; q < queued; ++q) {
+    const int64_t tq = queue[q], sq = parts.trail_seg[tq];
+    const Acc part = group_partial<Acc, Acc, Op, kThreads, kUnroll>(parts.lead, tq + 1, last_tile(sq, tq) + 1, 1,
+                                                                      true, threadIdx.x);
+    const Acc v = BlockReduce<Acc, kThreads>::reduce(part, op, temp);
+    if (threadIdx.x == 0) reduce_detail::store_as(seg.out, sq * seg.out_step, seg.out_dtype, op(parts.trail[tq], v));
+    __syncthreads();  // temp is reused by the next segment
+  }
+}
+
+// One launch shape of the pair of kernels: tile size in units, threads per block of the tile
+// kernel (a warp per tile), loads in flight, and the longest piece one lane reduces alone.
+template <int kTileUnits_, int kThreads_, int kUnroll_, int kLaneItems_>
+struct RangeShape {
+  static constexpr int kTileUnits = kTileUnits_, kThreads = kThreads_, kUnroll = kUnroll_, kLaneItems = kLaneItems_;
+  static constexpr int kFixupThreads = 256, kFixupUnroll = 8, kLaneChain = 16;
+
+  static int64_t tiles(const Segments& seg) {
+    const int64_t t = (seg.n + seg.count + kTileUnits - 1) / kTileUnits;
+    return t > 0 ? t : 1;
+  }
+  // lead, trail and trail_seg, 8 bytes a tile each, at 256-byte boundaries (the fixup reads leads
+  // as 16-byte vectors)
+  static std::size_t scratch_bytes(int64_t tiles) {
+    return 3 * align(std::size_t(tiles) * 8);
+  }
+  template <class Acc>
+  static RangePartials<Acc> partials(void* scratch, int64_t tiles) {
+    static_assert(sizeof(Acc) <= 8, "partials hold at most 8-byte accumulators");
+    char* p = static_cast<char*>(scratch);
+    const std::size_t stride = align(std::size_t(tiles) * 8);
+    return {reinterpret_cast<Acc*>(p), reinterpret_cast<Acc*>(p + stride), reinterpret_cast<int64_t*>(p + 2 * stride),
+            tiles};
+  }
+  // The tile kernel, then the fixup of segments longer than a tile (stream-ordered after it).
+  template <class T, class Acc, class Op>
+  static cudaError_t launch(const T* x, const Segments& seg, bool vector_ok, const RangePartials<Acc>& parts,
+                            cudaStream_t stream) {
+    constexpr int kWarps = kThreads / kWarpSize;
+    segmented_reduce_ranges_kernel<T, Acc, Op, kTileUnits, kThreads, kUnroll, kLaneItems>
+        <<<unsigned((parts.tiles + kWarps - 1) / kWarps), kThreads, 0, stream>>>(x, seg, vector_ok, parts);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    segmented_reduce_fixup_kernel<Acc, Op, kTileUnits, kFixupThreads, kFixupUnroll, kLaneChain>
+        <<<unsigned((parts.tiles + kFixupThreads - 1) / kFixupThreads), kFixupThreads, 0, stream>>>(seg, parts);
+    return cudaGetLastError();
+  }
+
+ private:
+  static std::size_t align(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+};
+
+}  // namespace scan_detail
+}  // namespace gpuprims
