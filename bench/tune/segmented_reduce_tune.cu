@@ -191,8 +191,8 @@ std::function<void()> per_segment(const T* x, Segments seg, int sms) {
   return [=] { segmented_reduce_kernel<T, Acc, Op, 128, 128><<<unsigned(seg.count), 128>>>(x, seg, true); };
 }
 
-template <int D, int W, int U, int L>
-using R = RangeShape<D, W, U, L>;
+template <int D, int W, int U, int L, int B = 0>
+using R = RangeShape<D, W, U, L, B>;
 
 void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& buf, int sms, bool sweep) {
   const int64_t segments = int64_t(p.off.size()) - 1;
@@ -223,16 +223,22 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
     measure<float>(label, row, ranges<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf), out, none, ref.value,
                    ref.scale, reps);
     if (!sweep || !off64) continue;
-    measure<float>("ranges 2048u 256t unroll4 lane16", row, ranges<R<2048, 256, 4, 16>, float, float, Sum>(x, seg, buf),
-                   out, none, ref.value, ref.scale, reps);
+    // The tile size, the loads in flight, and the registers (minimum resident blocks per SM: 6 x
+    // 256 or 12 x 128 threads cap them at 40, 4 x 256 at 64).
     measure<float>("ranges 8192u 256t unroll4 lane16", row, ranges<R<8192, 256, 4, 16>, float, float, Sum>(x, seg, buf),
                    out, none, ref.value, ref.scale, reps);
     measure<float>("ranges 4096u 128t unroll4 lane16", row, ranges<R<4096, 128, 4, 16>, float, float, Sum>(x, seg, buf),
                    out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 256t unroll8 lane16", row, ranges<R<4096, 256, 8, 16>, float, float, Sum>(x, seg, buf),
-                   out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 256t unroll4 lane4", row, ranges<R<4096, 256, 4, 4>, float, float, Sum>(x, seg, buf),
-                   out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 4096u 256t unroll4 lane16 6 blocks/SM", row,
+                   ranges<R<4096, 256, 4, 16, 6>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 4096u 128t unroll4 lane16 12 blocks/SM", row,
+                   ranges<R<4096, 128, 4, 16, 12>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 8192u 128t unroll4 lane16 12 blocks/SM", row,
+                   ranges<R<8192, 128, 4, 16, 12>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 4096u 256t unroll8 lane16 4 blocks/SM", row,
+                   ranges<R<4096, 256, 8, 16, 4>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 8192u 256t unroll8 lane16 4 blocks/SM", row,
+                   ranges<R<8192, 256, 8, 16, 4>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
   }
   CHECK(cudaFree(temp));
 }
@@ -309,8 +315,8 @@ int main() {
   CHECK(cudaMalloc(&out, max_segments * sizeof(float)));
   CHECK(cudaMalloc(&out64, max_segments * sizeof(int64_t)));
   fill<<<4096, 256>>>(x, kItems);
-  // Scratch for the smallest tile (2048 units) over 2^28 items + 2^21 segments.
-  Buffers buf{nullptr, R<2048, 256, 4, 16>::scratch_bytes((kItems + max_segments) / 2048 + 1)};
+  // Scratch for the smallest tile (4096 units) over 2^28 items + 2^21 segments.
+  Buffers buf{nullptr, R<4096, 256, 4, 16>::scratch_bytes((kItems + max_segments) / 4096 + 1)};
   CHECK(cudaMalloc(&buf.scratch, buf.scratch_bytes));
   {
     Problem p = make_problem("65536 x 4096", 30, regular(65536, kItems));

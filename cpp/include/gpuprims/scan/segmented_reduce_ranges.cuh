@@ -42,12 +42,29 @@ struct RangePartials {
 template <int kWidth>
 __device__ __forceinline__ int64_t merge_path_search(const Segments& seg, int64_t d, int rank) {
   const int shift = (threadIdx.x % kWarpSize) / kWidth * kWidth;
+  const unsigned group_mask = (1ull << kWidth) - 1;
+  auto before = [&](int64_t p) { return seg.offset(p + 1) + p + 1 <= d; };  // end of p precedes unit d
   int64_t lo = d - seg.n > 0 ? d - seg.n : 0, hi = d < seg.count ? d : seg.count;
+  {
+    // First round: kWidth consecutive probes around the answer for equal lengths, d * count /
+    // (n + count). With regular offsets the answer is among them, so one round of dependent loads
+    // replaces log_kWidth(count) rounds (each an L2 round trip before the tile's first data load);
+    // otherwise it narrows [lo, hi] like any round.
+    const int64_t guess = int64_t(double(d) * double(seg.count) / double(seg.n + seg.count)) - kWidth / 2;
+    const int64_t first = guess < hi - kWidth ? (guess > lo ? guess : lo) : (hi - kWidth > lo ? hi - kWidth : lo);
+    const int64_t probes = hi - first < kWidth ? hi - first : kWidth;
+    const bool below = lo < hi && rank < probes && before(first + rank);
+    const int c = __popc((__ballot_sync(0xffffffffu, below) >> shift) & group_mask);
+    if (lo < hi) {
+      if (c < probes) hi = first + c;
+      if (c > 0) lo = first + c;
+    }
+  }
   while (__any_sync(0xffffffffu, lo < hi)) {
     const int64_t span = hi - lo;
     const int64_t p = lo + span * rank / kWidth;
-    const bool before = lo < hi && seg.offset(p + 1) + p + 1 <= d;
-    const int c = __popc((__ballot_sync(0xffffffffu, before) >> shift) & ((1ull << kWidth) - 1));
+    const bool below = lo < hi && before(p);
+    const int c = __popc((__ballot_sync(0xffffffffu, below) >> shift) & group_mask);
     if (lo < hi) {
       if (c == 0) {
         hi = lo;
@@ -65,8 +82,8 @@ __device__ __forceinline__ int64_t merge_path_search(const Segments& seg, int64_
 // One warp per tile of kTileUnits units. Pieces of at most kLaneItems items are reduced by one
 // lane each (left to right); longer ones by the whole warp with group_partial (16-byte loads,
 // kUnroll in flight) and a butterfly.
-template <class T, class Acc, class Op, int kTileUnits, int kThreads, int kUnroll, int kLaneItems>
-__global__ void __launch_bounds__(kThreads)
+template <class T, class Acc, class Op, int kTileUnits, int kThreads, int kUnroll, int kLaneItems, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
 segmented_reduce_ranges_kernel(const T* __restrict__ x, Segments seg, bool vector_ok, RangePartials<Acc> parts) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
   const Op op;
@@ -166,10 +183,12 @@ __global__ void __launch_bounds__(kThreads) segmented_reduce_fixup_kernel(Segmen
 }
 
 // One launch shape of the pair of kernels: tile size in units, threads per block of the tile
-// kernel (a warp per tile), loads in flight, and the longest piece one lane reduces alone.
-template <int kTileUnits_, int kThreads_, int kUnroll_, int kLaneItems_>
+// kernel (a warp per tile), loads in flight, the longest piece one lane reduces alone, and the
+// resident blocks per SM the registers must allow (0: the compiler's choice).
+template <int kTileUnits_, int kThreads_, int kUnroll_, int kLaneItems_, int kMinBlocks_ = 0>
 struct RangeShape {
-  static constexpr int kTileUnits = kTileUnits_, kThreads = kThreads_, kUnroll = kUnroll_, kLaneItems = kLaneItems_;
+  static constexpr int kTileUnits = kTileUnits_, kThreads = kThreads_, kUnroll = kUnroll_, kLaneItems = kLaneItems_,
+                       kMinBlocks = kMinBlocks_;
   static constexpr int kFixupThreads = 256, kFixupUnroll = 8, kLaneChain = 16;
 
   static int64_t tiles(const Segments& seg) {
@@ -194,7 +213,7 @@ struct RangeShape {
   static cudaError_t launch(const T* x, const Segments& seg, bool vector_ok, const RangePartials<Acc>& parts,
                             cudaStream_t stream) {
     constexpr int kWarps = kThreads / kWarpSize;
-    segmented_reduce_ranges_kernel<T, Acc, Op, kTileUnits, kThreads, kUnroll, kLaneItems>
+    segmented_reduce_ranges_kernel<T, Acc, Op, kTileUnits, kThreads, kUnroll, kLaneItems, kMinBlocks>
         <<<unsigned((parts.tiles + kWarps - 1) / kWarps), kThreads, 0, stream>>>(x, seg, vector_ok, parts);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
