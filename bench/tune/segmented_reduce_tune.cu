@@ -170,14 +170,27 @@ struct Buffers {
 };
 
 template <class Shape, class T, class Acc, class Op>
-std::function<void()> ranges(const T* x, Segments seg, Buffers& buf) {
+std::function<void()> ranges(const T* x, Segments seg, Buffers& buf, bool overlap = false, int64_t max_blocks = 0) {
   const int64_t tiles = Shape::tiles(seg);
   if (Shape::scratch_bytes(tiles) > buf.scratch_bytes) {
     printf("scratch too small\n");
     std::exit(1);
   }
   const auto parts = Shape::template partials<Acc>(buf.scratch, tiles);
-  return [=] { CHECK((Shape::template launch<T, Acc, Op>(x, seg, true, parts, 0))); };
+  return [=] { CHECK((Shape::template launch<T, Acc, Op>(x, seg, true, parts, 0, overlap, max_blocks))); };
+}
+
+// The tile kernel alone: correct only where no segment is longer than a tile (no fixup needed);
+// its time next to the pair's is the fixup's cost.
+template <class Shape, class T, class Acc, class Op>
+std::function<void()> tiles_only(const T* x, Segments seg, Buffers& buf) {
+  const int64_t tiles = Shape::tiles(seg);
+  const auto parts = Shape::template partials<Acc>(buf.scratch, tiles);
+  const unsigned blocks = unsigned((tiles + Shape::kThreads / 32 - 1) / (Shape::kThreads / 32));
+  return [=] {
+    segmented_reduce_ranges_kernel<T, Acc, Op, Shape::kTileUnits, Shape::kThreads, Shape::kUnroll, Shape::kLaneItems,
+                                   Shape::kMinBlocks, Shape::kPolicy><<<blocks, Shape::kThreads>>>(x, seg, true, parts);
+  };
 }
 
 // The library's kernels before the range partition: a warp per segment under 1024 items on average,
@@ -191,8 +204,8 @@ std::function<void()> per_segment(const T* x, Segments seg, int sms) {
   return [=] { segmented_reduce_kernel<T, Acc, Op, 128, 128><<<unsigned(seg.count), 128>>>(x, seg, true); };
 }
 
-template <int D, int W, int U, int L, int B = 0>
-using R = RangeShape<D, W, U, L, B>;
+template <int D, int W, int U, int L, int B = 0, LoadPolicy P = LoadPolicy::kReadOnly>
+using R = RangeShape<D, W, U, L, B, P>;
 
 void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& buf, int sms, bool sweep) {
   const int64_t segments = int64_t(p.off.size()) - 1;
@@ -203,6 +216,8 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
   CHECK(cudaMalloc(&temp, temp_bytes + 1));
   auto cub_run = [&] { CHECK(cub::DeviceSegmentedReduce::Sum(temp, temp_bytes, x, out, segments, p.d_off64, p.d_off64 + 1)); };
   const int reps = p.reps;
+  int64_t longest = 0;
+  for (int64_t s = 0; s < segments; ++s) longest = std::max(longest, p.off[s + 1] - p.off[s]);
   tune::running = "cub";
   const float cub_ms = tune::median_ms(cub_run, reps);
   const Row row{cub_ms, double(kItems) * 4 + double(segments) * 12};
@@ -223,22 +238,46 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
     measure<float>(label, row, ranges<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf), out, none, ref.value,
                    ref.scale, reps);
     if (!sweep || !off64) continue;
-    // The tile size, the loads in flight, and the registers (minimum resident blocks per SM: 6 x
-    // 256 or 12 x 128 threads cap them at 40, 4 x 256 at 64).
-    measure<float>("ranges 8192u 256t unroll4 lane16", row, ranges<R<8192, 256, 4, 16>, float, float, Sum>(x, seg, buf),
-                   out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 128t unroll4 lane16", row, ranges<R<4096, 128, 4, 16>, float, float, Sum>(x, seg, buf),
-                   out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 4096u 256t unroll4 lane16, fixup overlapped", row,
+                   ranges<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf, true), out, none, ref.value, ref.scale,
+                   reps);
+    {  // persistent: one wave of resident blocks, warps looping over tiles
+      using Shape = R<4096, 256, 4, 16>;
+      int resident = 0;
+      CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &resident, segmented_reduce_ranges_kernel<float, float, Sum, 4096, 256, 4, 16, 0, LoadPolicy::kReadOnly>, 256, 0));
+      snprintf(label, sizeof label, "ranges 4096u 256t unroll4 lane16, persistent (%d/SM)", resident);
+      measure<float>(label, row, ranges<Shape, float, float, Sum>(x, seg, buf, true, int64_t(resident) * sms), out, none,
+                     ref.value, ref.scale, reps);
+    }
+    if (longest <= 4096) {  // no segment longer than a tile: the tile kernel alone is correct
+      measure<float>("ranges 4096u 256t unroll4 lane16, tile kernel only", row,
+                     tiles_only<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale,
+                     reps);
+    }
+    // The tile size, the loads in flight, the registers (minimum resident blocks per SM: 3 x 256
+    // threads allow 85 registers, 4 x 256 or 8 x 128 64, 6 x 256 or 12 x 128 40) and the load path.
+    measure<float>("ranges 4096u 256t unroll4 lane16 3 blocks/SM", row,
+                   ranges<R<4096, 256, 4, 16, 3>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 4096u 256t unroll4 lane16 4 blocks/SM", row,
+                   ranges<R<4096, 256, 4, 16, 4>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
     measure<float>("ranges 4096u 256t unroll4 lane16 6 blocks/SM", row,
                    ranges<R<4096, 256, 4, 16, 6>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 4096u 128t unroll4 lane16", row, ranges<R<4096, 128, 4, 16>, float, float, Sum>(x, seg, buf),
+                   out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 4096u 128t unroll4 lane16 8 blocks/SM", row,
+                   ranges<R<4096, 128, 4, 16, 8>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
     measure<float>("ranges 4096u 128t unroll4 lane16 12 blocks/SM", row,
                    ranges<R<4096, 128, 4, 16, 12>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 8192u 128t unroll4 lane16 12 blocks/SM", row,
-                   ranges<R<8192, 128, 4, 16, 12>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 256t unroll8 lane16 4 blocks/SM", row,
-                   ranges<R<4096, 256, 8, 16, 4>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 8192u 256t unroll8 lane16 4 blocks/SM", row,
-                   ranges<R<8192, 256, 8, 16, 4>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 4096u 256t unroll4 lane16 3 blocks/SM streaming", row,
+                   ranges<R<4096, 256, 4, 16, 3, LoadPolicy::kStreaming>, float, float, Sum>(x, seg, buf), out, none,
+                   ref.value, ref.scale, reps);
+    measure<float>("ranges 8192u 256t unroll4 lane16 3 blocks/SM", row,
+                   ranges<R<8192, 256, 4, 16, 3>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 4096u 256t unroll8 lane16 3 blocks/SM", row,
+                   ranges<R<4096, 256, 8, 16, 3>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure<float>("ranges 8192u 256t unroll8 lane16 3 blocks/SM", row,
+                   ranges<R<8192, 256, 8, 16, 3>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
   }
   CHECK(cudaFree(temp));
 }

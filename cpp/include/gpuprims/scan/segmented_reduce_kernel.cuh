@@ -36,10 +36,11 @@ struct Segments {
 
 // This thread's share of op over x[begin, end) when kGroup threads (rank = this thread's place
 // among them) read the range together: kUnroll independent loads in flight per thread, 16-byte
-// vectors on the aligned body when `vector_ok` (unit stride, 16-byte aligned base); the kUnroll
+// vectors (read-only or streaming past L1, kPolicy) on the aligned body when `vector_ok` (unit
+// stride, 16-byte aligned base); the kUnroll
 // accumulators are folded in a fixed order. The caller combines the kGroup shares (warp or block
 // tree), so the result depends only on (begin, end, kGroup, kUnroll): deterministic.
-template <class T, class Acc, class Op, int kGroup, int kUnroll>
+template <class T, class Acc, class Op, int kGroup, int kUnroll, LoadPolicy kPolicy = LoadPolicy::kReadOnly>
 __device__ __forceinline__ Acc group_partial(const T* __restrict__ x, int64_t begin, int64_t end, int64_t step,
                                              bool vector_ok, int rank) {
   const Op op;
@@ -59,14 +60,14 @@ __device__ __forceinline__ Acc group_partial(const T* __restrict__ x, int64_t be
       for (; v + (kUnroll - 1) * kGroup < vend; v += kUnroll * kGroup) {
         Vec16<T> vec[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) vec[u] = load_vec16(x + (v + u * kGroup) * kVec);
+        for (int u = 0; u < kUnroll; ++u) vec[u] = load_vec16<T, kPolicy>(x + (v + u * kGroup) * kVec);
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
           for (int j = 0; j < kVec; ++j) acc[u] = op(acc[u], cast_value<Acc>(vec[u].lane[j]));
       }
       for (; v < vend; v += kGroup) {
-        const Vec16<T> vec = load_vec16(x + v * kVec);
+        const Vec16<T> vec = load_vec16<T, kPolicy>(x + v * kVec);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) acc[kUnroll - 1] = op(acc[kUnroll - 1], cast_value<Acc>(vec.lane[j]));
       }

@@ -79,17 +79,14 @@ __device__ __forceinline__ int64_t merge_path_search(const Segments& seg, int64_
   return lo;
 }
 
-// One warp per tile of kTileUnits units. Pieces of at most kLaneItems items are reduced by one
-// lane each (left to right); longer ones by the whole warp with group_partial (16-byte loads,
-// kUnroll in flight) and a butterfly.
-template <class T, class Acc, class Op, int kTileUnits, int kThreads, int kUnroll, int kLaneItems, int kMinBlocks>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-segmented_reduce_ranges_kernel(const T* __restrict__ x, Segments seg, bool vector_ok, RangePartials<Acc> parts) {
-  static_assert(kThreads % kWarpSize == 0, "whole warps");
+// The work of warp tile t (all 32 lanes call it). Pieces of at most kLaneItems items are reduced
+// by one lane each (left to right); longer ones by the whole warp with group_partial (16-byte
+// loads, kUnroll in flight) and a butterfly.
+template <class T, class Acc, class Op, int kTileUnits, int kUnroll, int kLaneItems, LoadPolicy kPolicy>
+__device__ __forceinline__ void range_tile(const T* __restrict__ x, const Segments& seg, bool vector_ok,
+                                           const RangePartials<Acc>& parts, int64_t t) {
   const Op op;
   const int lane = threadIdx.x % kWarpSize;
-  const int64_t t = int64_t(blockIdx.x) * (kThreads / kWarpSize) + threadIdx.x / kWarpSize;
-  if (t >= parts.tiles) return;  // the whole warp
   const int64_t total = seg.n + seg.count;
   const int64_t d0 = t * kTileUnits, d1 = d0 + kTileUnits < total ? d0 + kTileUnits : total;
   // Lanes 0-15 find the tile's start, lanes 16-31 its end, at the same time.
@@ -97,25 +94,27 @@ segmented_reduce_ranges_kernel(const T* __restrict__ x, Segments seg, bool vecto
   const int64_t i0 = shfl_idx(found, 0), i1 = shfl_idx(found, 16);
   const int64_t j0 = d0 - i0, j1 = d1 - i1;  // the tile's items are [j0, j1)
 
-  // Segments [i0, s_hi) touch the tile: i0 may have begun in an earlier tile ("continuing": then
-  // this tile reads its piece only if it is long, into lead[t]); the others begin here.
-  const int64_t s_hi = i1 + (i1 < seg.count && seg.offset(i1) < j1 ? 1 : 0);
+  // Segments i0..i1 touch the tile: i0 may have begun in an earlier tile ("continuing": then this
+  // tile reads its piece only if it is long, into lead[t]); i1 only if it begins before the tile's
+  // end (each lane tests its own segment, so no load precedes the batch's).
   int64_t trail_seg = -1;
   Acc trail = Op::template identity<Acc>();
-  for (int64_t base = i0; base < s_hi; base += kWarpSize) {
+  for (int64_t base = i0; base <= i1; base += kWarpSize) {
     const int64_t s = base + lane;
-    const bool active = s < s_hi;
+    bool active = false, is_long = false, continuing = false;
     int64_t pb = 0, pe = 0;
-    bool is_long = false, continuing = false;
-    if (active) {
+    if (s <= i1 && s < seg.count) {
       const int64_t b = seg.offset(s);
       int64_t e = seg.offset(s + 1);
       e = e < b ? b : e;
+      active = s < i1 || b < j1;
       is_long = e - b > kTileUnits;
       continuing = b < j0;
-      pb = continuing ? j0 : b;
-      pe = is_long ? (e < j1 ? e : j1) : (continuing ? pb : e);  // long: only up to the tile's end
-      pe = pe < pb ? pb : pe;
+      if (active) {
+        pb = continuing ? j0 : b;
+        pe = is_long ? (e < j1 ? e : j1) : (continuing ? pb : e);  // long: only up to the tile's end
+        pe = pe < pb ? pb : pe;
+      }
     }
     Acc v = Op::template identity<Acc>();
     if (pe - pb <= kLaneItems) {
@@ -123,7 +122,7 @@ segmented_reduce_ranges_kernel(const T* __restrict__ x, Segments seg, bool vecto
     }
     for (unsigned wide = __ballot_sync(0xffffffffu, pe - pb > kLaneItems); wide != 0; wide &= wide - 1) {
       const int src = __ffs(wide) - 1;
-      const Acc r = warp_reduce(group_partial<T, Acc, Op, kWarpSize, kUnroll>(x, shfl_idx(pb, src), shfl_idx(pe, src),
+      const Acc r = warp_reduce(group_partial<T, Acc, Op, kWarpSize, kUnroll, kPolicy>(x, shfl_idx(pb, src), shfl_idx(pe, src),
                                                                                seg.step, vector_ok, lane),
                                 op);
       if (lane == src) v = r;
@@ -143,6 +142,25 @@ segmented_reduce_ranges_kernel(const T* __restrict__ x, Segments seg, bool vecto
   }
 }
 
+// A warp per tile of kTileUnits units.
+template <class T, class Acc, class Op, int kTileUnits, int kThreads, int kUnroll, int kLaneItems, int kMinBlocks,
+          LoadPolicy kPolicy>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+segmented_reduce_ranges_kernel(const T* __restrict__ x, Segments seg, bool vector_ok, RangePartials<Acc> parts) {
+  static_assert(kThreads % kWarpSize == 0, "whole warps");
+#if __CUDA_ARCH__ >= 900
+  // Lets a fixup launched with programmatic stream serialization be scheduled during this grid's
+  // last wave; it still waits for this grid's completion and memory before reading (below).
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+  // A warp per tile; a grid smaller than the tiles' loops (warp-uniform).
+  const int64_t warps = int64_t(gridDim.x) * (kThreads / kWarpSize);
+  for (int64_t t = int64_t(blockIdx.x) * (kThreads / kWarpSize) + threadIdx.x / kWarpSize; t < parts.tiles;
+       t += warps) {
+    range_tile<T, Acc, Op, kTileUnits, kUnroll, kLaneItems, kPolicy>(x, seg, vector_ok, parts, t);
+  }
+}
+
 // One thread per tile: a tile that owns a long segment folds its trail with the leads of the
 // tiles up to the segment's last item, in tile order. Chains of at most kLaneChain leads are
 // folded by that thread; longer ones (a segment over kLaneChain tiles) by the whole block,
@@ -153,6 +171,9 @@ __global__ void __launch_bounds__(kThreads) segmented_reduce_fixup_kernel(Segmen
   __shared__ int64_t queue[kThreads];
   __shared__ int queued;
   __shared__ typename BlockReduce<Acc, kThreads>::TempStorage temp;
+#if __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();  // the tile kernel's partials (a no-op after a plain launch)
+#endif
   if (threadIdx.x == 0) queued = 0;
   __syncthreads();
   auto last_tile = [&](int64_t s, int64_t t) {  // the tile of the segment's last item
@@ -183,12 +204,14 @@ __global__ void __launch_bounds__(kThreads) segmented_reduce_fixup_kernel(Segmen
 }
 
 // One launch shape of the pair of kernels: tile size in units, threads per block of the tile
-// kernel (a warp per tile), loads in flight, the longest piece one lane reduces alone, and the
-// resident blocks per SM the registers must allow (0: the compiler's choice).
-template <int kTileUnits_, int kThreads_, int kUnroll_, int kLaneItems_, int kMinBlocks_ = 0>
+// kernel (a warp per tile), loads in flight, the longest piece one lane reduces alone, the
+// resident blocks per SM the registers must allow (0: the compiler's choice), and the load path.
+template <int kTileUnits_, int kThreads_, int kUnroll_, int kLaneItems_, int kMinBlocks_ = 0,
+          LoadPolicy kPolicy_ = LoadPolicy::kReadOnly>
 struct RangeShape {
   static constexpr int kTileUnits = kTileUnits_, kThreads = kThreads_, kUnroll = kUnroll_, kLaneItems = kLaneItems_,
                        kMinBlocks = kMinBlocks_;
+  static constexpr LoadPolicy kPolicy = kPolicy_;
   static constexpr int kFixupThreads = 256, kFixupUnroll = 8, kLaneChain = 16;
 
   static int64_t tiles(const Segments& seg) {
@@ -208,18 +231,31 @@ struct RangeShape {
     return {reinterpret_cast<Acc*>(p), reinterpret_cast<Acc*>(p + stride), reinterpret_cast<int64_t*>(p + 2 * stride),
             tiles};
   }
-  // The tile kernel, then the fixup of segments longer than a tile (stream-ordered after it).
+  // The tile kernel, then the fixup of segments longer than a tile, stream-ordered after it;
+  // `overlap` launches the fixup with programmatic stream serialization (sm_90: its blocks are
+  // scheduled during the tile kernel's last wave and wait there, hiding the launch gap);
+  // `max_blocks` > 0 caps the tile kernel's grid (persistent warps looping over tiles).
   template <class T, class Acc, class Op>
   static cudaError_t launch(const T* x, const Segments& seg, bool vector_ok, const RangePartials<Acc>& parts,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, bool overlap, int64_t max_blocks = 0) {
     constexpr int kWarps = kThreads / kWarpSize;
-    segmented_reduce_ranges_kernel<T, Acc, Op, kTileUnits, kThreads, kUnroll, kLaneItems, kMinBlocks>
-        <<<unsigned((parts.tiles + kWarps - 1) / kWarps), kThreads, 0, stream>>>(x, seg, vector_ok, parts);
+    int64_t blocks = (parts.tiles + kWarps - 1) / kWarps;
+    if (max_blocks > 0 && blocks > max_blocks) blocks = max_blocks;  // warps loop over the tiles
+    segmented_reduce_ranges_kernel<T, Acc, Op, kTileUnits, kThreads, kUnroll, kLaneItems, kMinBlocks, kPolicy>
+        <<<unsigned(blocks), kThreads, 0, stream>>>(x, seg, vector_ok, parts);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
-    segmented_reduce_fixup_kernel<Acc, Op, kTileUnits, kFixupThreads, kFixupUnroll, kLaneChain>
-        <<<unsigned((parts.tiles + kFixupThreads - 1) / kFixupThreads), kFixupThreads, 0, stream>>>(seg, parts);
-    return cudaGetLastError();
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(unsigned((parts.tiles + kFixupThreads - 1) / kFixupThreads));
+    config.blockDim = dim3(kFixupThreads);
+    config.stream = stream;
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &attribute;
+    config.numAttrs = overlap ? 1 : 0;
+    return cudaLaunchKernelEx(&config, segmented_reduce_fixup_kernel<Acc, Op, kTileUnits, kFixupThreads, kFixupUnroll, kLaneChain>,
+                              seg, parts);
   }
 
  private:
