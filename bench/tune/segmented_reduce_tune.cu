@@ -204,10 +204,34 @@ std::function<void()> per_segment(const T* x, Segments seg, int sms) {
   return [=] { segmented_reduce_kernel<T, Acc, Op, 128, 128><<<unsigned(seg.count), 128>>>(x, seg, true); };
 }
 
-template <int D, int W, int U, int L, int B = 0, LoadPolicy P = LoadPolicy::kReadOnly>
-using R = RangeShape<D, W, U, L, B, P>;
+template <int D, int W, int U, int L, int B = 0, LoadPolicy P = LoadPolicy::kReadOnly, int K = 0>
+using R = RangeShape<D, W, U, L, B, P, K>;
 
-void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& buf, int sms, bool sweep) {
+// Block tiles (a block per tile, long pieces read by the whole block), in a pass of their own after
+// every other row.
+void block_tile_rows(const Row& row, const float* x, const Segments& seg, float* out, Buffers& buf,
+                     const Reference<float>& ref, int reps) {
+  using Sum = reduce_detail::Sum;
+  const std::vector<float> none;
+  measure<float>("block tiles 16384u 128t unroll4 lane16 block>1024", row,
+                 ranges<R<16384, 128, 4, 16, 0, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf), out,
+                 none, ref.value, ref.scale, reps);
+  measure<float>("block tiles 16384u 128t unroll4 lane16 block>1024 8/SM", row,
+                 ranges<R<16384, 128, 4, 16, 8, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf), out,
+                 none, ref.value, ref.scale, reps);
+  measure<float>("block tiles 32768u 256t unroll4 lane16 block>2048", row,
+                 ranges<R<32768, 256, 4, 16, 0, LoadPolicy::kReadOnly, 2048>, float, float, Sum>(x, seg, buf), out,
+                 none, ref.value, ref.scale, reps);
+  measure<float>("block tiles 8192u 128t unroll4 lane16 block>1024", row,
+                 ranges<R<8192, 128, 4, 16, 0, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf), out,
+                 none, ref.value, ref.scale, reps);
+  measure<float>("block tiles 16384u 128t unroll4 lane16 block>1024 overlapped", row,
+                 ranges<R<16384, 128, 4, 16, 0, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf, true), out,
+                 none, ref.value, ref.scale, reps);
+}
+
+void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& buf, int sms, bool sweep,
+                       bool block_tiles_only = false) {
   const int64_t segments = int64_t(p.off.size()) - 1;
   const Reference<float> ref = reference<float>(p, Kind::kSum);
   size_t temp_bytes = 0;
@@ -225,6 +249,12 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
          row.bytes / cub_ms / 1e6);
   const std::vector<float> none;
   measure<float>("cub::DeviceSegmentedReduce::Sum", row, cub_run, out, none, ref.value, ref.scale, reps);
+  if (block_tiles_only) {
+    const Segments seg{p.d_off64, true, 1, segments, kItems, 1, out, 1, DType::kFloat32};
+    block_tile_rows(row, x, seg, out, buf, ref, reps);
+    CHECK(cudaFree(temp));
+    return;
+  }
   for (int width = 0; width < 2; ++width) {
     const bool off64 = width == 0;
     const Segments seg{off64 ? static_cast<const void*>(p.d_off64) : static_cast<const void*>(p.d_off32), off64, 1,
@@ -381,6 +411,16 @@ int main() {
   {
     Problem p = make_problem("many empty (2^20 of 2^21, 2^20 trailing)", 10, many_empty(kItems));
     float_sum_problem(p, x, out, buf, sms, false);
+    free_problem(p);
+  }
+  printf("\n#### block tiles (a block per tile), int64 offsets\n");
+  for (int k = 0; k < 5; ++k) {
+    Problem p = k == 0   ? make_problem("65536 x 4096", 30, regular(65536, kItems))
+                : k == 1 ? make_problem("262144 x 1024", 30, regular(262144, kItems))
+                : k == 2 ? make_problem("one 2^28-1000 segment + 1000 of 1", 5, one_huge(kItems))
+                : k == 3 ? make_problem("power-law lengths (2^20 segments, k^-1.5)", 5, power_law(kItems, int64_t(1) << 20))
+                         : make_problem("many empty (2^20 of 2^21, 2^20 trailing)", 10, many_empty(kItems));
+    float_sum_problem(p, x, out, buf, sms, false, true);
     free_problem(p);
   }
   CHECK(cudaFree(x));

@@ -142,6 +142,123 @@ __device__ __forceinline__ void range_tile(const T* __restrict__ x, const Segmen
   }
 }
 
+// Shared memory of a block tile: its merge-path coordinates, the pieces the whole block reduces,
+// and the block's trail.
+template <class Acc, int kThreads>
+struct BlockTileStorage {
+  int64_t coord[2];
+  int64_t piece_begin[kThreads], piece_end[kThreads];
+  int piece_owner[kThreads];
+  int pieces;
+  Acc value[kThreads];
+  int64_t trail_seg;
+  Acc trail;
+  typename BlockReduce<Acc, kThreads>::TempStorage temp;
+};
+
+// The work of block tile t (all kThreads threads call it): like range_tile with a thread per
+// segment; pieces over kBlockItems items are read by the whole block (kThreads x 16-byte loads,
+// kUnroll in flight each, then the block's fixed tree), so a range inside one long segment
+// streams like the per-segment block kernel.
+template <class T, class Acc, class Op, int kTileUnits, int kThreads, int kUnroll, int kLaneItems, int kBlockItems,
+          LoadPolicy kPolicy>
+__device__ __forceinline__ void range_block_tile(const T* __restrict__ x, const Segments& seg, bool vector_ok,
+                                                 const RangePartials<Acc>& parts, int64_t t,
+                                                 BlockTileStorage<Acc, kThreads>& sm) {
+  const Op op;
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t total = seg.n + seg.count;
+  const int64_t d0 = t * kTileUnits, d1 = d0 + kTileUnits < total ? d0 + kTileUnits : total;
+  if (threadIdx.x < kWarpSize) {
+    const int64_t found = merge_path_search<16>(seg, lane < 16 ? d0 : d1, lane % 16);
+    if (lane == 0) sm.coord[0] = found;
+    if (lane == 16) sm.coord[1] = found;
+  }
+  if (threadIdx.x == 0) {
+    sm.pieces = 0;
+    sm.trail_seg = -1;
+  }
+  __syncthreads();
+  const int64_t i0 = sm.coord[0], i1 = sm.coord[1];
+  const int64_t j0 = d0 - i0, j1 = d1 - i1;
+  for (int64_t base = i0; base <= i1; base += kThreads) {
+    const int64_t s = base + threadIdx.x;
+    bool active = false, is_long = false, continuing = false;
+    int64_t pb = 0, pe = 0;
+    if (s <= i1 && s < seg.count) {
+      const int64_t b = seg.offset(s);
+      int64_t e = seg.offset(s + 1);
+      e = e < b ? b : e;
+      active = s < i1 || b < j1;
+      is_long = e - b > kTileUnits;
+      continuing = b < j0;
+      if (active) {
+        pb = continuing ? j0 : b;
+        pe = is_long ? (e < j1 ? e : j1) : (continuing ? pb : e);
+        pe = pe < pb ? pb : pe;
+      }
+    }
+    const int64_t len = pe - pb;
+    Acc v = Op::template identity<Acc>();
+    if (len <= kLaneItems) {
+      for (int64_t i = pb; i < pe; ++i) v = op(v, cast_value<Acc>(x[i * seg.step]));
+    }
+    for (unsigned wide = __ballot_sync(0xffffffffu, len > kLaneItems && len <= kBlockItems); wide != 0;
+         wide &= wide - 1) {
+      const int src = __ffs(wide) - 1;
+      const Acc r = warp_reduce(group_partial<T, Acc, Op, kWarpSize, kUnroll, kPolicy>(
+                                    x, shfl_idx(pb, src), shfl_idx(pe, src), seg.step, vector_ok, lane),
+                                op);
+      if (lane == src) v = r;
+    }
+    if (len > kBlockItems) {  // the list's order does not change any result
+      const int k = atomicAdd(&sm.pieces, 1);
+      sm.piece_begin[k] = pb;
+      sm.piece_end[k] = pe;
+      sm.piece_owner[k] = threadIdx.x;
+    }
+    __syncthreads();
+    const int pieces = sm.pieces;
+    for (int k = 0; k < pieces; ++k) {
+      const Acc part = group_partial<T, Acc, Op, kThreads, kUnroll, kPolicy>(x, sm.piece_begin[k], sm.piece_end[k],
+                                                                           seg.step, vector_ok, threadIdx.x);
+      const Acc r = BlockReduce<Acc, kThreads>::reduce(part, op, sm.temp);
+      if (threadIdx.x == 0) sm.value[sm.piece_owner[k]] = r;
+      __syncthreads();  // temp is reused by the next piece
+    }
+    if (len > kBlockItems) v = sm.value[threadIdx.x];
+    if (active && continuing && is_long) parts.lead[t] = v;
+    if (active && !continuing && is_long) {  // at most one: the last segment that begins here
+      sm.trail_seg = s;
+      sm.trail = v;
+    }
+    if (active && !continuing && !is_long) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, v);
+    __syncthreads();  // every thread has read the list before it is reset
+    if (threadIdx.x == 0) sm.pieces = 0;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    parts.trail_seg[t] = sm.trail_seg;
+    if (sm.trail_seg >= 0) parts.trail[t] = sm.trail;
+  }
+  __syncthreads();  // sm is rewritten by the next tile
+}
+
+// A block per tile of kTileUnits units.
+template <class T, class Acc, class Op, int kTileUnits, int kThreads, int kUnroll, int kLaneItems, int kBlockItems,
+          int kMinBlocks, LoadPolicy kPolicy>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+segmented_reduce_block_ranges_kernel(const T* __restrict__ x, Segments seg, bool vector_ok, RangePartials<Acc> parts) {
+  __shared__ BlockTileStorage<Acc, kThreads> sm;
+#if __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+  for (int64_t t = blockIdx.x; t < parts.tiles; t += gridDim.x) {
+    range_block_tile<T, Acc, Op, kTileUnits, kThreads, kUnroll, kLaneItems, kBlockItems, kPolicy>(x, seg, vector_ok,
+                                                                                                   parts, t, sm);
+  }
+}
+
 // A warp per tile of kTileUnits units.
 template <class T, class Acc, class Op, int kTileUnits, int kThreads, int kUnroll, int kLaneItems, int kMinBlocks,
           LoadPolicy kPolicy>
@@ -207,10 +324,12 @@ __global__ void __launch_bounds__(kThreads) segmented_reduce_fixup_kernel(Segmen
 // kernel (a warp per tile), loads in flight, the longest piece one lane reduces alone, the
 // resident blocks per SM the registers must allow (0: the compiler's choice), and the load path.
 template <int kTileUnits_, int kThreads_, int kUnroll_, int kLaneItems_, int kMinBlocks_ = 0,
-          LoadPolicy kPolicy_ = LoadPolicy::kReadOnly>
+          LoadPolicy kPolicy_ = LoadPolicy::kReadOnly, int kBlockItems_ = 0>
 struct RangeShape {
   static constexpr int kTileUnits = kTileUnits_, kThreads = kThreads_, kUnroll = kUnroll_, kLaneItems = kLaneItems_,
                        kMinBlocks = kMinBlocks_;
+  // 0: a warp per tile; else a block per tile, pieces over kBlockItems read by the whole block.
+  static constexpr int kBlockItems = kBlockItems_;
   static constexpr LoadPolicy kPolicy = kPolicy_;
   static constexpr int kFixupThreads = 256, kFixupUnroll = 8, kLaneChain = 16;
 
@@ -238,11 +357,17 @@ struct RangeShape {
   template <class T, class Acc, class Op>
   static cudaError_t launch(const T* x, const Segments& seg, bool vector_ok, const RangePartials<Acc>& parts,
                             cudaStream_t stream, bool overlap, int64_t max_blocks = 0) {
-    constexpr int kWarps = kThreads / kWarpSize;
-    int64_t blocks = (parts.tiles + kWarps - 1) / kWarps;
-    if (max_blocks > 0 && blocks > max_blocks) blocks = max_blocks;  // warps loop over the tiles
-    segmented_reduce_ranges_kernel<T, Acc, Op, kTileUnits, kThreads, kUnroll, kLaneItems, kMinBlocks, kPolicy>
-        <<<unsigned(blocks), kThreads, 0, stream>>>(x, seg, vector_ok, parts);
+    constexpr int kTilesPerBlock = kBlockItems > 0 ? 1 : kThreads / kWarpSize;
+    int64_t blocks = (parts.tiles + kTilesPerBlock - 1) / kTilesPerBlock;
+    if (max_blocks > 0 && blocks > max_blocks) blocks = max_blocks;  // the tiles are looped over
+    if constexpr (kBlockItems > 0) {
+      segmented_reduce_block_ranges_kernel<T, Acc, Op, kTileUnits, kThreads, kUnroll, kLaneItems, kBlockItems,
+                                           kMinBlocks, kPolicy>
+          <<<unsigned(blocks), kThreads, 0, stream>>>(x, seg, vector_ok, parts);
+    } else {
+      segmented_reduce_ranges_kernel<T, Acc, Op, kTileUnits, kThreads, kUnroll, kLaneItems, kMinBlocks, kPolicy>
+          <<<unsigned(blocks), kThreads, 0, stream>>>(x, seg, vector_ok, parts);
+    }
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     cudaLaunchConfig_t config = {};
