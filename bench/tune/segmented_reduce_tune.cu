@@ -230,8 +230,25 @@ void block_tile_rows(const Row& row, const float* x, const Segments& seg, float*
                  none, ref.value, ref.scale, reps);
 }
 
+// The library's shape (DefaultRangeShape) and the two changes to it that round 2 measured apart:
+// the fixup launched overlapped, and block tiles.
+void final_rows(const Row& row, const float* x, const Segments& seg, float* out, Buffers& buf,
+                const Reference<float>& ref, int reps) {
+  using Sum = reduce_detail::Sum;
+  const std::vector<float> none;
+  measure<float>("library: ranges 4096u 256t 3/SM streaming", row,
+                 ranges<DefaultRangeShape, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+  measure<float>("library shape, fixup overlapped", row,
+                 ranges<DefaultRangeShape, float, float, Sum>(x, seg, buf, true), out, none, ref.value, ref.scale, reps);
+  measure<float>("block tiles 16384u 128t streaming, overlapped", row,
+                 ranges<R<16384, 128, 4, 16, 0, LoadPolicy::kStreaming, 1024>, float, float, Sum>(x, seg, buf, true), out,
+                 none, ref.value, ref.scale, reps);
+}
+
+enum class Pass { kSweep, kBlockTiles, kFinal };
+
 void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& buf, int sms, bool sweep,
-                       bool block_tiles_only = false) {
+                       Pass pass = Pass::kSweep) {
   const int64_t segments = int64_t(p.off.size()) - 1;
   const Reference<float> ref = reference<float>(p, Kind::kSum);
   size_t temp_bytes = 0;
@@ -249,9 +266,15 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
          row.bytes / cub_ms / 1e6);
   const std::vector<float> none;
   measure<float>("cub::DeviceSegmentedReduce::Sum", row, cub_run, out, none, ref.value, ref.scale, reps);
-  if (block_tiles_only) {
+  if (pass != Pass::kSweep) {
     const Segments seg{p.d_off64, true, 1, segments, kItems, 1, out, 1, DType::kFloat32};
-    block_tile_rows(row, x, seg, out, buf, ref, reps);
+    if (pass == Pass::kBlockTiles) {
+      block_tile_rows(row, x, seg, out, buf, ref, reps);
+    } else {
+      measure<float>("per-segment (library before)", row, per_segment<float, float, reduce_detail::Sum>(x, seg, sms),
+                     out, none, ref.value, ref.scale, reps);
+      final_rows(row, x, seg, out, buf, ref, reps);
+    }
     CHECK(cudaFree(temp));
     return;
   }
@@ -316,7 +339,7 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
 void exact_rows(const Problem& p, const float* x, float* out, int64_t* out64, Buffers& buf, int sms) {
   const int64_t segments = int64_t(p.off.size()) - 1;
   const Segments seg{p.d_off64, true, 1, segments, kItems, 1, out, 1, DType::kFloat32};
-  using Shape = R<4096, 256, 4, 16>;
+  using Shape = DefaultRangeShape;
   for (int k = 0; k < 2; ++k) {
     const Kind kind = k == 0 ? Kind::kMin : Kind::kMax;
     const Reference<float> ref = reference<float>(p, kind);
@@ -337,10 +360,10 @@ void exact_rows(const Problem& p, const float* x, float* out, int64_t* out64, Bu
     printf("== %s: float32 %s, CUB %.4f ms\n", p.name, k == 0 ? "min" : "max", row.cub_ms);
     measure<float>("cub::DeviceSegmentedReduce", row, cub_run, out, cub_exact, ref.value, ref.scale, 5);
     if (k == 0) {
-      measure<float>("ranges 4096u (min)", row, ranges<Shape, float, float, reduce_detail::Min>(x, seg, buf), out, exact,
+      measure<float>("library shape (min)", row, ranges<Shape, float, float, reduce_detail::Min>(x, seg, buf), out, exact,
                      ref.value, ref.scale, 5);
     } else {
-      measure<float>("ranges 4096u (max)", row, ranges<Shape, float, float, reduce_detail::Max>(x, seg, buf), out, exact,
+      measure<float>("library shape (max)", row, ranges<Shape, float, float, reduce_detail::Max>(x, seg, buf), out, exact,
                      ref.value, ref.scale, 5);
     }
     CHECK(cudaFree(temp));
@@ -366,14 +389,17 @@ void exact_rows(const Problem& p, const float* x, float* out, int64_t* out64, Bu
   printf("== %s: int64 sum, CUB %.4f ms\n", p.name, row.cub_ms);
   measure<int64_t>("cub::DeviceSegmentedReduce::Sum", row, cub_run, out64, exact, ref.value, ref.scale, 5);
   const Segments seg64{p.d_off32, false, 1, segments, kItems, 1, out64, 1, DType::kInt64};
-  measure<int64_t>("ranges 4096u (int64 sum, int32 offsets)", row,
+  measure<int64_t>("library shape (int64 sum, int32 offsets)", row,
                    ranges<Shape, int64_t, int64_t, reduce_detail::Sum>(x64, seg64, buf), out64, exact, ref.value,
                    ref.scale, 5);
   CHECK(cudaFree(temp));
   CHECK(cudaFree(x64));
 }
 
-int main() {
+// No argument: the sweep (rounds 1-2); "final": the library's shape and its two alternatives on
+// every problem, then the min / max / int64 rows (~20 s).
+int main(int argc, char** argv) {
+  const bool final_only = argc > 1 && std::string(argv[1]) == "final";
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   float* x;
@@ -387,6 +413,23 @@ int main() {
   // Scratch for the smallest tile (4096 units) over 2^28 items + 2^21 segments.
   Buffers buf{nullptr, R<4096, 256, 4, 16>::scratch_bytes((kItems + max_segments) / 4096 + 1)};
   CHECK(cudaMalloc(&buf.scratch, buf.scratch_bytes));
+  if (final_only) {
+    for (int k = 0; k < 5; ++k) {
+      Problem p = k == 0   ? make_problem("65536 x 4096", 30, regular(65536, kItems))
+                  : k == 1 ? make_problem("262144 x 1024", 30, regular(262144, kItems))
+                  : k == 2 ? make_problem("one 2^28-1000 segment + 1000 of 1", 5, one_huge(kItems))
+                  : k == 3 ? make_problem("power-law lengths (2^20 segments, k^-1.5)", 5, power_law(kItems, int64_t(1) << 20))
+                           : make_problem("many empty (2^20 of 2^21, 2^20 trailing)", 10, many_empty(kItems));
+      float_sum_problem(p, x, out, buf, sms, false, Pass::kFinal);
+      if (k == 3) exact_rows(p, x, out, out64, buf, sms);
+      free_problem(p);
+    }
+    CHECK(cudaFree(x));
+    CHECK(cudaFree(out));
+    CHECK(cudaFree(out64));
+    CHECK(cudaFree(buf.scratch));
+    return 0;
+  }
   {
     Problem p = make_problem("65536 x 4096", 30, regular(65536, kItems));
     float_sum_problem(p, x, out, buf, sms, true);
@@ -420,7 +463,7 @@ int main() {
                 : k == 2 ? make_problem("one 2^28-1000 segment + 1000 of 1", 5, one_huge(kItems))
                 : k == 3 ? make_problem("power-law lengths (2^20 segments, k^-1.5)", 5, power_law(kItems, int64_t(1) << 20))
                          : make_problem("many empty (2^20 of 2^21, 2^20 trailing)", 10, many_empty(kItems));
-    float_sum_problem(p, x, out, buf, sms, false, true);
+    float_sum_problem(p, x, out, buf, sms, false, Pass::kBlockTiles);
     free_problem(p);
   }
   CHECK(cudaFree(x));
