@@ -1,8 +1,10 @@
 #pragma once
-// Segmented reduction over CSR offsets: a group of threads (one warp for short segments, a block
-// for long ones) per segment, kUnroll independent (16-byte where aligned) loads in flight per
-// thread, then a warp or block reduction in a fixed order (deterministic). Offsets are clamped into
-// [0, n] and an inverted segment is empty, so bad offsets never read out of bounds.
+// Segmented reduction over CSR offsets, a group of threads per segment (one warp or one block),
+// and group_partial(), the strided 16-byte read loop that the library's merge-path kernels
+// (segmented_reduce_ranges.cuh) share. The per-segment kernel was the library's until one huge
+// segment among small ones proved it reads that segment with a single group; it stays as the
+// tuning harness's baseline (bench/tune/segmented_reduce_tune.cu, docs/scan.md). Offsets are
+// clamped into [0, n] and an inverted segment is empty, so bad offsets never read out of bounds.
 #include <cstdint>
 
 #include "gpuprims/block/block_reduce.cuh"

@@ -13,6 +13,10 @@
 // `lead[t]`, and segmented_reduce_fixup_kernel folds trail, then the leads in tile order, in a
 // fixed tree: bitwise reproducible. Offsets that are not nondecreasing give unspecified values,
 // but every index stays clamped inside x, out and the partials.
+//
+// Block tiles (RangeShape's kBlockItems > 0: a block per tile, long pieces read by the whole
+// block) are the measured alternative (docs/scan.md "Segmented reduce"); the library uses
+// DefaultRangeShape at the end of this file.
 #include <cstddef>
 #include <cstdint>
 
@@ -122,8 +126,8 @@ __device__ __forceinline__ void range_tile(const T* __restrict__ x, const Segmen
     }
     for (unsigned wide = __ballot_sync(0xffffffffu, pe - pb > kLaneItems); wide != 0; wide &= wide - 1) {
       const int src = __ffs(wide) - 1;
-      const Acc r = warp_reduce(group_partial<T, Acc, Op, kWarpSize, kUnroll, kPolicy>(x, shfl_idx(pb, src), shfl_idx(pe, src),
-                                                                               seg.step, vector_ok, lane),
+      const Acc r = warp_reduce(group_partial<T, Acc, Op, kWarpSize, kUnroll, kPolicy>(
+                                    x, shfl_idx(pb, src), shfl_idx(pe, src), seg.step, vector_ok, lane),
                                 op);
       if (lane == src) v = r;
     }
@@ -379,8 +383,8 @@ struct RangeShape {
     attribute.val.programmaticStreamSerializationAllowed = 1;
     config.attrs = &attribute;
     config.numAttrs = overlap ? 1 : 0;
-    return cudaLaunchKernelEx(&config, segmented_reduce_fixup_kernel<Acc, Op, kTileUnits, kFixupThreads, kFixupUnroll, kLaneChain>,
-                              seg, parts);
+    return cudaLaunchKernelEx(
+        &config, segmented_reduce_fixup_kernel<Acc, Op, kTileUnits, kFixupThreads, kFixupUnroll, kLaneChain>, seg, parts);
   }
 
  private:
