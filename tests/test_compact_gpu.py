@@ -184,7 +184,8 @@ def test_segmented_reduce_all_empty():
         assert torch.equal(gpuprims.segmented_reduce(x, off), torch.zeros(100000, device="cuda"))
         got = gpuprims.segmented_reduce(x, off.int(), "max")
         assert torch.equal(got, torch.full((100000,), -float("inf"), device="cuda"))
-    got = gpuprims.segmented_reduce(torch.zeros(0, device="cuda"), torch.zeros(7, dtype=torch.int64, device="cuda"), "min")
+    no_items = torch.zeros(0, device="cuda")
+    got = gpuprims.segmented_reduce(no_items, torch.zeros(7, dtype=torch.int64, device="cuda"), "min")
     assert torch.equal(got, torch.full((6,), float("inf"), device="cuda"))
 
 
