@@ -80,6 +80,16 @@ def test_segmented_reduce(rng, op, dtype):
                 assert got[s] == ufunc.reduce(acc[b:e]), s
 
 
+def test_segmented_reduce_all_empty():
+    x = np.arange(10.0)
+    for where in (0, 4, 10):
+        off = np.full(6, where, np.int32)
+        np.testing.assert_array_equal(gpuprims.segmented_reduce(x, off), np.zeros(5))
+        np.testing.assert_array_equal(gpuprims.segmented_reduce(x, off, "min"), np.full(5, np.inf))
+    np.testing.assert_array_equal(gpuprims.segmented_reduce(np.zeros(0, np.int64), np.zeros(3, np.int64), "max"),
+                                  np.full(2, np.iinfo(np.int64).min))
+
+
 def test_segmented_reduce_errors():
     x = np.arange(10.0)
     with pytest.raises(ValueError, match="argument 'offsets'"):

@@ -108,6 +108,116 @@ def test_segmented_reduce_int32_offsets_and_strides(rng):
     assert torch.equal(got, ref)
 
 
+# The range kernels give each warp 4096 work units (items + segment ends); a segment longer than
+# that is cut at tile boundaries and its pieces folded in tile order by a second kernel (by one
+# thread up to 16 tiles, by a block beyond). These lengths cross every one of those paths.
+def irregular_lengths(rng, case):
+    if case == "huge_then_tiny":
+        return np.array([2**22 - 1000] + [1] * 1000)
+    if case == "tiny_then_huge":
+        return np.array([1] * 1000 + [2**22 - 1000])
+    if case == "power_law":
+        w = np.arange(1, 2**14 + 1, dtype=np.float64) ** -1.5
+        lengths = (w / w.sum() * 2**22).astype(np.int64)
+        return rng.permutation(lengths)
+    if case == "around_tile":
+        return np.array([4095, 4096, 4097, 4098, 8191, 8192, 8193, 16 * 4096 + 1, 17 * 4096 - 3, 1, 0, 0, 20000, 3])
+    # runs of empty segments around long ones, and trailing empty segments at len(x)
+    return np.array([0] * 5000 + [3000] + [0] * 5000 + [70000] + [0] * 9000 + [5] * 100 + [0] * 3000)
+
+
+@pytest.mark.parametrize("offsets_dtype", ("int32", "int64"))
+@pytest.mark.parametrize("case", ("huge_then_tiny", "tiny_then_huge", "power_law", "around_tile", "empty_runs"))
+def test_segmented_reduce_irregular_lengths(rng, case, offsets_dtype):
+    need(TORCH_CUDA)
+    lengths = irregular_lengths(rng, case)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    n = int(offsets[-1])
+    off = torch.from_numpy(offsets.astype(offsets_dtype)).cuda()
+    x = rng.standard_normal(n).astype(np.float32)
+    got = gpuprims.segmented_reduce(torch.from_numpy(x).cuda(), off).cpu().numpy().astype(np.float64)
+    prefix = np.concatenate([[0.0], np.cumsum(x.astype(np.float64))])
+    prefix_abs = np.concatenate([[0.0], np.cumsum(np.abs(x.astype(np.float64)))])
+    ref = prefix[offsets[1:]] - prefix[offsets[:-1]]
+    tol = 64 * 2.0**-24 * (prefix_abs[offsets[1:]] - prefix_abs[offsets[:-1]]) + 1e-30
+    bad = np.flatnonzero(~(np.abs(got - ref) <= tol))
+    assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]])
+    xi = rng.integers(-(2**40), 2**40, n)
+    got_i = gpuprims.segmented_reduce(torch.from_numpy(xi).cuda(), off).cpu().numpy()
+    prefix_i = np.concatenate([[0], np.cumsum(xi)])
+    np.testing.assert_array_equal(got_i, prefix_i[offsets[1:]] - prefix_i[offsets[:-1]])
+
+
+@pytest.mark.parametrize("op", ("sum", "prod", "min", "max"))
+@pytest.mark.parametrize("dtype", ("bool", "int32", "int64", "float16", "bfloat16", "float64"))
+def test_segmented_reduce_irregular_dtypes(rng, op, dtype):
+    need(TORCH_CUDA)
+    lengths = irregular_lengths(rng, "around_tile")
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    n = int(offsets[-1])
+    if op == "prod":
+        x = rng.uniform(0.9999, 1.0001, n) if dtype.startswith(("float", "bfloat")) else rng.choice([1, -1], n)
+    else:
+        x = rng.standard_normal(n) * 100
+    xt = torch.from_numpy(x).to(getattr(torch, dtype)).cuda()
+    x64 = xt.double().cpu().numpy()
+    got = gpuprims.segmented_reduce(xt, torch.from_numpy(offsets).cuda(), op).double().cpu().numpy()
+    ufunc = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[op]
+    for s, (b, e) in enumerate(zip(offsets[:-1], offsets[1:])):
+        if b == e:
+            continue
+        ref = ufunc.reduce(x64[b:e])
+        if dtype.startswith(("float", "bfloat")) and op in ("sum", "prod"):
+            eps = {"float16": 2**-11, "bfloat16": 2**-8, "float64": 2**-53}[dtype]
+            acc_eps = 2**-53 if dtype == "float64" else 2**-24
+            acc = 64 * acc_eps * np.abs(x64[b:e]).sum() if op == "sum" else 8 * np.sqrt(e - b) * acc_eps * abs(ref)
+            assert abs(got[s] - ref) <= 2 * eps * abs(ref) + acc + 1e-30, (s, got[s], ref)
+        else:
+            assert got[s] == ref, (s, got[s], ref)
+
+
+def test_segmented_reduce_all_empty():
+    need(TORCH_CUDA)
+    x = torch.randn(10000, device="cuda")
+    for where in (0, 5000, 10000):
+        off = torch.full((100001,), where, dtype=torch.int64, device="cuda")
+        assert torch.equal(gpuprims.segmented_reduce(x, off), torch.zeros(100000, device="cuda"))
+        got = gpuprims.segmented_reduce(x, off.int(), "max")
+        assert torch.equal(got, torch.full((100000,), -float("inf"), device="cuda"))
+    no_items = torch.zeros(0, device="cuda")
+    got = gpuprims.segmented_reduce(no_items, torch.zeros(7, dtype=torch.int64, device="cuda"), "min")
+    assert torch.equal(got, torch.full((6,), float("inf"), device="cuda"))
+
+
+def test_segmented_reduce_deterministic(rng):
+    need(TORCH_CUDA)
+    offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(irregular_lengths(rng, "power_law"))])).cuda()
+    x = torch.randn(int(offsets[-1]), device="cuda")
+    first = gpuprims.segmented_reduce(x, offsets)
+    for _ in range(5):
+        assert torch.equal(gpuprims.segmented_reduce(x, offsets), first)
+
+
+@pytest.mark.parametrize("op", ("min", "max"))
+def test_segmented_reduce_nan(rng, op):
+    need(TORCH_CUDA)
+    lengths = np.array([100000, 7, 5000, 3, 0, 20000])
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    x = torch.randn(int(offsets[-1]), device="cuda")
+    x[70000] = float("nan")  # in a long segment, many tiles after its first
+    x[offsets[1] + 2] = float("nan")  # in a 7-item segment (one lane reads it)
+    x[offsets[3]] = float("nan")  # the first item of a 3-item segment
+    got = gpuprims.segmented_reduce(x, torch.from_numpy(offsets).cuda(), op).cpu()
+    f = torch.amin if op == "min" else torch.amax
+    for s, (b, e) in enumerate(zip(offsets[:-1], offsets[1:])):
+        if b == e:
+            assert got[s] == (float("inf") if op == "min" else -float("inf"))
+        elif s in (0, 1, 3):
+            assert torch.isnan(got[s]), s
+        else:
+            assert got[s] == f(x[b:e]).cpu(), s
+
+
 def test_sanitize_compact(rng):
     need(TORCH_CUDA)
     for n in (1, 4097, 3 * 4096 + 5, 8193, 3 * 8192 + 5):

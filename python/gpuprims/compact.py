@@ -68,8 +68,12 @@ def segmented_reduce(x, offsets, op="sum", *, out=None, stream=None):
     stride); ``offsets`` are int32 or int64 CSR offsets, nondecreasing, within [0, len(x)]. The
     result dtype follows :func:`gpuprims.reduce` (integer sums int64/uint64). An empty segment gives
     the identity (0, 1, the dtype's max for min, its lowest for max; +-inf for floats).
-    Deterministic. Offsets are validated on the CPU; on the GPU they are clamped into [0, len(x)]
-    and an inverted segment is empty (checking them would need a synchronization).
+    Deterministic (bitwise, run to run). Work is split by items and segments together, so very
+    irregular lengths (one huge segment among tiny ones, runs of empty segments) stay near the
+    memory system's rate (docs/scan.md "Segmented reduce"). Offsets are validated on the CPU;
+    on the GPU they are not checked (that would need a synchronization): values outside
+    [0, len(x)] are clamped into it, and decreasing offsets give unspecified values, never an
+    out-of-bounds access.
     """
     if op not in ("sum", "prod", "min", "max"):
         raise ValueError(f"segmented_reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")

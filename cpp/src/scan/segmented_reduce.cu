@@ -1,13 +1,10 @@
-// segmented_reduce(): validation, the CPU reference and the GPU kernels (a warp per segment for
-// short segments, a block per segment for long ones).
-#include <algorithm>
+// segmented_reduce(): validation, the CPU reference and the GPU launch (merge-path range kernels).
 #include <cstdint>
-#include <limits>
 #include <string>
 
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/scan.hpp"
-#include "gpuprims/scan/segmented_reduce_kernel.cuh"
+#include "gpuprims/scan/segmented_reduce_ranges.cuh"
 #include "runners.cuh"
 
 namespace gpuprims {
@@ -17,14 +14,15 @@ using reduce_detail::AccWidth;
 using reduce_detail::acc_t;
 using scan_detail::Segments;
 
-// Segments averaging fewer items than this get a warp each (8 warps per block, at most 64 blocks
-// per SM, looping); longer ones a 128-thread block each (one block per segment). Measured with
-// bench/tune/segmented_reduce_tune.cu on the H200 against DeviceSegmentedReduce::Sum: 65536 x 4096
-// float32, a 128-thread block per segment 0.998-1.004x (the former 256-thread blocks looping over
-// a capped grid 0.982-0.986x, 512 threads 0.61x, warps 0.99-1.0x); 262144 x 1024, warps 2.27x.
-constexpr int64_t kBlockSegmentItems = 1024;
-constexpr int kWarpSegmentThreads = 256;
-constexpr int kBlockSegmentThreads = 128;
+// The merge-path range kernels (scan/segmented_reduce_ranges.cuh) for every input: each warp takes
+// 4096 work units (items + segment ends) whatever the lengths, so one huge segment among tiny
+// ones, power-law lengths or runs of empty segments stay at the memory system's read rate; the
+// host cannot see the offsets, so no choice is made here. Shape and measurements against
+// DeviceSegmentedReduce and the former per-segment kernels: docs/scan.md "Segmented reduce".
+using Ranges = scan_detail::DefaultRangeShape;
+// The fixup launched with programmatic stream serialization hid its ~4 us on regular inputs with
+// another shape (docs/scan.md); not yet timed with this one, so plain stream order for now.
+constexpr bool kOverlapFixup = false;
 
 template <class T, class Op>
 Status run_segments(const TensorView& in, const Segments& seg, int device, cudaStream_t stream) {
@@ -47,20 +45,14 @@ Status run_segments(const TensorView& in, const Segments& seg, int device, cudaS
     }
     return Status::ok();
   }
-  int sm_count = 0;
-  GPUPRIMS_TRY(multiprocessor_count(device, &sm_count));
   if (seg.count == 0) return Status::ok();
   const bool vector_ok = seg.step == 1 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
-  if (seg.n < kBlockSegmentItems * seg.count) {
-    const int64_t blocks =
-        std::min(int64_t(sm_count) * 64, scan_detail::ceil_div(seg.count, kWarpSegmentThreads / kWarpSize));
-    scan_detail::segmented_reduce_kernel<S, Acc, Op, kWarpSize, kWarpSegmentThreads>
-        <<<unsigned(blocks), kWarpSegmentThreads, 0, stream>>>(x, seg, vector_ok);
-  } else {
-    const int64_t blocks = std::min<int64_t>(seg.count, std::numeric_limits<int>::max());
-    scan_detail::segmented_reduce_kernel<S, Acc, Op, kBlockSegmentThreads, kBlockSegmentThreads>
-        <<<unsigned(blocks), kBlockSegmentThreads, 0, stream>>>(x, seg, vector_ok);
-  }
+  const int64_t tiles = Ranges::tiles(seg);
+  StreamScratch scratch;
+  GPUPRIMS_TRY(scratch.allocate(Ranges::scratch_bytes(tiles), device, stream, "segmented_reduce"));
+  const auto parts = Ranges::partials<Acc>(scratch.data(), tiles);
+  GPUPRIMS_CUDA_CHECK("segmented_reduce",
+                      (Ranges::launch<S, Acc, Op>(x, seg, vector_ok, parts, stream, kOverlapFixup)));
   return check_launch("segmented_reduce", stream);
 }
 
