@@ -1,7 +1,8 @@
-// Rows too long for one block (issue 5, docs/norms.md "cluster_row"): the library's split_row
-// (chunk statistics -> per-row combine -> apply: x read twice) against cluster_row_kernel
-// (cluster_row.cuh: the row in the shared memory of a thread block cluster, x read once) in several
-// slice shapes, for softmax / log_softmax / layer_norm / rms_norm, float32 and bfloat16, next to a
+// Rows too long for one block (issue 5, docs/norms.md "cluster_row", "row_lag"): the library's
+// split_row (chunk statistics -> per-row combine -> apply: x read twice) against cluster_row_kernel
+// (cluster_row.cuh: the row in the shared memory of a thread block cluster, x read once) and
+// row_lag_kernel (row_lag.cuh: one launch, each chunk read twice, the second time from L2) in several
+// shapes, for softmax / log_softmax / layer_norm / rms_norm, float32 and bfloat16, next to a
 // 16-byte copy kernel and cudaMemcpy of the same bytes ("%copy" = best copy time / kernel time,
 // bytes = x read + y written).
 // Every output of every row (split_row's too) is compared with a float64 reference computed on the
@@ -21,6 +22,7 @@
 #include <cstring>
 
 #include "gpuprims/norms/cluster_row.cuh"
+#include "gpuprims/norms/row_lag.cuh"
 #include "gpuprims/norms/row_on_chip.cuh"
 
 #include "norms_tune_data.cuh"
@@ -230,28 +232,65 @@ void run_cluster(const Problem& pr, const char* label) {
             [&] { CHECK(cudaLaunchKernelEx(&cfg, kernel, p)); });
 }
 
-// The candidates: slices of 32 KiB to 128 KiB, 128 to 1024 threads; "u4" / "uF": the store loop
-// unrolled by 4 / fully (kStoreUnroll); "p": pipelined (two slices per CTA, kStages = 2,
-// persistent grid of the resident clusters). Run 4 (session 10) measured the single-stage u4 rows
-// s128 v32 r3, s256 v16 r3, s512 v8 r3, s256 v8 r4, s512 v16 r1 and two more (s1024 v4 r1, s256
-// v32 r1: 29-62 %, dropped).
+// row_lag_kernel (row_lag.cuh: chunks read twice, the second time from L2). The lag is
+// L = max(per_row * C, resident_pct / 100 * R) tickets, C the chunks per row and R the blocks
+// resident at once (blocks per SM x SMs): phase B of ticket t finds its row complete only if the
+// row's last ticket has finished, and up to R tickets are in flight, so L ~ R..2R avoids most
+// waiting while keeping the re-read (L chunks back) inside L2. persistent: a grid of R blocks
+// taking tickets in a loop; else one block per ticket. Its scratch (counters cleared by a
+// cudaMemsetAsync inside the timed call) in pr.scratch.
+template <class T, RowKind kKind, class Cfg>
+void run_row_lag(const Problem& pr, const char* label, int per_row, int resident_pct, bool persistent) {
+  const auto kernel = row_lag_kernel<T, kKind, Cfg>;
+  const int64_t chunks_per_row = ceil_div(pr.len, Cfg::template chunk_len<T>());
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, 0));
+  cudaFuncAttributes fa;
+  CHECK(cudaFuncGetAttributes(&fa, kernel));
+  const NormParams p = params_for(pr);
+  const int64_t wave = int64_t(per_sm) * pr.sms;
+  const int64_t lag = std::max<int64_t>(per_row * chunks_per_row, resident_pct * wave / 100);
+  const int64_t blocks = persistent ? wave : 0;
+  char full[64];
+  snprintf(full, sizeof full, "lag %s L=%lld%s", label, (long long)lag, persistent ? " pers" : "");
+  report<T>(pr, full, fa.numRegs, int(fa.localSizeBytes), per_sm, int(chunks_per_row),
+            [&] { CHECK((launch_row_lag<T, kKind, Cfg>(p, pr.scratch, lag, blocks, nullptr))); });
+}
+
+// row_lag shapes: "tT eE rR": T threads, E values per thread (E * sizeof(T) / 16 16-byte vectors;
+// chunk T * E elements), R blocks per SM (register bound); "o": phase A's loads issued before
+// phase B (kOverlap); "nh": no L2 eviction hints; "a4" / "aF": phase B 4 slots at a time / all at
+// once. 64 bfloat16 values per thread spilled 60-300 bytes (ptxas, CUDA 13.0), so the shapes count
+// values, not vectors. Lags: C, 4C, R / 2, R, 2R, 4R for the base shape; 2R (at least C) for the
+// others.
+template <class T, RowKind kKind>
+void run_row_lag_candidates(const Problem& pr) {
+  constexpr int kV = 32 / Vec16<T>::kLanes;  // 32 values per thread
+  using Base = RowLagConfig<256, kV, 3, false, true, 4>;
+  run_row_lag<T, kKind, Base>(pr, "t256 e32 r3 a4", 1, 0, false);
+  run_row_lag<T, kKind, Base>(pr, "t256 e32 r3 a4", 4, 0, false);
+  for (int pct : {50, 100, 200, 400}) run_row_lag<T, kKind, Base>(pr, "t256 e32 r3 a4", 1, pct, false);
+  run_row_lag<T, kKind, Base>(pr, "t256 e32 r3 a4", 1, 200, true);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, false, false, 4>>(pr, "t256 e32 r3 a4 nh", 1, 200, false);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, false, true, kV>>(pr, "t256 e32 r3 aF", 1, 200, false);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 4, false, true, 4>>(pr, "t256 e32 r4 a4", 1, 200, false);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, true, true, 4>>(pr, "t256 e32 r3 a4 o", 1, 200, false);
+  run_row_lag<T, kKind, RowLagConfig<512, kV, 2, false, true, 4>>(pr, "t512 e32 r2 a4", 1, 200, false);
+  run_row_lag<T, kKind, RowLagConfig<512, kV, 2, true, true, 4>>(pr, "t512 e32 r2 a4 o", 1, 200, false);
+  run_row_lag<T, kKind, RowLagConfig<256, kV / 2, 6, false, true, 4>>(pr, "t256 e16 r6 a4", 1, 200, false);
+}
+
+// The candidates: split_row, the cluster shapes the library runs (64 KiB slices, store loop unrolled
+// by 4; the 32 / 128 KiB, fully unrolled and pipelined shapes lost in session 10 run 4 and session
+// 11 run 1, docs/norms.md "cluster_row"), and the row_lag candidates.
 template <class T, RowKind kKind>
 void run_candidates(const Problem& pr) {
   compute_reference<T>(pr);
   run_split_row<T, kKind>(pr);
-  run_cluster<T, kKind, ClusterRowConfig<256, 8, 4>>(pr, "s256 v8 r4 u4");           // 32 KiB
-  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3>>(pr, "s128 v32 r3 u4");         // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3, 1, 32>>(pr, "s128 v32 r3 uF");  // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<256, 16, 3>>(pr, "s256 v16 r3 u4");         // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3>>(pr, "s512 v8 r3 u4");           // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3, 1, 8>>(pr, "s512 v8 r3 uF");     // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 16, 1>>(pr, "s512 v16 r1 u4");         // 128 KiB
-  run_cluster<T, kKind, ClusterRowConfig<256, 16, 1, 2, 16>>(pr, "p s256 v16 r1 uF");  // 2 x 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 8, 1, 2, 8>>(pr, "p s512 v8 r1 uF");     // 2 x 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<1024, 4, 1, 2, 4>>(pr, "p s1024 v4 r1 uF");   // 2 x 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<256, 8, 2, 2, 8>>(pr, "p s256 v8 r2 uF");     // 2 x 32 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 4, 2, 2, 4>>(pr, "p s512 v4 r2 uF");     // 2 x 32 KiB
-  run_cluster<T, kKind, ClusterRowConfig<128, 32, 2, 2, 32>>(pr, "p s128 v32 r2 uF");  // 2 x 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3>>(pr, "s128 v32 r3 u4");  // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<256, 16, 3>>(pr, "s256 v16 r3 u4");  // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3>>(pr, "s512 v8 r3 u4");    // 64 KiB
+  run_row_lag_candidates<T, kKind>(pr);
 }
 
 template <class T>

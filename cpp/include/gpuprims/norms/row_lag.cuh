@@ -1,0 +1,302 @@
+#pragma once
+// row_lag: rows too long for one block in one launch, x read twice but from DRAM once (issue 5).
+//
+// A row of n elements is cut into C = ceil(n / S) chunks of S elements (never crossing rows), and
+// the rows' chunks are numbered row-major: chunk k is chunk k % C of row k / C. Blocks take tickets
+// t = 0, 1, ..., chunks + L - 1 from an atomic counter (not blockIdx: tickets go out in the order
+// blocks actually run), L >= C the lag. The block holding ticket t
+//   phase A (t < chunks): reads chunk t (16-byte loads, L2 evict_last), reduces it to the partial
+//     statistics split_row's chunks give (softmax kind: max and sum exp(x - max); norm kind: mean
+//     and M2 of u in the row's frame) and publishes them: partial[t], then a releasing increment
+//     of its row's arrival counter;
+//   phase B (t >= L): takes chunk j = t - L, waits (acquire) until all C chunks of j's row have
+//     arrived, combines the C partials in a fixed order (every chunk of a row gets the same bits:
+//     deterministic), reads chunk j again -- L tickets after phase A read it, so from L2 (evict_first:
+//     its last use) -- and writes the output (st.global.cs).
+// DRAM sees one read of x and one write of y, as a copy; no block holds a row on chip, and nothing
+// but the tail waits for a whole row.
+//
+// Forward progress, any grid and any residency: the chunks of j's row have tickets <= (row end)
+// <= j + C - 1 = t - L + C - 1 <= t - 1 (L >= C). A ticket is handed only to a running block, which
+// finishes it before it takes another; phase A never waits, and phase B of ticket t waits only for
+// phase A of smaller tickets. By induction on t every ticket completes (phase A of the smallest
+// unfinished ticket waits on nothing unfinished). kOverlap (phase A's loads issued, then phase B,
+// then phase A's reduction) keeps this: ticket t's publication waits on its phase B, which waits
+// on smaller tickets only.
+//
+// Scratch (row_lag_scratch_bytes): a 64-bit ticket counter and one arrival counter per row (both
+// zero at launch: the launcher clears them with one cudaMemsetAsync), the chunks' partials and the
+// rows' first elements (norm kind: written by chunk 0's phase A, since with y = x chunk 0 may be
+// overwritten before the row's last phase B reads the frame).
+//
+// Vector path only (NormParams::vec_ok and S a whole number of vectors, so every chunk starts
+// 16-byte aligned); the launcher hands other rows to split_row.
+#include <cstdint>
+#include <limits>
+
+#include <cuda_runtime.h>
+
+#include "gpuprims/norms/norm_params.hpp"
+#include "gpuprims/norms/row_stats.cuh"
+#include "gpuprims/norms/row_tile.cuh"
+#include "gpuprims/util/math.cuh"
+#include "gpuprims/util/ptx_sm80.cuh"
+#include "gpuprims/util/vec.cuh"
+
+namespace gpuprims {
+namespace norms {
+
+// kThreads threads per block, kVecs 16-byte vectors per thread per chunk (S = kThreads * kVecs *
+// 16 / sizeof(T) elements); kMinBlocks: __launch_bounds__' resident blocks per SM.
+// kOverlap: phase A's loads are issued before phase B runs, so their DRAM latency hides behind
+// phase B's L2 reads and stores (phase A's vectors stay live through phase B: more registers).
+// kHints: phase A's loads evict_last, phase B's evict_first (else both plain streaming loads).
+// kApplyUnroll: phase B's slots in flight at once (loads of kApplyUnroll slots, then their stores).
+template <int kThreads_, int kVecs_, int kMinBlocks_, bool kOverlap_ = false, bool kHints_ = true,
+          int kApplyUnroll_ = kVecs_>
+struct RowLagConfig {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kVecs = kVecs_;
+  static constexpr int kMinBlocks = kMinBlocks_;
+  static constexpr bool kOverlap = kOverlap_;
+  static constexpr bool kHints = kHints_;
+  static constexpr int kApplyUnroll = kApplyUnroll_;
+  template <class T>
+  static constexpr int64_t chunk_len() {
+    return int64_t(kThreads) * kVecs * Vec16<T>::kLanes;
+  }
+};
+
+// One chunk as loaded (16-byte vectors of T, converted as read): a tile for chunk_partial's lean
+// passes. Slots past len hold the kind's fill (-inf for softmax: the max ignores them; the sums
+// check per slot).
+template <class T, int kThreads, int kVecs>
+struct LagChunk {
+  using Value = T;
+  using Acc = acc_t<T>;
+  static constexpr int kLanes = Vec16<T>::kLanes;
+  static constexpr int kSlots = kVecs;
+
+  Vec16<T> q[kVecs];
+
+  __device__ __forceinline__ static int slot_begin(int s, int rank) { return (s * kThreads + rank) * kLanes; }
+  __device__ __forceinline__ Acc value(int s, int l) const { return cast_value<Acc>(q[s].lane[l]); }
+
+  template <LoadPolicy kPolicy>
+  __device__ __forceinline__ void load(const T* chunk, int len, int rank, T fill) {
+#pragma unroll
+    for (int s = 0; s < kVecs; ++s) {
+      if (slot_begin(s, rank) < len) {
+        q[s] = load_vec16<T, kPolicy>(chunk + slot_begin(s, rank));
+      } else {
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) q[s].lane[l] = fill;
+      }
+    }
+  }
+
+  template <class F>
+  __device__ __forceinline__ Acc sum_of_vectors(int len, int rank, F f) const {
+    return sum_tile_vectors(*this, len, rank, f);
+  }
+
+  __device__ __forceinline__ Acc max_dropping_nan() const {
+    Acc acc[kLanes];
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) acc[l] = value(0, l);
+#pragma unroll
+    for (int s = 1; s < kVecs; ++s) {
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) acc[l] = fmax(acc[l], value(s, l));
+    }
+    return fold_lanes(acc, FmaxOp{});
+  }
+};
+
+// The scratch of one launch, carved from one buffer of row_lag_scratch_bytes.
+template <class Acc>
+struct RowLagScratch {
+  unsigned long long* ticket;  // zero at launch
+  unsigned* arrived;           // per row, zero at launch
+  RowStats<Acc>* partial;      // per chunk
+  Acc* first;                  // per row: x[row][0] (norm kind)
+};
+
+// Bytes to clear at the start of the buffer (the counters), and the whole buffer.
+inline size_t row_lag_counter_bytes(int64_t rows) { return 8 + 4 * size_t(rows); }
+template <class Acc>
+size_t row_lag_scratch_bytes(int64_t rows, int64_t chunks) {
+  const size_t counters = (row_lag_counter_bytes(rows) + 15) / 16 * 16;
+  return counters + size_t(chunks) * sizeof(RowStats<Acc>) + size_t(rows) * sizeof(Acc);
+}
+template <class Acc>
+RowLagScratch<Acc> row_lag_scratch(void* buffer, int64_t rows, int64_t chunks) {
+  char* base = static_cast<char*>(buffer);
+  RowLagScratch<Acc> s;
+  s.ticket = reinterpret_cast<unsigned long long*>(base);
+  s.arrived = reinterpret_cast<unsigned*>(base + 8);
+  s.partial = reinterpret_cast<RowStats<Acc>*>(base + (row_lag_counter_bytes(rows) + 15) / 16 * 16);
+  s.first = reinterpret_cast<Acc*>(s.partial + chunks);
+  return s;
+}
+
+// The row statistics from its C published partials, the same bits on every warp that calls it:
+// lane i folds chunks i, i + 32, ... in order, then a butterfly (warp_reduce).
+//   softmax: M = max m_c (NaN-propagating), S = sum over s_c != 0 of s_c exp(m_c - M);
+//   norm: mean = sum n_c mean_c / n, M2 = sum M2_c + n_c (mean_c - mean)^2 (Chan et al., as
+//   split_row's row_combine_kernel), in u.
+// The partials are read through L2 (__ldcg): they were written by other SMs during this launch.
+template <RowKind kKind, class Acc>
+__device__ __forceinline__ RowStats<Acc> combine_row_partials(const RowStats<Acc>* part, int chunks,
+                                                              int64_t chunk_len, int64_t n, int lane) {
+  if constexpr (kKind == RowKind::kSoftmax) {
+    Acc m = -std::numeric_limits<Acc>::infinity();
+    for (int c = lane; c < chunks; c += kWarpSize) m = nan_max(m, __ldcg(&part[c].a));
+    m = warp_reduce(m, NanMaxOp{});
+    Acc s = Acc(0);
+    for (int c = lane; c < chunks; c += kWarpSize) {
+      const Acc b = __ldcg(&part[c].b);
+      if (b != Acc(0)) s += b * exp_of(__ldcg(&part[c].a) - m);
+    }
+    return {m, warp_reduce(s, SumOp{})};
+  } else {
+    const auto count = [=](int c) { return Acc(min_of<int64_t>(chunk_len, n - c * chunk_len)); };
+    Acc total = Acc(0);
+    for (int c = lane; c < chunks; c += kWarpSize) total += count(c) * __ldcg(&part[c].a);
+    const Acc mean = mean_of(warp_reduce(total, SumOp{}), n);
+    Acc m2 = Acc(0);
+    for (int c = lane; c < chunks; c += kWarpSize) {
+      const Acc d = __ldcg(&part[c].a) - mean;
+      m2 += __ldcg(&part[c].b) + count(c) * d * d;
+    }
+    return {mean, warp_reduce(m2, SumOp{})};
+  }
+}
+
+// Phase B of chunk j: wait for its row, combine, re-read, write. Warps work independently: each
+// warp's lane 0 waits (acquire) and __syncwarp orders the warp's later loads after it.
+template <class T, RowKind kKind, class Cfg>
+__device__ __forceinline__ void row_lag_apply(const NormParams& p, const RowLagScratch<acc_t<T>>& s, int chunks_per_row,
+                                              int64_t j) {
+  using Acc = acc_t<T>;
+  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
+  constexpr int64_t kLen = Cfg::template chunk_len<T>();
+  constexpr LoadPolicy kPolicy = Cfg::kHints ? LoadPolicy::kStreamingLast : LoadPolicy::kStreaming;
+  const RowLayout& layout = p.layout;
+  const int64_t n = layout.row_len;
+  const int64_t row = j / chunks_per_row;
+  const int c = static_cast<int>(j - row * chunks_per_row);
+  const int rank = threadIdx.x, lane = threadIdx.x % kWarpSize;
+  if (lane == 0) {
+    while (ptx::ld_acquire_gpu(s.arrived + row) < unsigned(chunks_per_row)) __nanosleep(64);
+  }
+  __syncwarp();
+  const RowStats<Acc> total =
+      combine_row_partials<kKind>(s.partial + row * chunks_per_row, chunks_per_row, kLen, n, lane);
+  RowStats<Acc> stats = total;
+  Acc shift = Acc(0);
+  if constexpr (kKind == RowKind::kNorm) {
+    const RowFrame<Acc> frame = make_row_frame(__ldcg(s.first + row), p.center);
+    stats = norm_row_stats(total, frame, n, p.eps);
+    shift = frame.shift;
+    if (c == 0 && rank == 0) write_row_stats(p, row, stats, shift);
+  }
+  const RowOutput<kKind, Acc> out(stats, shift, p.log);
+  const int64_t begin = c * kLen;
+  const int len = static_cast<int>(min_of<int64_t>(kLen, n - begin));
+  const T* xc = static_cast<const T*>(p.x) + layout.x_row_offset(row) + begin;
+  T* yc = static_cast<T*>(p.y) + layout.y_row_offset(row) + begin;
+  const T* weight = static_cast<const T*>(p.weight);
+  const T* bias = static_cast<const T*>(p.bias);
+#pragma unroll(Cfg::kApplyUnroll)
+  for (int v = 0; v < Cfg::kVecs; ++v) {
+    const int e0 = Chunk::slot_begin(v, rank);
+    if (e0 >= len) continue;
+    const Vec16<T> q = load_vec16<T, kPolicy>(xc + e0);
+    Vec16<T> w, b;
+    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + begin + e0);
+    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + begin + e0);
+    Acc o[Chunk::kLanes];
+#pragma unroll
+    for (int l = 0; l < Chunk::kLanes; ++l) {
+      o[l] = out(cast_value<Acc>(q.lane[l]), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
+                 bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0));
+    }
+    store_vec16<T, StorePolicy::kStreaming>(yc + e0, round_to_vec16<T>(o));
+  }
+}
+
+// grid: any number of blocks (the launcher: one per ticket, or a persistent wave); each takes
+// tickets until they run out. chunks_per_row = C, lag = L >= C, chunks = rows * C.
+template <class T, RowKind kKind, class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+row_lag_kernel(NormParams p, RowLagScratch<acc_t<T>> s, int chunks_per_row, int64_t lag, int64_t chunks) {
+  using Acc = acc_t<T>;
+  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
+  using Group = RowGroup<Acc, Cfg::kThreads>;
+  constexpr int64_t kLen = Cfg::template chunk_len<T>();
+  constexpr LoadPolicy kPolicy = Cfg::kHints ? LoadPolicy::kStreamingKeep : LoadPolicy::kStreaming;
+  __shared__ typename Group::TempStorage temp[2];
+  // Slot `turn` is rewritten two tickets later, after the barrier of the ticket in between, which
+  // every thread reaches only once it has read the slot.
+  __shared__ long long ticket_slot[2];
+  typename Group::Alternating reduce{temp};
+  const RowLayout& layout = p.layout;
+  const int64_t n = layout.row_len, total = chunks + lag;
+  const int rank = threadIdx.x;
+  const T fill = cast_value<T>(tile_fill<kKind, Acc>());
+  for (int turn = 0;; turn ^= 1) {
+    if (rank == 0) ticket_slot[turn] = static_cast<long long>(atomicAdd(s.ticket, 1ull));
+    __syncthreads();
+    const int64_t t = ticket_slot[turn];
+    if (t >= total) break;
+    const bool has_a = t < chunks;
+    int64_t row = 0;
+    int len = 0;
+    const T* xr = nullptr;
+    Chunk chunk;
+    if (has_a) {
+      row = t / chunks_per_row;
+      const int64_t begin = (t - row * chunks_per_row) * kLen;
+      len = static_cast<int>(min_of<int64_t>(kLen, n - begin));
+      xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
+      chunk.template load<kPolicy>(xr + begin, len, rank, fill);
+    }
+    if (Cfg::kOverlap && t >= lag) row_lag_apply<T, kKind, Cfg>(p, s, chunks_per_row, t - lag);
+    if (has_a) {
+      const Acc first = kKind == RowKind::kNorm ? row_first(xr, n) : Acc(0);
+      const RowStats<Acc> part =
+          chunk_partial<kKind, true, is_half_like<T>::value>(chunk, len, rank, make_row_frame(first, p.center),
+                                                             p.center, reduce);
+      if (rank == 0) {
+        s.partial[t] = part;
+        if (kKind == RowKind::kNorm && t == row * chunks_per_row) s.first[row] = first;
+        ptx::red_release_gpu_add(s.arrived + row, 1u);
+      }
+    }
+    if (!Cfg::kOverlap && t >= lag) row_lag_apply<T, kKind, Cfg>(p, s, chunks_per_row, t - lag);
+  }
+}
+
+// Launches row_lag_kernel on `stream` with `blocks` blocks (<= 0: one per ticket) and lag L
+// (clamped to >= C). scratch: row_lag_scratch_bytes(rows, rows * C) bytes; its counters are
+// cleared here (stream-ordered). Returns the first CUDA error.
+template <class T, RowKind kKind, class Cfg>
+cudaError_t launch_row_lag(const NormParams& p, void* scratch, int64_t lag, int64_t blocks, cudaStream_t stream) {
+  using Acc = acc_t<T>;
+  const int64_t rows = p.layout.num_rows;
+  const int64_t per_row = max_of<int64_t>(1, ceil_div(p.layout.row_len, Cfg::template chunk_len<T>()));
+  const int64_t chunks = rows * per_row;
+  lag = max_of(lag, per_row);
+  const int64_t tickets = chunks + lag;
+  blocks = blocks <= 0 ? tickets : min_of(blocks, tickets);
+  cudaError_t e = cudaMemsetAsync(scratch, 0, row_lag_counter_bytes(rows), stream);
+  if (e != cudaSuccess) return e;
+  const RowLagScratch<Acc> s = row_lag_scratch<Acc>(scratch, rows, chunks);
+  const unsigned grid = static_cast<unsigned>(min_of<int64_t>(blocks, 0x7fffffff));
+  row_lag_kernel<T, kKind, Cfg><<<grid, Cfg::kThreads, 0, stream>>>(p, s, static_cast<int>(per_row), lag, chunks);
+  return cudaGetLastError();
+}
+
+}  // namespace norms
+}  // namespace gpuprims
