@@ -251,33 +251,38 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
   const int64_t wave = int64_t(per_sm) * pr.sms;
   const int64_t lag = std::max<int64_t>(per_row * chunks_per_row, resident_pct * wave / 100);
   const int64_t blocks = persistent ? wave : 0;
-  char full[64];
-  snprintf(full, sizeof full, "lag %s L=%lld%s", label, (long long)lag, persistent ? " pers" : "");
+  char full[80];
+  snprintf(full, sizeof full, "lag t%d e%d r%d %s L=%lld%s", Cfg::kThreads, Cfg::kVecs * Vec16<T>::kLanes,
+           Cfg::kMinBlocks, label, (long long)lag, persistent ? " pers" : "");
   report<T>(pr, full, fa.numRegs, int(fa.localSizeBytes), per_sm, int(chunks_per_row),
             [&] { CHECK((launch_row_lag<T, kKind, Cfg>(p, pr.scratch, lag, blocks, nullptr))); });
 }
 
 // row_lag shapes: "tT eE rR": T threads, E values per thread (E * sizeof(T) / 16 16-byte vectors;
-// chunk T * E elements), R blocks per SM (register bound); "o": phase A's loads issued before
-// phase B (kOverlap); "nh": no L2 eviction hints; "a4" / "aF": phase B 4 slots at a time / all at
-// once. 64 bfloat16 values per thread spilled 60-300 bytes (ptxas, CUDA 13.0), so the shapes count
-// values, not vectors. Lags: C, 4C, R / 2, R, 2R, 4R for the base shape; 2R (at least C) for the
-// others.
+// chunk T * E elements), R blocks per SM (register bound); schedule "AB" (phase A then phase B),
+// "early" (both reads issued together) or "split" (roles by ticket parity); "a4": phase B's re-read
+// 4 slots at a time after the row's wait, "a0": the whole re-read before it; "pf": next ticket
+// prefetched (with a persistent grid). 64 bfloat16 values per thread spilled 60-300 bytes (ptxas,
+// CUDA 13.0), so the shapes count values, not vectors. Run 1 (session 12, H200) measured AB a4 at
+// L = C, 4C, R/2, R, 2R, 4R: best at R/2 (about 70 % softmax kind, 62-67 % norm kind, float32
+// 256 x 262144), waiting below it, L2 misses above; persistent grids, no hints, 512 threads, 16
+// values per thread, 4 blocks per SM and phase A's loads before phase B lost (rows dropped).
 template <class T, RowKind kKind>
 void run_row_lag_candidates(const Problem& pr) {
   constexpr int kV = 32 / Vec16<T>::kLanes;  // 32 values per thread
-  using Base = RowLagConfig<256, kV, 3, false, true, 4>;
-  run_row_lag<T, kKind, Base>(pr, "t256 e32 r3 a4", 1, 0, false);
-  run_row_lag<T, kKind, Base>(pr, "t256 e32 r3 a4", 4, 0, false);
-  for (int pct : {50, 100, 200, 400}) run_row_lag<T, kKind, Base>(pr, "t256 e32 r3 a4", 1, pct, false);
-  run_row_lag<T, kKind, Base>(pr, "t256 e32 r3 a4", 1, 200, true);
-  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, false, false, 4>>(pr, "t256 e32 r3 a4 nh", 1, 200, false);
-  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, false, true, kV>>(pr, "t256 e32 r3 aF", 1, 200, false);
-  run_row_lag<T, kKind, RowLagConfig<256, kV, 4, false, true, 4>>(pr, "t256 e32 r4 a4", 1, 200, false);
-  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, true, true, 4>>(pr, "t256 e32 r3 a4 o", 1, 200, false);
-  run_row_lag<T, kKind, RowLagConfig<512, kV, 2, false, true, 4>>(pr, "t512 e32 r2 a4", 1, 200, false);
-  run_row_lag<T, kKind, RowLagConfig<512, kV, 2, true, true, 4>>(pr, "t512 e32 r2 a4 o", 1, 200, false);
-  run_row_lag<T, kKind, RowLagConfig<256, kV / 2, 6, false, true, 4>>(pr, "t256 e16 r6 a4", 1, 200, false);
+  // Softmax kind: 4 blocks per SM fit without spills (64 registers); norm kind: 3.
+  constexpr int kR = kKind == RowKind::kSoftmax ? 4 : 3;
+  constexpr LagSchedule kAB = LagSchedule::kAThenB, kEarly = LagSchedule::kEarly, kSplit = LagSchedule::kSplit;
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, kAB, true, 4>>(pr, "AB a4", 1, 50, false);  // run 1's best
+  run_row_lag<T, kKind, RowLagConfig<256, kV, kR, kAB, true, 0>>(pr, "AB a0", 1, 50, false);
+  using Prefetched = RowLagConfig<256, kV, kR, kAB, true, 0, true>;
+  for (int pct : {25, 38, 50}) run_row_lag<T, kKind, Prefetched>(pr, "AB a0 pf", 1, pct, true);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 4, kAB, true, 4, true>>(pr, "AB a4 pf", 1, 50, true);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 2, kEarly, true, 0, true>>(pr, "early pf", 1, 50, true);
+  using Split = RowLagConfig<256, kV, kR, kSplit, true, 0, false>;
+  for (int pct : {25, 50}) run_row_lag<T, kKind, Split>(pr, "split", 1, pct, false);
+  using SplitPrefetched = RowLagConfig<256, kV, kR, kSplit, true, 0, true>;
+  for (int pct : {25, 50}) run_row_lag<T, kKind, SplitPrefetched>(pr, "split pf", 1, pct, true);
 }
 
 // The candidates: split_row, the cluster shapes the library runs (64 KiB slices, store loop unrolled

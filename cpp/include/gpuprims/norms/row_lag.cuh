@@ -18,11 +18,11 @@
 //
 // Forward progress, any grid and any residency: the chunks of j's row have tickets <= (row end)
 // <= j + C - 1 = t - L + C - 1 <= t - 1 (L >= C). A ticket is handed only to a running block, which
-// finishes it before it takes another; phase A never waits, and phase B of ticket t waits only for
-// phase A of smaller tickets. By induction on t every ticket completes (phase A of the smallest
-// unfinished ticket waits on nothing unfinished). kOverlap (phase A's loads issued, then phase B,
-// then phase A's reduction) keeps this: ticket t's publication waits on its phase B, which waits
-// on smaller tickets only.
+// works on it before any ticket it claims later; phase A never waits, and phase B of ticket t waits
+// only for phase A of smaller tickets. By induction on t every ticket completes: the smallest
+// unfinished ticket is the one its block is working on, and it waits on nothing unfinished. The
+// schedules keep this (LagSchedule): kEarly publishes before it waits; kSplit's phase B of chunk j
+// is ticket 2(j + L) + 1, above the tickets 2j' (j' <= j + C - 1) of its row's phase A.
 //
 // Scratch (row_lag_scratch_bytes): a 64-bit ticket counter and one arrival counter per row (both
 // zero at launch: the launcher clears them with one cudaMemsetAsync), the chunks' partials and the
@@ -46,24 +46,40 @@
 namespace gpuprims {
 namespace norms {
 
+// The order of a ticket's work.
+//   kAThenB: phase A of ticket t, then phase B of chunk t - L, in one block.
+//   kEarly: phase A's loads (DRAM) and phase B's re-read (L2) issued together, then phase A's
+//     reduction and publication, then phase B's wait, combine and stores: the re-read's latency
+//     hides behind the DRAM read (both chunks live in registers).
+//   kSplit: tickets alternate roles: ticket 2k is phase A of chunk k, ticket 2k + 1 phase B of
+//     chunk k - L; a block does one or the other, so DRAM-bound and L2-bound work run in different
+//     blocks side by side.
+enum class LagSchedule { kAThenB, kEarly, kSplit };
+
 // kThreads threads per block, kVecs 16-byte vectors per thread per chunk (S = kThreads * kVecs *
 // 16 / sizeof(T) elements); kMinBlocks: __launch_bounds__' resident blocks per SM.
-// kOverlap: phase A's loads are issued before phase B runs, so their DRAM latency hides behind
-// phase B's L2 reads and stores (phase A's vectors stay live through phase B: more registers).
 // kHints: phase A's loads evict_last, phase B's evict_first (else both plain streaming loads).
-// kApplyUnroll: phase B's slots in flight at once (loads of kApplyUnroll slots, then their stores).
-template <int kThreads_, int kVecs_, int kMinBlocks_, bool kOverlap_ = false, bool kHints_ = true,
-          int kApplyUnroll_ = kVecs_>
+// kApplyUnroll (kAThenB only): phase B's slots in flight at once, issued after the row's wait (0:
+//   the whole chunk re-read before the wait, so its L2 latency overlaps the wait and the combine).
+// kPrefetch: a block takes its next ticket while it works on the current one, so the atomic's
+//   round trip leaves the ticket's critical path (meant for a persistent grid; correct with any).
+template <int kThreads_, int kVecs_, int kMinBlocks_, LagSchedule kSchedule_ = LagSchedule::kAThenB,
+          bool kHints_ = true, int kApplyUnroll_ = 4, bool kPrefetch_ = false>
 struct RowLagConfig {
   static constexpr int kThreads = kThreads_;
   static constexpr int kVecs = kVecs_;
   static constexpr int kMinBlocks = kMinBlocks_;
-  static constexpr bool kOverlap = kOverlap_;
+  static constexpr LagSchedule kSchedule = kSchedule_;
   static constexpr bool kHints = kHints_;
   static constexpr int kApplyUnroll = kApplyUnroll_;
+  static constexpr bool kPrefetch = kPrefetch_;
   template <class T>
   static constexpr int64_t chunk_len() {
     return int64_t(kThreads) * kVecs * Vec16<T>::kLanes;
+  }
+  // Tickets for `chunks` chunks and lag L.
+  static constexpr int64_t tickets(int64_t chunks, int64_t lag) {
+    return (kSchedule == LagSchedule::kSplit ? 2 : 1) * (chunks + lag);
   }
 };
 
@@ -173,49 +189,92 @@ __device__ __forceinline__ RowStats<Acc> combine_row_partials(const RowStats<Acc
   }
 }
 
-// Phase B of chunk j: wait for its row, combine, re-read, write. Warps work independently: each
-// warp's lane 0 waits (acquire) and __syncwarp orders the warp's later loads after it.
-template <class T, RowKind kKind, class Cfg>
-__device__ __forceinline__ void row_lag_apply(const NormParams& p, const RowLagScratch<acc_t<T>>& s, int chunks_per_row,
-                                              int64_t j) {
+// Where chunk j lies: its row, its index in the row, its first element and its length.
+struct LagChunkPos {
+  int64_t row, begin;
+  int c, len;
+};
+template <int64_t kLen>
+__device__ __forceinline__ LagChunkPos lag_chunk_pos(int64_t j, int chunks_per_row, int64_t n) {
+  LagChunkPos at;
+  at.row = j / chunks_per_row;
+  at.c = static_cast<int>(j - at.row * chunks_per_row);
+  at.begin = at.c * kLen;
+  at.len = static_cast<int>(min_of<int64_t>(kLen, n - at.begin));
+  return at;
+}
+
+// Phase A's or phase B's read of chunk j into `chunk` (policy: kStreamingKeep / kStreamingLast,
+// or kStreaming without hints).
+template <class T, RowKind kKind, class Cfg, LoadPolicy kPolicy>
+__device__ __forceinline__ void lag_load(const NormParams& p, int chunks_per_row, int64_t j,
+                                         LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
+  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(j, chunks_per_row, p.layout.row_len);
+  const T* xc = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin;
+  chunk.template load<kPolicy>(xc, at.len, threadIdx.x, cast_value<T>(tile_fill<kKind, acc_t<T>>()));
+}
+
+// Phase A after lag_load: the chunk's partial, published. The block's threads all call it (block
+// reductions); thread 0 stores the partial (and, for chunk 0 of a norm row, the row's first
+// element) and then increments the row's arrival counter with release semantics.
+template <class T, RowKind kKind, class Cfg, class Reduce>
+__device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScratch<acc_t<T>>& s, int chunks_per_row,
+                                            int64_t t, const LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk,
+                                            Reduce& reduce) {
+  using Acc = acc_t<T>;
+  const int64_t n = p.layout.row_len;
+  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(t, chunks_per_row, n);
+  const T* xr = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row);
+  const Acc first = kKind == RowKind::kNorm ? row_first(xr, n) : Acc(0);
+  const RowStats<Acc> part = chunk_partial<kKind, true, is_half_like<T>::value>(
+      chunk, at.len, threadIdx.x, make_row_frame(first, p.center), p.center, reduce);
+  if (threadIdx.x == 0) {
+    s.partial[t] = part;
+    if (kKind == RowKind::kNorm && at.c == 0) s.first[at.row] = first;
+    ptx::red_release_gpu_add(s.arrived + at.row, 1u);
+  }
+}
+
+// Phase B of chunk j: wait for its row, combine, write out(x) for every valid slot, x's vector v
+// from vec(v) (a register of a chunk read earlier, or a load issued here). Warps work
+// independently: each warp's lane 0 waits (acquire) and __syncwarp orders the warp's later loads
+// after it.
+template <class T, RowKind kKind, class Cfg, int kUnroll, class Vec>
+__device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScratch<acc_t<T>>& s, int chunks_per_row,
+                                          int64_t j, Vec vec) {
   using Acc = acc_t<T>;
   using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
   constexpr int64_t kLen = Cfg::template chunk_len<T>();
-  constexpr LoadPolicy kPolicy = Cfg::kHints ? LoadPolicy::kStreamingLast : LoadPolicy::kStreaming;
   const RowLayout& layout = p.layout;
   const int64_t n = layout.row_len;
-  const int64_t row = j / chunks_per_row;
-  const int c = static_cast<int>(j - row * chunks_per_row);
+  const LagChunkPos at = lag_chunk_pos<kLen>(j, chunks_per_row, n);
   const int rank = threadIdx.x, lane = threadIdx.x % kWarpSize;
   if (lane == 0) {
-    while (ptx::ld_acquire_gpu(s.arrived + row) < unsigned(chunks_per_row)) __nanosleep(64);
+    while (ptx::ld_acquire_gpu(s.arrived + at.row) < unsigned(chunks_per_row)) __nanosleep(64);
   }
   __syncwarp();
   const RowStats<Acc> total =
-      combine_row_partials<kKind>(s.partial + row * chunks_per_row, chunks_per_row, kLen, n, lane);
+      combine_row_partials<kKind>(s.partial + at.row * chunks_per_row, chunks_per_row, kLen, n, lane);
   RowStats<Acc> stats = total;
   Acc shift = Acc(0);
   if constexpr (kKind == RowKind::kNorm) {
-    const RowFrame<Acc> frame = make_row_frame(__ldcg(s.first + row), p.center);
+    const RowFrame<Acc> frame = make_row_frame(__ldcg(s.first + at.row), p.center);
     stats = norm_row_stats(total, frame, n, p.eps);
     shift = frame.shift;
-    if (c == 0 && rank == 0) write_row_stats(p, row, stats, shift);
+    if (at.c == 0 && rank == 0) write_row_stats(p, at.row, stats, shift);
   }
   const RowOutput<kKind, Acc> out(stats, shift, p.log);
-  const int64_t begin = c * kLen;
-  const int len = static_cast<int>(min_of<int64_t>(kLen, n - begin));
-  const T* xc = static_cast<const T*>(p.x) + layout.x_row_offset(row) + begin;
-  T* yc = static_cast<T*>(p.y) + layout.y_row_offset(row) + begin;
+  T* yc = static_cast<T*>(p.y) + layout.y_row_offset(at.row) + at.begin;
   const T* weight = static_cast<const T*>(p.weight);
   const T* bias = static_cast<const T*>(p.bias);
-#pragma unroll(Cfg::kApplyUnroll)
+#pragma unroll(kUnroll)
   for (int v = 0; v < Cfg::kVecs; ++v) {
     const int e0 = Chunk::slot_begin(v, rank);
-    if (e0 >= len) continue;
-    const Vec16<T> q = load_vec16<T, kPolicy>(xc + e0);
+    if (e0 >= at.len) continue;
+    const Vec16<T> q = vec(v);
     Vec16<T> w, b;
-    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + begin + e0);
-    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + begin + e0);
+    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at.begin + e0);
+    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at.begin + e0);
     Acc o[Chunk::kLanes];
 #pragma unroll
     for (int l = 0; l < Chunk::kLanes; ++l) {
@@ -226,6 +285,27 @@ __device__ __forceinline__ void row_lag_apply(const NormParams& p, const RowLagS
   }
 }
 
+// Phase B from a chunk re-read (lag_load) before the wait.
+template <class T, RowKind kKind, class Cfg>
+__device__ __forceinline__ void lag_write_loaded(const NormParams& p, const RowLagScratch<acc_t<T>>& s,
+                                                 int chunks_per_row, int64_t j,
+                                                 const LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
+  lag_write<T, kKind, Cfg, Cfg::kVecs>(p, s, chunks_per_row, j, [&](int v) { return chunk.q[v]; });
+}
+
+// Phase B with the re-read issued after the wait, kApplyUnroll slots at a time.
+template <class T, RowKind kKind, class Cfg>
+__device__ __forceinline__ void lag_write_streaming(const NormParams& p, const RowLagScratch<acc_t<T>>& s,
+                                                    int chunks_per_row, int64_t j) {
+  constexpr LoadPolicy kPolicy = Cfg::kHints ? LoadPolicy::kStreamingLast : LoadPolicy::kStreaming;
+  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
+  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(j, chunks_per_row, p.layout.row_len);
+  const T* xc = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin;
+  lag_write<T, kKind, Cfg, Cfg::kApplyUnroll>(p, s, chunks_per_row, j, [&](int v) {
+    return load_vec16<T, kPolicy>(xc + Chunk::slot_begin(v, threadIdx.x));
+  });
+}
+
 // grid: any number of blocks (the launcher: one per ticket, or a persistent wave); each takes
 // tickets until they run out. chunks_per_row = C, lag = L >= C, chunks = rows * C.
 template <class T, RowKind kKind, class Cfg>
@@ -234,47 +314,63 @@ row_lag_kernel(NormParams p, RowLagScratch<acc_t<T>> s, int chunks_per_row, int6
   using Acc = acc_t<T>;
   using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
   using Group = RowGroup<Acc, Cfg::kThreads>;
-  constexpr int64_t kLen = Cfg::template chunk_len<T>();
-  constexpr LoadPolicy kPolicy = Cfg::kHints ? LoadPolicy::kStreamingKeep : LoadPolicy::kStreaming;
+  constexpr LoadPolicy kFirst = Cfg::kHints ? LoadPolicy::kStreamingKeep : LoadPolicy::kStreaming;
+  constexpr LoadPolicy kSecond = Cfg::kHints ? LoadPolicy::kStreamingLast : LoadPolicy::kStreaming;
   __shared__ typename Group::TempStorage temp[2];
   // Slot `turn` is rewritten two tickets later, after the barrier of the ticket in between, which
   // every thread reaches only once it has read the slot.
   __shared__ long long ticket_slot[2];
   typename Group::Alternating reduce{temp};
-  const RowLayout& layout = p.layout;
-  const int64_t n = layout.row_len, total = chunks + lag;
-  const int rank = threadIdx.x;
-  const T fill = cast_value<T>(tile_fill<kKind, Acc>());
+  const int64_t total = Cfg::tickets(chunks, lag);
+  const auto take = [&] { return static_cast<long long>(atomicAdd(s.ticket, 1ull)); };
+  // kPrefetch: thread 0's claimed next ticket. A claimed ticket waits behind its block's current
+  // one, which is smaller, so the forward-progress argument holds: the smallest unfinished ticket
+  // is always the one its block is working on.
+  long long next = Cfg::kPrefetch && threadIdx.x == 0 ? take() : 0;
   for (int turn = 0;; turn ^= 1) {
-    if (rank == 0) ticket_slot[turn] = static_cast<long long>(atomicAdd(s.ticket, 1ull));
+    if (threadIdx.x == 0) {
+      if constexpr (Cfg::kPrefetch) {
+        ticket_slot[turn] = next;
+        if (next < total) next = take();
+      } else {
+        ticket_slot[turn] = take();
+      }
+    }
     __syncthreads();
     const int64_t t = ticket_slot[turn];
     if (t >= total) break;
-    const bool has_a = t < chunks;
-    int64_t row = 0;
-    int len = 0;
-    const T* xr = nullptr;
     Chunk chunk;
-    if (has_a) {
-      row = t / chunks_per_row;
-      const int64_t begin = (t - row * chunks_per_row) * kLen;
-      len = static_cast<int>(min_of<int64_t>(kLen, n - begin));
-      xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
-      chunk.template load<kPolicy>(xr + begin, len, rank, fill);
-    }
-    if (Cfg::kOverlap && t >= lag) row_lag_apply<T, kKind, Cfg>(p, s, chunks_per_row, t - lag);
-    if (has_a) {
-      const Acc first = kKind == RowKind::kNorm ? row_first(xr, n) : Acc(0);
-      const RowStats<Acc> part =
-          chunk_partial<kKind, true, is_half_like<T>::value>(chunk, len, rank, make_row_frame(first, p.center),
-                                                             p.center, reduce);
-      if (rank == 0) {
-        s.partial[t] = part;
-        if (kKind == RowKind::kNorm && t == row * chunks_per_row) s.first[row] = first;
-        ptx::red_release_gpu_add(s.arrived + row, 1u);
+    if constexpr (Cfg::kSchedule == LagSchedule::kSplit) {
+      const int64_t k = t >> 1;
+      if ((t & 1) == 0) {
+        if (k < chunks) {
+          lag_load<T, kKind, Cfg, kFirst>(p, chunks_per_row, k, chunk);
+          lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, k, chunk, reduce);
+        }
+      } else if (k >= lag) {
+        lag_load<T, kKind, Cfg, kSecond>(p, chunks_per_row, k - lag, chunk);
+        lag_write_loaded<T, kKind, Cfg>(p, s, chunks_per_row, k - lag, chunk);
+      }
+    } else if constexpr (Cfg::kSchedule == LagSchedule::kEarly) {
+      Chunk again;
+      if (t < chunks) lag_load<T, kKind, Cfg, kFirst>(p, chunks_per_row, t, chunk);
+      if (t >= lag) lag_load<T, kKind, Cfg, kSecond>(p, chunks_per_row, t - lag, again);
+      if (t < chunks) lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reduce);
+      if (t >= lag) lag_write_loaded<T, kKind, Cfg>(p, s, chunks_per_row, t - lag, again);
+    } else {
+      if (t < chunks) {
+        lag_load<T, kKind, Cfg, kFirst>(p, chunks_per_row, t, chunk);
+        lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reduce);
+      }
+      if (t >= lag) {
+        if constexpr (Cfg::kApplyUnroll == 0) {
+          lag_load<T, kKind, Cfg, kSecond>(p, chunks_per_row, t - lag, chunk);
+          lag_write_loaded<T, kKind, Cfg>(p, s, chunks_per_row, t - lag, chunk);
+        } else {
+          lag_write_streaming<T, kKind, Cfg>(p, s, chunks_per_row, t - lag);
+        }
       }
     }
-    if (!Cfg::kOverlap && t >= lag) row_lag_apply<T, kKind, Cfg>(p, s, chunks_per_row, t - lag);
   }
 }
 
@@ -288,7 +384,7 @@ cudaError_t launch_row_lag(const NormParams& p, void* scratch, int64_t lag, int6
   const int64_t per_row = max_of<int64_t>(1, ceil_div(p.layout.row_len, Cfg::template chunk_len<T>()));
   const int64_t chunks = rows * per_row;
   lag = max_of(lag, per_row);
-  const int64_t tickets = chunks + lag;
+  const int64_t tickets = Cfg::tickets(chunks, lag);
   blocks = blocks <= 0 ? tickets : min_of(blocks, tickets);
   cudaError_t e = cudaMemsetAsync(scratch, 0, row_lag_counter_bytes(rows), stream);
   if (e != cudaSuccess) return e;
