@@ -244,7 +244,10 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
   const auto kernel = row_lag_kernel<T, kKind, Cfg>;
   const int64_t chunks_per_row = ceil_div(pr.len, Cfg::template chunk_len<T>());
   int per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, 0));
+  if (Cfg::kSmemBytes > 0) {
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  }
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, Cfg::kSmemBytes));
   cudaFuncAttributes fa;
   CHECK(cudaFuncGetAttributes(&fa, kernel));
   const NormParams p = params_for(pr);
@@ -260,7 +263,8 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
 
 // row_lag shapes: "tT eE rR": T threads, E values per thread (E * sizeof(T) / 16 16-byte vectors;
 // chunk T * E elements), R blocks per SM (register bound); schedule "AB" (phase A then phase B),
-// "early" (both reads issued together) or "split" (roles by ticket parity); "a4": phase B's re-read
+// "early" (both reads issued together), "split" (roles by ticket parity) or "bulk" (early's order,
+// both reads by the bulk-copy engine into shared memory); "a4": phase B's re-read
 // 4 slots at a time after the row's wait, "a0": the whole re-read before it; "pf": next ticket
 // prefetched (with a persistent grid). 64 bfloat16 values per thread spilled 60-300 bytes (ptxas,
 // CUDA 13.0), so the shapes count values, not vectors. Run 1 (session 12, H200) measured AB a4 at
@@ -283,6 +287,10 @@ void run_row_lag_candidates(const Problem& pr) {
   for (int pct : {25, 50}) run_row_lag<T, kKind, Split>(pr, "split", 1, pct, false);
   using SplitPrefetched = RowLagConfig<256, kV, kR, kSplit, true, 0, true>;
   for (int pct : {25, 50}) run_row_lag<T, kKind, SplitPrefetched>(pr, "split pf", 1, pct, true);
+  using Bulk = RowLagConfig<256, kV, 3, LagSchedule::kBulk, true, 0, true>;  // 2 x 32 KiB (float32)
+  for (int pct : {25, 50}) run_row_lag<T, kKind, Bulk>(pr, "bulk pf", 1, pct, true);
+  using BulkHalf = RowLagConfig<256, kV / 2, 6, LagSchedule::kBulk, true, 0, true>;  // 2 x 16 KiB
+  for (int pct : {25, 50}) run_row_lag<T, kKind, BulkHalf>(pr, "bulk pf", 1, pct, true);
 }
 
 // The candidates: split_row, the cluster shapes the library runs (64 KiB slices, store loop unrolled

@@ -36,11 +36,13 @@
 
 #include <cuda_runtime.h>
 
+#include "gpuprims/norms/cluster_row.cuh"
 #include "gpuprims/norms/norm_params.hpp"
 #include "gpuprims/norms/row_stats.cuh"
 #include "gpuprims/norms/row_tile.cuh"
 #include "gpuprims/util/math.cuh"
 #include "gpuprims/util/ptx_sm80.cuh"
+#include "gpuprims/util/ptx_sm90.cuh"
 #include "gpuprims/util/vec.cuh"
 
 namespace gpuprims {
@@ -54,7 +56,10 @@ namespace norms {
 //   kSplit: tickets alternate roles: ticket 2k is phase A of chunk k, ticket 2k + 1 phase B of
 //     chunk k - L; a block does one or the other, so DRAM-bound and L2-bound work run in different
 //     blocks side by side.
-enum class LagSchedule { kAThenB, kEarly, kSplit };
+//   kBulk (sm_90): kEarly's order with both reads made by the bulk-copy engine (cp.async.bulk, one
+//     instruction per chunk) into two shared-memory buffers: 2 x 32 KiB in flight per block without
+//     registers, read back from shared memory by the reduction and the stores.
+enum class LagSchedule { kAThenB, kEarly, kSplit, kBulk };
 
 // kThreads threads per block, kVecs 16-byte vectors per thread per chunk (S = kThreads * kVecs *
 // 16 / sizeof(T) elements); kMinBlocks: __launch_bounds__' resident blocks per SM.
@@ -77,6 +82,8 @@ struct RowLagConfig {
   static constexpr int64_t chunk_len() {
     return int64_t(kThreads) * kVecs * Vec16<T>::kLanes;
   }
+  // Dynamic shared memory per block: kBulk's two chunk buffers.
+  static constexpr int kSmemBytes = kSchedule == LagSchedule::kBulk ? 2 * kThreads * kVecs * 16 : 0;
   // Tickets for `chunks` chunks and lag L.
   static constexpr int64_t tickets(int64_t chunks, int64_t lag) {
     return (kSchedule == LagSchedule::kSplit ? 2 : 1) * (chunks + lag);
@@ -127,6 +134,18 @@ struct LagChunk {
     }
     return fold_lanes(acc, FmaxOp{});
   }
+};
+
+// A chunk in shared memory as the bulk copy lays it out (contiguous: thread rank's slot s is vector
+// s * kThreads + rank, LagChunk's layout), seen as a tile for chunk_partial's lean passes: slots
+// past len are never read (the max and the sums check them).
+template <class T, int kThreads, int kVecs>
+struct SharedLagChunk : SharedSlice<T, kThreads, kVecs> {
+  using Base = SharedSlice<T, kThreads, kVecs>;
+  int len, rank;
+  __device__ __forceinline__ SharedLagChunk(Vec16<T>* buffer, int len_, int rank_) : Base{buffer + rank_}, len(len_),
+                                                                                        rank(rank_) {}
+  __device__ __forceinline__ typename Base::Acc max_dropping_nan() const { return Base::max_dropping_nan(len, rank); }
 };
 
 // The scratch of one launch, carved from one buffer of row_lag_scratch_bytes.
@@ -217,10 +236,9 @@ __device__ __forceinline__ void lag_load(const NormParams& p, int chunks_per_row
 // Phase A after lag_load: the chunk's partial, published. The block's threads all call it (block
 // reductions); thread 0 stores the partial (and, for chunk 0 of a norm row, the row's first
 // element) and then increments the row's arrival counter with release semantics.
-template <class T, RowKind kKind, class Cfg, class Reduce>
+template <class T, RowKind kKind, class Cfg, class Tile, class Reduce>
 __device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScratch<acc_t<T>>& s, int chunks_per_row,
-                                            int64_t t, const LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk,
-                                            Reduce& reduce) {
+                                            int64_t t, const Tile& chunk, Reduce& reduce) {
   using Acc = acc_t<T>;
   const int64_t n = p.layout.row_len;
   const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(t, chunks_per_row, n);
@@ -306,6 +324,64 @@ __device__ __forceinline__ void lag_write_streaming(const NormParams& p, const R
   });
 }
 
+// kBulk's per-block state: the two chunk buffers (dynamic shared memory, [0] phase A, [1] phase B),
+// an mbarrier per buffer completing once per copy, and each barrier's next phase parity (the same
+// in every thread: every thread sees the same tickets). A buffer is refilled only after the next
+// ticket's block barrier, which every thread passes after its reads of the buffer.
+struct LagBulkState {
+  uint64_t* loaded;  // two mbarriers in shared memory
+  uint32_t parity[2] = {0, 0};
+  __device__ __forceinline__ void init() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ uint64_t barriers[2];
+    loaded = barriers;
+    if (threadIdx.x == 0) {
+      ptx::mbarrier_init(&loaded[0], 1);
+      ptx::mbarrier_init(&loaded[1], 1);
+      ptx::fence_mbarrier_init();
+    }
+#endif
+  }
+};
+
+// One kBulk ticket: thread 0 starts the copies of chunk t (phase A) and chunk t - L (phase B); the
+// block reduces and publishes the first once it lands, then writes the second.
+template <class T, RowKind kKind, class Cfg, class Reduce>
+__device__ __forceinline__ void lag_bulk_ticket(const NormParams& p, const RowLagScratch<acc_t<T>>& s,
+                                                int chunks_per_row, int64_t lag, int64_t chunks, int64_t t,
+                                                Reduce& reduce, LagBulkState& bulk) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using Slice = SharedLagChunk<T, Cfg::kThreads, Cfg::kVecs>;
+  constexpr int64_t kLen = Cfg::template chunk_len<T>();
+  extern __shared__ uint4 row_lag_buffers[];
+  Vec16<T>* const buffer[2] = {reinterpret_cast<Vec16<T>*>(row_lag_buffers),
+                               reinterpret_cast<Vec16<T>*>(row_lag_buffers) + Cfg::kThreads * Cfg::kVecs};
+  const int64_t n = p.layout.row_len;
+  const bool has[2] = {t < chunks, t >= lag};
+  const int64_t j[2] = {t, t - lag};
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      if (!has[b]) continue;
+      const LagChunkPos at = lag_chunk_pos<kLen>(j[b], chunks_per_row, n);
+      const uint32_t bytes = static_cast<uint32_t>(at.len * sizeof(T));
+      ptx::mbarrier_arrive_expect_tx(&bulk.loaded[b], bytes);
+      ptx::bulk_load_global_to_shared(buffer[b], static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin,
+                                      bytes, &bulk.loaded[b]);
+    }
+  }
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    if (!has[b]) continue;
+    ptx::mbarrier_wait(&bulk.loaded[b], bulk.parity[b]);
+    bulk.parity[b] ^= 1;
+    const Slice slice(buffer[b], lag_chunk_pos<kLen>(j[b], chunks_per_row, n).len, threadIdx.x);
+    if (b == 0) lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, slice, reduce);
+    else lag_write<T, kKind, Cfg, Cfg::kVecs>(p, s, chunks_per_row, t - lag, [&](int v) { return slice.vec(v); });
+  }
+#endif
+}
+
 // grid: any number of blocks (the launcher: one per ticket, or a persistent wave); each takes
 // tickets until they run out. chunks_per_row = C, lag = L >= C, chunks = rows * C.
 template <class T, RowKind kKind, class Cfg>
@@ -321,6 +397,8 @@ row_lag_kernel(NormParams p, RowLagScratch<acc_t<T>> s, int chunks_per_row, int6
   // every thread reaches only once it has read the slot.
   __shared__ long long ticket_slot[2];
   typename Group::Alternating reduce{temp};
+  LagBulkState bulk;
+  if constexpr (Cfg::kSchedule == LagSchedule::kBulk) bulk.init();  // published by the loop's first barrier
   const int64_t total = Cfg::tickets(chunks, lag);
   const auto take = [&] { return static_cast<long long>(atomicAdd(s.ticket, 1ull)); };
   // kPrefetch: thread 0's claimed next ticket. A claimed ticket waits behind its block's current
@@ -340,7 +418,9 @@ row_lag_kernel(NormParams p, RowLagScratch<acc_t<T>> s, int chunks_per_row, int6
     const int64_t t = ticket_slot[turn];
     if (t >= total) break;
     Chunk chunk;
-    if constexpr (Cfg::kSchedule == LagSchedule::kSplit) {
+    if constexpr (Cfg::kSchedule == LagSchedule::kBulk) {
+      lag_bulk_ticket<T, kKind, Cfg>(p, s, chunks_per_row, lag, chunks, t, reduce, bulk);
+    } else if constexpr (Cfg::kSchedule == LagSchedule::kSplit) {
       const int64_t k = t >> 1;
       if ((t & 1) == 0) {
         if (k < chunks) {
@@ -389,8 +469,14 @@ cudaError_t launch_row_lag(const NormParams& p, void* scratch, int64_t lag, int6
   cudaError_t e = cudaMemsetAsync(scratch, 0, row_lag_counter_bytes(rows), stream);
   if (e != cudaSuccess) return e;
   const RowLagScratch<Acc> s = row_lag_scratch<Acc>(scratch, rows, chunks);
+  if (Cfg::kSmemBytes > 48 * 1024) {
+    e = cudaFuncSetAttribute(row_lag_kernel<T, kKind, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             Cfg::kSmemBytes);
+    if (e != cudaSuccess) return e;
+  }
   const unsigned grid = static_cast<unsigned>(min_of<int64_t>(blocks, 0x7fffffff));
-  row_lag_kernel<T, kKind, Cfg><<<grid, Cfg::kThreads, 0, stream>>>(p, s, static_cast<int>(per_row), lag, chunks);
+  row_lag_kernel<T, kKind, Cfg><<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(p, s, static_cast<int>(per_row), lag,
+                                                                                  chunks);
   return cudaGetLastError();
 }
 
