@@ -287,9 +287,10 @@ void run_row_lag_candidates(const Problem& pr) {
   for (int pct : {25, 50}) run_row_lag<T, kKind, Split>(pr, "split", 1, pct, false);
   using SplitPrefetched = RowLagConfig<256, kV, kR, kSplit, true, 0, true>;
   for (int pct : {25, 50}) run_row_lag<T, kKind, SplitPrefetched>(pr, "split pf", 1, pct, true);
-  using Bulk = RowLagConfig<256, kV, 3, LagSchedule::kBulk, true, 0, true>;  // 2 x 32 KiB (float32)
+  // bulk: chunks of 32 / 16 KiB for every dtype (the chunk is not held in registers).
+  using Bulk = RowLagConfig<256, 8, 3, LagSchedule::kBulk, true, 0, true>;  // 2 x 32 KiB
   for (int pct : {25, 50}) run_row_lag<T, kKind, Bulk>(pr, "bulk pf", 1, pct, true);
-  using BulkHalf = RowLagConfig<256, kV / 2, 6, LagSchedule::kBulk, true, 0, true>;  // 2 x 16 KiB
+  using BulkHalf = RowLagConfig<256, 4, 6, LagSchedule::kBulk, true, 0, true>;  // 2 x 16 KiB
   for (int pct : {25, 50}) run_row_lag<T, kKind, BulkHalf>(pr, "bulk pf", 1, pct, true);
 }
 
