@@ -1,10 +1,10 @@
 // Rows too long for one block (issue 5, docs/norms.md "cluster_row", "row_lag"): the library's
 // split_row (chunk statistics -> per-row combine -> apply: x read twice) against cluster_row_kernel
 // (cluster_row.cuh: the row in the shared memory of a thread block cluster, x read once) and
-// row_lag_kernel (row_lag.cuh: one launch, each chunk read twice, the second time from L2) in several
-// shapes, for softmax / log_softmax / layer_norm / rms_norm, float32 and bfloat16, next to a
-// 16-byte copy kernel and cudaMemcpy of the same bytes ("%copy" = best copy time / kernel time,
-// bytes = x read + y written).
+// row_lag_kernel (norms_row_lag.cuh, a harness-only candidate: one launch, each chunk read twice,
+// the second time from L2) in several shapes, for softmax / log_softmax / layer_norm / rms_norm,
+// float32 and bfloat16, next to a 16-byte copy kernel and cudaMemcpy of the same bytes ("%copy" =
+// best copy time / kernel time, bytes = x read + y written).
 // Every output of every row (split_row's too) is compared with a float64 reference computed on the
 // GPU (row statistics in double by one block per row, each element's reference in double at the
 // comparison): max |y - ref| / max |ref| over the whole output, PASS within 1e-5 (float32) or
@@ -12,7 +12,8 @@
 // Candidate "sN vM rK": N threads per CTA, M 16-byte slots each (slice N * M * 16 bytes of shared
 // memory), register bound of K resident CTAs per SM; C = the cluster size the row needs. A
 // candidate whose cluster cannot be launched (C > 16, or cudaOccupancyMaxActiveClusters = 0) prints
-// why and is skipped. Each row: median of 30 timed launches after 3 warm-ups; the sweep runs twice.
+// why and is skipped. Candidate "lag ...": see run_row_lag_candidates. Each row: median of 30 timed
+// launches after 3 warm-ups; the sweep runs twice.
 // Build and run on the GPU machine from the repo root (about 2 minutes of nvcc, well under 60 s of run):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_cluster_tune.cu -o /tmp/cluster_tune && /tmp/cluster_tune
 #include <algorithm>
@@ -22,9 +23,9 @@
 #include <cstring>
 
 #include "gpuprims/norms/cluster_row.cuh"
-#include "gpuprims/norms/row_lag.cuh"
 #include "gpuprims/norms/row_on_chip.cuh"
 
+#include "norms_row_lag.cuh"
 #include "norms_tune_data.cuh"
 #include "tune_common.cuh"
 
@@ -232,13 +233,13 @@ void run_cluster(const Problem& pr, const char* label) {
             [&] { CHECK(cudaLaunchKernelEx(&cfg, kernel, p)); });
 }
 
-// row_lag_kernel (row_lag.cuh: chunks read twice, the second time from L2). The lag is
+// row_lag_kernel (norms_row_lag.cuh: chunks read twice, the second time from L2). The lag is
 // L = max(per_row * C, resident_pct / 100 * R) tickets, C the chunks per row and R the blocks
-// resident at once (blocks per SM x SMs): phase B of ticket t finds its row complete only if the
-// row's last ticket has finished, and up to R tickets are in flight, so L ~ R..2R avoids most
-// waiting while keeping the re-read (L chunks back) inside L2. persistent: a grid of R blocks
-// taking tickets in a loop; else one block per ticket. Its scratch (counters cleared by a
-// cudaMemsetAsync inside the timed call) in pr.scratch.
+// resident at once (blocks per SM x SMs): phase B of ticket t finds its row complete only once the
+// row's last ticket has finished phase A, and up to R tickets are in flight, while the re-read
+// (L chunks back) must still hit L2 (session 12 runs 1-2: best at L = 3R/8..R/2). persistent: a
+// grid of R blocks taking tickets in a loop; else one block per ticket. Its scratch (counters
+// cleared by a cudaMemsetAsync inside the timed call) in pr.scratch.
 template <class T, RowKind kKind, class Cfg>
 void run_row_lag(const Problem& pr, const char* label, int per_row, int resident_pct, bool persistent) {
   const auto kernel = row_lag_kernel<T, kKind, Cfg>;

@@ -15,34 +15,6 @@ __device__ __forceinline__ uint4 ld_global_nc_na_v4(const void* ptr) {
   return v;
 }
 
-// The same load with an L2 eviction priority: evict_last for data this launch reads again soon
-// (row_lag's first read of a chunk, re-read from L2 a few tickets later), evict_first for its last
-// read (row_lag's second read). sm_80/90 take the priority as an L2 cache policy
-// (createpolicy + .L2::cache_hint); the .L2::evict_* qualifiers of ld are for 256-bit loads only.
-template <bool kEvictLast>
-__device__ __forceinline__ uint4 ld_global_nc_na_l2_hint_v4(const void* ptr) {
-  uint4 v;
-  uint64_t policy;
-  if constexpr (kEvictLast) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(ptr), "l"(policy));
-  return v;
-}
-
-// A flag between blocks of one launch at GPU scope: the releasing add orders this thread's earlier
-// writes (and, after a block barrier, its block's: cumulativity) before the increment; a thread
-// whose acquiring load reads the incremented value sees those writes in its later loads.
-__device__ __forceinline__ void red_release_gpu_add(unsigned* ptr, unsigned v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(ptr), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* ptr) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
-  return v;
-}
-
 // 2^x by the special-function unit alone (MUFU.EX2): relative error about 2^-22, subnormal
 // results flushed to 0, 2^-inf = 0, NaN -> NaN. exp2f() adds instructions to keep subnormals.
 __device__ __forceinline__ float ex2_approx_ftz(float x) {

@@ -13,10 +13,8 @@
 
 namespace gpuprims {
 
-// How a 16-byte load travels: the read-only path (LDG.128 through L1), or streaming past L1;
-// kStreamingKeep / kStreamingLast: streaming past L1 with L2 priority evict_last (read again by
-// this launch soon) / evict_first (the last read).
-enum class LoadPolicy { kReadOnly, kStreaming, kStreamingKeep, kStreamingLast };
+// How a 16-byte load travels: the read-only path (LDG.128 through L1), or streaming past L1.
+enum class LoadPolicy { kReadOnly, kStreaming };
 
 template <class T>
 struct alignas(16) Vec16 {
@@ -28,8 +26,6 @@ template <class T, LoadPolicy kPolicy = LoadPolicy::kReadOnly>
 __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
   uint4 bits;
   if constexpr (kPolicy == LoadPolicy::kStreaming) bits = ptx::ld_global_nc_na_v4(aligned_ptr);
-  else if constexpr (kPolicy == LoadPolicy::kStreamingKeep) bits = ptx::ld_global_nc_na_l2_hint_v4<true>(aligned_ptr);
-  else if constexpr (kPolicy == LoadPolicy::kStreamingLast) bits = ptx::ld_global_nc_na_l2_hint_v4<false>(aligned_ptr);
   else bits = __ldg(reinterpret_cast<const uint4*>(aligned_ptr));
   Vec16<T> v;
   memcpy(&v, &bits, sizeof(v));

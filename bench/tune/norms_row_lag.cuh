@@ -1,5 +1,9 @@
 #pragma once
 // row_lag: rows too long for one block in one launch, x read twice but from DRAM once (issue 5).
+// A harness-only candidate (bench/tune/norms_cluster_tune.cu): measured in session 12 device runs 1
+// and 2 (docs/norms.md "row_lag"), it tied cluster_row for the softmax kind and beat split_row by
+// 5-8 points for the float32 norm kind, far from the 80 % target, so the library does not run it.
+// It lives here, with the few PTX helpers it needs beyond the library's util/ptx files.
 //
 // A row of n elements is cut into C = ceil(n / S) chunks of S elements (never crossing rows), and
 // the rows' chunks are numbered row-major: chunk k is chunk k % C of row k / C. Blocks take tickets
@@ -30,7 +34,7 @@
 // overwritten before the row's last phase B reads the frame).
 //
 // Vector path only (NormParams::vec_ok and S a whole number of vectors, so every chunk starts
-// 16-byte aligned); the launcher hands other rows to split_row.
+// 16-byte aligned).
 #include <cstdint>
 #include <limits>
 
@@ -47,6 +51,42 @@
 
 namespace gpuprims {
 namespace norms {
+
+// How a chunk read travels: streaming past L1 (the library's ld.global.nc.L1::no_allocate), with
+// an L2 eviction priority where it is read again soon (kKeep: phase A, evict_last) or for the last
+// time (kLast: phase B, evict_first). sm_80/90 take the priority as an L2 cache policy
+// (createpolicy + .L2::cache_hint); ld's .L2::evict_* qualifiers are for 256-bit loads only.
+enum class LagLoad { kStreaming, kKeep, kLast };
+
+template <class T, LagLoad kLoad>
+__device__ __forceinline__ Vec16<T> lag_load_vec16(const T* aligned_ptr) {
+  uint4 bits;
+  if constexpr (kLoad == LagLoad::kStreaming) {
+    bits = ptx::ld_global_nc_na_v4(aligned_ptr);
+  } else {
+    uint64_t policy;
+    if constexpr (kLoad == LagLoad::kKeep) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
+                 : "l"(aligned_ptr), "l"(policy));
+  }
+  Vec16<T> v;
+  memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
+// The arrival counters between blocks of one launch, at GPU scope: the releasing add orders thread
+// 0's earlier writes (the partial, the row's first element) before the increment; a thread whose
+// acquiring load reads the complete count sees them in its later loads.
+__device__ __forceinline__ void lag_release_add(unsigned* ptr, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(ptr), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned lag_acquire_load(const unsigned* ptr) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
+  return v;
+}
 
 // The order of a ticket's work.
 //   kAThenB: phase A of ticket t, then phase B of chunk t - L, in one block.
@@ -105,12 +145,12 @@ struct LagChunk {
   __device__ __forceinline__ static int slot_begin(int s, int rank) { return (s * kThreads + rank) * kLanes; }
   __device__ __forceinline__ Acc value(int s, int l) const { return cast_value<Acc>(q[s].lane[l]); }
 
-  template <LoadPolicy kPolicy>
+  template <LagLoad kLoad>
   __device__ __forceinline__ void load(const T* chunk, int len, int rank, T fill) {
 #pragma unroll
     for (int s = 0; s < kVecs; ++s) {
       if (slot_begin(s, rank) < len) {
-        q[s] = load_vec16<T, kPolicy>(chunk + slot_begin(s, rank));
+        q[s] = lag_load_vec16<T, kLoad>(chunk + slot_begin(s, rank));
       } else {
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) q[s].lane[l] = fill;
@@ -223,14 +263,13 @@ __device__ __forceinline__ LagChunkPos lag_chunk_pos(int64_t j, int chunks_per_r
   return at;
 }
 
-// Phase A's or phase B's read of chunk j into `chunk` (policy: kStreamingKeep / kStreamingLast,
-// or kStreaming without hints).
-template <class T, RowKind kKind, class Cfg, LoadPolicy kPolicy>
+// Phase A's or phase B's read of chunk j into `chunk` (kKeep / kLast, or kStreaming without hints).
+template <class T, RowKind kKind, class Cfg, LagLoad kLoad>
 __device__ __forceinline__ void lag_load(const NormParams& p, int chunks_per_row, int64_t j,
                                          LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
   const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(j, chunks_per_row, p.layout.row_len);
   const T* xc = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin;
-  chunk.template load<kPolicy>(xc, at.len, threadIdx.x, cast_value<T>(tile_fill<kKind, acc_t<T>>()));
+  chunk.template load<kLoad>(xc, at.len, threadIdx.x, cast_value<T>(tile_fill<kKind, acc_t<T>>()));
 }
 
 // Phase A after lag_load: the chunk's partial, published. The block's threads all call it (block
@@ -249,7 +288,7 @@ __device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScr
   if (threadIdx.x == 0) {
     s.partial[t] = part;
     if (kKind == RowKind::kNorm && at.c == 0) s.first[at.row] = first;
-    ptx::red_release_gpu_add(s.arrived + at.row, 1u);
+    lag_release_add(s.arrived + at.row, 1u);
   }
 }
 
@@ -268,7 +307,7 @@ __device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScrat
   const LagChunkPos at = lag_chunk_pos<kLen>(j, chunks_per_row, n);
   const int rank = threadIdx.x, lane = threadIdx.x % kWarpSize;
   if (lane == 0) {
-    while (ptx::ld_acquire_gpu(s.arrived + at.row) < unsigned(chunks_per_row)) __nanosleep(64);
+    while (lag_acquire_load(s.arrived + at.row) < unsigned(chunks_per_row)) __nanosleep(64);
   }
   __syncwarp();
   const RowStats<Acc> total =
@@ -315,12 +354,12 @@ __device__ __forceinline__ void lag_write_loaded(const NormParams& p, const RowL
 template <class T, RowKind kKind, class Cfg>
 __device__ __forceinline__ void lag_write_streaming(const NormParams& p, const RowLagScratch<acc_t<T>>& s,
                                                     int chunks_per_row, int64_t j) {
-  constexpr LoadPolicy kPolicy = Cfg::kHints ? LoadPolicy::kStreamingLast : LoadPolicy::kStreaming;
+  constexpr LagLoad kLoad = Cfg::kHints ? LagLoad::kLast : LagLoad::kStreaming;
   using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
   const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(j, chunks_per_row, p.layout.row_len);
   const T* xc = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin;
   lag_write<T, kKind, Cfg, Cfg::kApplyUnroll>(p, s, chunks_per_row, j, [&](int v) {
-    return load_vec16<T, kPolicy>(xc + Chunk::slot_begin(v, threadIdx.x));
+    return lag_load_vec16<T, kLoad>(xc + Chunk::slot_begin(v, threadIdx.x));
   });
 }
 
@@ -390,8 +429,8 @@ row_lag_kernel(NormParams p, RowLagScratch<acc_t<T>> s, int chunks_per_row, int6
   using Acc = acc_t<T>;
   using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
   using Group = RowGroup<Acc, Cfg::kThreads>;
-  constexpr LoadPolicy kFirst = Cfg::kHints ? LoadPolicy::kStreamingKeep : LoadPolicy::kStreaming;
-  constexpr LoadPolicy kSecond = Cfg::kHints ? LoadPolicy::kStreamingLast : LoadPolicy::kStreaming;
+  constexpr LagLoad kFirst = Cfg::kHints ? LagLoad::kKeep : LagLoad::kStreaming;
+  constexpr LagLoad kSecond = Cfg::kHints ? LagLoad::kLast : LagLoad::kStreaming;
   __shared__ typename Group::TempStorage temp[2];
   // Slot `turn` is rewritten two tickets later, after the barrier of the ticket in between, which
   // every thread reaches only once it has read the slot.
