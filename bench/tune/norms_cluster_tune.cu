@@ -271,7 +271,10 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
 // CUDA 13.0), so the shapes count values, not vectors. Run 1 (session 12, H200) measured AB a4 at
 // L = C, 4C, R/2, R, 2R, 4R: best at R/2 (about 70 % softmax kind, 62-67 % norm kind, float32
 // 256 x 262144), waiting below it, L2 misses above; persistent grids, no hints, 512 threads, 16
-// values per thread, 4 blocks per SM and phase A's loads before phase B lost (rows dropped).
+// values per thread, 4 blocks per SM and phase A's loads before phase B lost (rows dropped). Run 2
+// measured the rows below (docs/norms.md "row_lag"): AB a4 / a0 at R/2 best for the softmax kind
+// (69-72 %, level with cluster_row), AB a0 pf at R/2 for the float32 norm kind (66-70 %); split,
+// early, bulk and every lag below R/2 lost.
 template <class T, RowKind kKind>
 void run_row_lag_candidates(const Problem& pr) {
   constexpr int kV = 32 / Vec16<T>::kLanes;  // 32 values per thread

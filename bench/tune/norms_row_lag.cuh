@@ -29,7 +29,7 @@
 // is ticket 2(j + L) + 1, above the tickets 2j' (j' <= j + C - 1) of its row's phase A.
 //
 // Scratch (row_lag_scratch_bytes): a 64-bit ticket counter and one arrival counter per row (both
-// zero at launch: the launcher clears them with one cudaMemsetAsync), the chunks' partials and the
+// zero at launch: launch_row_lag clears them with one cudaMemsetAsync), the chunks' partials and the
 // rows' first elements (norm kind: written by chunk 0's phase A, since with y = x chunk 0 may be
 // overwritten before the row's last phase B reads the frame).
 //
