@@ -1,9 +1,10 @@
-// Rows too long for one block (issue 5, docs/norms.md "cluster_row"): the library's split_row
-// (chunk statistics -> per-row combine -> apply: x read twice) against cluster_row_kernel
-// (cluster_row.cuh: the row in the shared memory of a thread block cluster, x read once) in several
-// slice shapes, for softmax / log_softmax / layer_norm / rms_norm, float32 and bfloat16, next to a
-// 16-byte copy kernel and cudaMemcpy of the same bytes ("%copy" = best copy time / kernel time,
-// bytes = x read + y written).
+// Rows too long for one block (issue 5, docs/norms.md "cluster_row", "row_lag"): the library's
+// split_row (chunk statistics -> per-row combine -> apply: x read twice) against cluster_row_kernel
+// (cluster_row.cuh: the row in the shared memory of a thread block cluster, x read once) and
+// row_lag_kernel (norms_row_lag.cuh, a harness-only candidate: one launch, each chunk read twice,
+// the second time from L2) in several shapes, for softmax / log_softmax / layer_norm / rms_norm,
+// float32 and bfloat16, next to a 16-byte copy kernel and cudaMemcpy of the same bytes ("%copy" =
+// best copy time / kernel time, bytes = x read + y written).
 // Every output of every row (split_row's too) is compared with a float64 reference computed on the
 // GPU (row statistics in double by one block per row, each element's reference in double at the
 // comparison): max |y - ref| / max |ref| over the whole output, PASS within 1e-5 (float32) or
@@ -11,7 +12,8 @@
 // Candidate "sN vM rK": N threads per CTA, M 16-byte slots each (slice N * M * 16 bytes of shared
 // memory), register bound of K resident CTAs per SM; C = the cluster size the row needs. A
 // candidate whose cluster cannot be launched (C > 16, or cudaOccupancyMaxActiveClusters = 0) prints
-// why and is skipped. Each row: median of 30 timed launches after 3 warm-ups; the sweep runs twice.
+// why and is skipped. Candidate "lag ...": see run_row_lag_candidates. Each row: median of 30 timed
+// launches after 3 warm-ups; the sweep runs twice.
 // Build and run on the GPU machine from the repo root (about 2 minutes of nvcc, well under 60 s of run):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_cluster_tune.cu -o /tmp/cluster_tune && /tmp/cluster_tune
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include "gpuprims/norms/cluster_row.cuh"
 #include "gpuprims/norms/row_on_chip.cuh"
 
+#include "norms_row_lag.cuh"
 #include "norms_tune_data.cuh"
 #include "tune_common.cuh"
 
@@ -230,28 +233,82 @@ void run_cluster(const Problem& pr, const char* label) {
             [&] { CHECK(cudaLaunchKernelEx(&cfg, kernel, p)); });
 }
 
-// The candidates: slices of 32 KiB to 128 KiB, 128 to 1024 threads; "u4" / "uF": the store loop
-// unrolled by 4 / fully (kStoreUnroll); "p": pipelined (two slices per CTA, kStages = 2,
-// persistent grid of the resident clusters). Run 4 (session 10) measured the single-stage u4 rows
-// s128 v32 r3, s256 v16 r3, s512 v8 r3, s256 v8 r4, s512 v16 r1 and two more (s1024 v4 r1, s256
-// v32 r1: 29-62 %, dropped).
+// row_lag_kernel (norms_row_lag.cuh: chunks read twice, the second time from L2). The lag is
+// L = max(per_row * C, resident_pct / 100 * R) tickets, C the chunks per row and R the blocks
+// resident at once (blocks per SM x SMs): phase B of ticket t finds its row complete only once the
+// row's last ticket has finished phase A, and up to R tickets are in flight, while the re-read
+// (L chunks back) must still hit L2 (session 12 runs 1-2: best at L = 3R/8..R/2). persistent: a
+// grid of R blocks taking tickets in a loop; else one block per ticket. Its scratch (counters
+// cleared by a cudaMemsetAsync inside the timed call) in pr.scratch.
+template <class T, RowKind kKind, class Cfg>
+void run_row_lag(const Problem& pr, const char* label, int per_row, int resident_pct, bool persistent) {
+  const auto kernel = row_lag_kernel<T, kKind, Cfg>;
+  const int64_t chunks_per_row = ceil_div(pr.len, Cfg::template chunk_len<T>());
+  int per_sm = 0;
+  if (Cfg::kSmemBytes > 0) {
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  }
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, Cfg::kSmemBytes));
+  cudaFuncAttributes fa;
+  CHECK(cudaFuncGetAttributes(&fa, kernel));
+  const NormParams p = params_for(pr);
+  const int64_t wave = int64_t(per_sm) * pr.sms;
+  const int64_t lag = std::max<int64_t>(per_row * chunks_per_row, resident_pct * wave / 100);
+  const int64_t blocks = persistent ? wave : 0;
+  char full[80];
+  snprintf(full, sizeof full, "lag t%d e%d r%d %s L=%lld%s", Cfg::kThreads, Cfg::kVecs * Vec16<T>::kLanes,
+           Cfg::kMinBlocks, label, (long long)lag, persistent ? " pers" : "");
+  report<T>(pr, full, fa.numRegs, int(fa.localSizeBytes), per_sm, int(chunks_per_row),
+            [&] { CHECK((launch_row_lag<T, kKind, Cfg>(p, pr.scratch, lag, blocks, nullptr))); });
+}
+
+// row_lag shapes: "tT eE rR": T threads, E values per thread (E * sizeof(T) / 16 16-byte vectors;
+// chunk T * E elements), R blocks per SM (register bound); schedule "AB" (phase A then phase B),
+// "early" (both reads issued together), "split" (roles by ticket parity) or "bulk" (early's order,
+// both reads by the bulk-copy engine into shared memory); "a4": phase B's re-read
+// 4 slots at a time after the row's wait, "a0": the whole re-read before it; "pf": next ticket
+// prefetched (with a persistent grid). 64 bfloat16 values per thread spilled 60-300 bytes (ptxas,
+// CUDA 13.0), so the shapes count values, not vectors. Run 1 (session 12, H200) measured AB a4 at
+// L = C, 4C, R/2, R, 2R, 4R: best at R/2 (about 70 % softmax kind, 62-67 % norm kind, float32
+// 256 x 262144), waiting below it, L2 misses above; persistent grids, no hints, 512 threads, 16
+// values per thread, 4 blocks per SM and phase A's loads before phase B lost (rows dropped). Run 2
+// measured the rows below (docs/norms.md "row_lag"): AB a4 / a0 at R/2 best for the softmax kind
+// (69-72 %, level with cluster_row), AB a0 pf at R/2 for the float32 norm kind (66-70 %); split,
+// early, bulk and every lag below R/2 lost.
+template <class T, RowKind kKind>
+void run_row_lag_candidates(const Problem& pr) {
+  constexpr int kV = 32 / Vec16<T>::kLanes;  // 32 values per thread
+  // Softmax kind: 4 blocks per SM fit without spills (64 registers); norm kind: 3.
+  constexpr int kR = kKind == RowKind::kSoftmax ? 4 : 3;
+  constexpr LagSchedule kAB = LagSchedule::kAThenB, kEarly = LagSchedule::kEarly, kSplit = LagSchedule::kSplit;
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, kAB, true, 4>>(pr, "AB a4", 1, 50, false);  // run 1's best
+  run_row_lag<T, kKind, RowLagConfig<256, kV, kR, kAB, true, 0>>(pr, "AB a0", 1, 50, false);
+  using Prefetched = RowLagConfig<256, kV, kR, kAB, true, 0, true>;
+  for (int pct : {25, 38, 50}) run_row_lag<T, kKind, Prefetched>(pr, "AB a0 pf", 1, pct, true);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 4, kAB, true, 4, true>>(pr, "AB a4 pf", 1, 50, true);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 2, kEarly, true, 0, true>>(pr, "early pf", 1, 50, true);
+  using Split = RowLagConfig<256, kV, kR, kSplit, true, 0, false>;
+  for (int pct : {25, 50}) run_row_lag<T, kKind, Split>(pr, "split", 1, pct, false);
+  using SplitPrefetched = RowLagConfig<256, kV, kR, kSplit, true, 0, true>;
+  for (int pct : {25, 50}) run_row_lag<T, kKind, SplitPrefetched>(pr, "split pf", 1, pct, true);
+  // bulk: chunks of 32 / 16 KiB for every dtype (the chunk is not held in registers).
+  using Bulk = RowLagConfig<256, 8, 3, LagSchedule::kBulk, true, 0, true>;  // 2 x 32 KiB
+  for (int pct : {25, 50}) run_row_lag<T, kKind, Bulk>(pr, "bulk pf", 1, pct, true);
+  using BulkHalf = RowLagConfig<256, 4, 6, LagSchedule::kBulk, true, 0, true>;  // 2 x 16 KiB
+  for (int pct : {25, 50}) run_row_lag<T, kKind, BulkHalf>(pr, "bulk pf", 1, pct, true);
+}
+
+// The candidates: split_row, the cluster shapes the library runs (64 KiB slices, store loop unrolled
+// by 4; the 32 / 128 KiB, fully unrolled and pipelined shapes lost in session 10 run 4 and session
+// 11 run 1, docs/norms.md "cluster_row"), and the row_lag candidates.
 template <class T, RowKind kKind>
 void run_candidates(const Problem& pr) {
   compute_reference<T>(pr);
   run_split_row<T, kKind>(pr);
-  run_cluster<T, kKind, ClusterRowConfig<256, 8, 4>>(pr, "s256 v8 r4 u4");           // 32 KiB
-  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3>>(pr, "s128 v32 r3 u4");         // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3, 1, 32>>(pr, "s128 v32 r3 uF");  // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<256, 16, 3>>(pr, "s256 v16 r3 u4");         // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3>>(pr, "s512 v8 r3 u4");           // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3, 1, 8>>(pr, "s512 v8 r3 uF");     // 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 16, 1>>(pr, "s512 v16 r1 u4");         // 128 KiB
-  run_cluster<T, kKind, ClusterRowConfig<256, 16, 1, 2, 16>>(pr, "p s256 v16 r1 uF");  // 2 x 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 8, 1, 2, 8>>(pr, "p s512 v8 r1 uF");     // 2 x 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<1024, 4, 1, 2, 4>>(pr, "p s1024 v4 r1 uF");   // 2 x 64 KiB
-  run_cluster<T, kKind, ClusterRowConfig<256, 8, 2, 2, 8>>(pr, "p s256 v8 r2 uF");     // 2 x 32 KiB
-  run_cluster<T, kKind, ClusterRowConfig<512, 4, 2, 2, 4>>(pr, "p s512 v4 r2 uF");     // 2 x 32 KiB
-  run_cluster<T, kKind, ClusterRowConfig<128, 32, 2, 2, 32>>(pr, "p s128 v32 r2 uF");  // 2 x 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<128, 32, 3>>(pr, "s128 v32 r3 u4");  // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<256, 16, 3>>(pr, "s256 v16 r3 u4");  // 64 KiB
+  run_cluster<T, kKind, ClusterRowConfig<512, 8, 3>>(pr, "s512 v8 r3 u4");    // 64 KiB
+  run_row_lag_candidates<T, kKind>(pr);
 }
 
 template <class T>
