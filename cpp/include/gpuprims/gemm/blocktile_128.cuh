@@ -136,7 +136,9 @@ struct Blocked128Slices {
   bool a_rows_fastest, b_rows_fastest;
 
   // Dispatch chose the vector mapping only when both operands have unit column stride and aligned rows.
-  __device__ __forceinline__ Blocked128Slices(const GemmParams& p, int64_t z, int64_t m0, int64_t n0, int t) {
+  // k_begin: the first K index streamed (a multiple of kTileK; Stream-K pieces start inside K).
+  __device__ __forceinline__ Blocked128Slices(const GemmParams& p, int64_t z, int64_t m0, int64_t n0, int t,
+                                              int64_t k_begin = 0) {
     m_left = clamp_left(p.m, m0, kTileM);
     n_left = clamp_left(p.n, n0, kTileN);
     a_rows_fastest = rows_contiguous(p.sa);
@@ -144,13 +146,13 @@ struct Blocked128Slices {
     a_step = kTileK * p.sa.col;
     b_step = kTileK * p.sb.row;
     if constexpr (kVecLoads) {
-      a_src = static_cast<const float*>(p.a) + p.sa.offset(z, m0 + t / kQa, (t % kQa) * 4);
-      b_src = static_cast<const float*>(p.b) + p.sb.offset(z, t / kQb, n0 + (t % kQb) * 4);
+      a_src = static_cast<const float*>(p.a) + p.sa.offset(z, m0 + t / kQa, k_begin + (t % kQa) * 4);
+      b_src = static_cast<const float*>(p.b) + p.sb.offset(z, k_begin + t / kQb, n0 + (t % kQb) * 4);
       m_left -= t / kQa;         // rows from this thread's first A row (may be <= 0)
       n_left -= (t % kQb) * 4;   // this thread's B columns inside (may be <= 0)
     } else {
-      a_src = static_cast<const float*>(p.a) + p.sa.offset(z, m0, 0);
-      b_src = static_cast<const float*>(p.b) + p.sb.offset(z, 0, n0);
+      a_src = static_cast<const float*>(p.a) + p.sa.offset(z, m0, k_begin);
+      b_src = static_cast<const float*>(p.b) + p.sb.offset(z, k_begin, n0);
     }
   }
 
@@ -286,6 +288,41 @@ __device__ __forceinline__ void store_outputs(const GemmParams& p, int64_t z, in
   }
 }
 
+// The double-buffered K loop of the warptile step: accumulates slices [k_begin, k_end) of one tile
+// (k_begin a multiple of kTileK; slices is positioned at k_begin). as / bs: two buffers each.
+// Invariant at the top of each step: the slice at k0 is in buffer `cur` and visible to every
+// thread; the other buffer was last read in the previous step, which every thread finished before
+// the barrier that ended it, so the parts of the next slice may land there while this one is
+// multiplied. Ends with a barrier, so the buffers may be refilled at once.
+template <class Cfg, bool kVecLoads, Blocked128Step kStep>
+__device__ __forceinline__ void multiply_k_range(const GemmParams& p, Blocked128Slices<Cfg, kVecLoads>& slices,
+                                                 int64_t k_begin, int64_t k_end, float* as, float* bs, int t,
+                                                 const ThreadBlockMap<kStep, Cfg>& map,
+                                                 float (&acc)[Cfg::kThreadM][Cfg::kThreadN]) {
+  constexpr int kSliceA = Cfg::kTileK * Cfg::kLda, kSliceB = Cfg::kTileK * Cfg::kTileN;  // words
+  constexpr int kPartSteps = Cfg::kTileK / Cfg::kFetchParts;
+  if (k_begin < k_end) {
+    slices.load(p, k_begin, as, bs, t);
+    __syncthreads();
+  }
+  int cur = 0;
+  for (int64_t k0 = k_begin; k0 < k_end; k0 += Cfg::kTileK) {
+    const bool more = k0 + Cfg::kTileK < k_end;
+    const float* as_cur = as + cur * kSliceA;
+    const float* bs_cur = bs + cur * kSliceB;
+    float* as_next = as + (cur ^ 1) * kSliceA;
+    float* bs_next = bs + (cur ^ 1) * kSliceB;
+#pragma unroll
+    for (int part = 0; part < Cfg::kFetchParts; ++part) {
+      if (more) slices.fetch(p, k0 + Cfg::kTileK, t, part);
+      multiply_steps<kPartSteps>(as_cur, bs_cur, part * kPartSteps, map, acc);
+      if (more) slices.store(as_next, bs_next, t, part);
+    }
+    cur ^= 1;
+    __syncthreads();
+  }
+}
+
 // __launch_bounds__ blocks per SM: the strided-loader instantiation (219+ registers) always runs one
 // block per SM. sm_80's register allocator spills 16-deep slices (44 bytes in 2 parts) under the
 // 128-register cap of two blocks, where sm_90's fits them and both fit 8-deep ones: sm_80 builds
@@ -312,32 +349,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, (blocked_min_blocks<Cfg, kVecLo
   for_each_tile<Cfg::kTileM, Cfg::kTileN, Cfg::kGroupM>(p, [&](int64_t z, int64_t m0, int64_t n0) {
     float acc[Cfg::kThreadM][Cfg::kThreadN] = {};
     Blocked128Slices<Cfg, kVecLoads> slices(p, z, m0, n0, t);
-    constexpr int kPartSteps = Cfg::kTileK / Cfg::kFetchParts;
     if constexpr (kDoubleBuffer) {
-      // Invariant at the top of each step: the slice at k0 is in buffer `cur` and visible to every
-      // thread; the other buffer was last read in the previous step, which every thread finished
-      // before the barrier that ended it, so the parts of the next slice may land there while this
-      // one is multiplied.
-      if (p.k > 0) {
-        slices.load(p, 0, as, bs, t);
-        __syncthreads();
-      }
-      int cur = 0;
-      for (int64_t k0 = 0; k0 < p.k; k0 += Cfg::kTileK) {
-        const bool more = k0 + Cfg::kTileK < p.k;
-        const float* as_cur = as + cur * kSliceA;
-        const float* bs_cur = bs + cur * kSliceB;
-        float* as_next = as + (cur ^ 1) * kSliceA;
-        float* bs_next = bs + (cur ^ 1) * kSliceB;
-#pragma unroll
-        for (int part = 0; part < Cfg::kFetchParts; ++part) {
-          if (more) slices.fetch(p, k0 + Cfg::kTileK, t, part);
-          multiply_steps<kPartSteps>(as_cur, bs_cur, part * kPartSteps, map, acc);
-          if (more) slices.store(as_next, bs_next, t, part);
-        }
-        cur ^= 1;
-        __syncthreads();
-      }
+      multiply_k_range<Cfg>(p, slices, 0, p.k, as, bs, t, map, acc);
     } else {
       for (int64_t k0 = 0; k0 < p.k; k0 += Cfg::kTileK) {
         slices.load(p, k0, as, bs, t);
