@@ -345,14 +345,15 @@ template <class Cfg>
 void warptile(const char* name, const Problem<float>& pr) {
   auto kernel = blocked_128_kernel<Blocked128Step::kWarptile, true, Cfg>;
   report("fp32", name, pr, reinterpret_cast<const void*>(kernel), Cfg::kThreads, 0, [&](const GemmParams& p) {
-    kernel<<<grid_for(p, Cfg::kTileM, Cfg::kTileN), Cfg::kThreads>>>(p);
+    kernel<<<grid_for(p, Cfg::kTileM, Cfg::kTileN), Cfg::kThreads>>>(p, INT64_MAX);  // every tile
   });
 }
 
 // ---- float32 warptile with a Stream-K last wave (warptile_streamk.cuh): a persistent grid of the
 //      resident blocks; "w1" splits the tiles past the last whole wave, "w2" one wave more; "uN"
-//      splits K in units of N 8-deep slices; "last": split tiles at the end of the tile order and
-//      run after the whole ones (else first, before them). ----
+//      splits K in units of N slices; "streamk": one launch runs the split tiles first, then the
+//      whole ones (StreamKMode::kSplitFirst); "hybrid": blocked_128_kernel runs the whole waves
+//      (tile_end) and a Stream-K launch behind it only the split tiles (kSplitOnly). ----
 struct StreamKBuffers {
   unsigned grid;          // resident blocks: SMs x blocks per SM
   float* partials;        // grid slots of a tile
@@ -374,10 +375,13 @@ StreamKBuffers streamk_buffers(int sms) {
 
 template <class Cfg>
 void streamk(const char* name, const Problem<float>& pr, const StreamKBuffers& ws, int waves, int unit_slices,
-             bool split_last) {
+             StreamKMode mode) {
   auto kernel = warptile_streamk_kernel<Cfg>;
   report("fp32", name, pr, reinterpret_cast<const void*>(kernel), Cfg::kThreads, 0, [&](const GemmParams& p) {
-    const StreamKSchedule w = streamk_schedule<Cfg>(p, ws.grid, waves, unit_slices, split_last, ws.partials, ws.counters);
+    const StreamKSchedule w = streamk_schedule<Cfg>(p, ws.grid, waves, unit_slices, mode, ws.partials, ws.counters);
+    if (mode == StreamKMode::kSplitOnly && w.split_begin > 0) {
+      blocked_128_kernel<Blocked128Step::kWarptile, true, Cfg><<<unsigned(w.split_begin), Cfg::kThreads>>>(p, w.split_begin);
+    }
     kernel<<<ws.grid, Cfg::kThreads>>>(p, w);
   });
 }
@@ -388,24 +392,25 @@ void sweep_float32(cublasHandle_t h, int sms) {
   warptile<Blocked128Base>("base 128x128x8 p1 w2x4 t8x8 b2 pad0 g1", pr);
   warptile<WarptileConfig>("LIBRARY large (WarptileConfig)", pr);
   warptile<WarptileSmallConfig>("LIBRARY small (WarptileSmallConfig)", pr);
-  // Of the earlier sweeps' candidate tilings (docs/gemm.md, first and second sweeps) only the two
-  // nearest the library's stay (bands of 4: the baseline of the banded Stream-K row below; A
-  // padded: the second sweep's best row, 0.859x), to keep the float32 run short.
-  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 4>>("128x256x8 p1 w2x4 t8x16 b1 pad0 g4", pr);
+  // Of the earlier sweeps' candidate tilings (docs/gemm.md, first and second sweeps) only the one
+  // nearest the library's stays (A padded: the second sweep's best row, 0.859x), to keep the
+  // float32 run short.
   warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 4, 8>>("128x256x8 p1 w2x4 t8x16 b1 pad4 g8", pr);
-  // Stream-K last wave on WarptileConfig (4096^3: 512 tiles = 3.88 waves on 132 SMs; 1000^3: 32
-  // tiles, all split).
+  // Stream-K (4096^3: 512 tiles of 128x256 = 3.88 waves on 132 SMs, 1024 of 128x128 = 3.88 waves
+  // of two blocks per SM; 1000^3: 32 / 64 tiles, all split). Session 12 run 1 (H200): one launch
+  // with the split tiles first lost 3 % at 4096^3 (0.833-0.840x against 0.860-0.865x; units of
+  // 4 / 16 slices, split tiles last, bands of 4 the same; two split waves 0.816-0.824x) and won at
+  // 1000^3 (0.78x against 0.53x for the small tiling).
+  constexpr StreamKMode kFirst = StreamKMode::kSplitFirst, kOnly = StreamKMode::kSplitOnly;
   const StreamKBuffers ws = streamk_buffers<WarptileConfig>(sms);
-  streamk<WarptileConfig>("streamk WarptileConfig w1 u1", pr, ws, 1, 1, false);
-  streamk<WarptileConfig>("streamk WarptileConfig w1 u4", pr, ws, 1, 4, false);
-  streamk<WarptileConfig>("streamk WarptileConfig w1 u16", pr, ws, 1, 16, false);
-  streamk<WarptileConfig>("streamk WarptileConfig w2 u1", pr, ws, 2, 1, false);
-  streamk<WarptileConfig>("streamk WarptileConfig w1 u1 last", pr, ws, 1, 1, true);
-  streamk<WarptileConfig>("streamk WarptileConfig w2 u1 last", pr, ws, 2, 1, true);
-  // Tile order: bands of 4 tile rows (the whole-tile waves' L2 footprint).
-  using Band4 = BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 4>;
-  const StreamKBuffers ws4 = streamk_buffers<Band4>(sms);
-  streamk<Band4>("streamk 128x256x8 g4 w1 u1", pr, ws4, 1, 1, false);
+  streamk<WarptileConfig>("streamk large w1 u1", pr, ws, 1, 1, kFirst);
+  streamk<WarptileConfig>("hybrid large w1 u1", pr, ws, 1, 1, kOnly);
+  streamk<WarptileConfig>("hybrid large w1 u4", pr, ws, 1, 4, kOnly);
+  streamk<WarptileConfig>("hybrid large w2 u1", pr, ws, 2, 1, kOnly);
+  const StreamKBuffers ws_small = streamk_buffers<WarptileSmallConfig>(sms);
+  streamk<WarptileSmallConfig>("streamk small w1 u1", pr, ws_small, 1, 1, kFirst);
+  streamk<WarptileSmallConfig>("hybrid small w1 u1", pr, ws_small, 1, 1, kOnly);
+  streamk<WarptileSmallConfig>("hybrid small w1 u2", pr, ws_small, 1, 2, kOnly);
 }
 
 // The mma.sync ceiling: each warp issues kIters rounds of 32 independent m16n8k16 (a 64x64 warp

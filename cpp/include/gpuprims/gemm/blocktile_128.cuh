@@ -336,8 +336,11 @@ constexpr int blocked_min_blocks() {
   return kVecLoads ? Cfg::kMinBlocks : 1;
 }
 
+// tile_end: runs only the tiles before it in TileOrder (the data-parallel waves ahead of a Stream-K
+// launch for the rest: warptile_streamk.cuh).
 template <Blocked128Step kStep, bool kVecLoads, class Cfg = Blocked128Base>
-__global__ void __launch_bounds__(Cfg::kThreads, (blocked_min_blocks<Cfg, kVecLoads>())) blocked_128_kernel(GemmParams p) {
+__global__ void __launch_bounds__(Cfg::kThreads, (blocked_min_blocks<Cfg, kVecLoads>()))
+    blocked_128_kernel(GemmParams p, int64_t tile_end = INT64_MAX) {
   constexpr bool kDoubleBuffer = kStep == Blocked128Step::kWarptile;
   constexpr int kBuffers = kDoubleBuffer ? 2 : 1;
   constexpr int kSliceA = Cfg::kTileK * Cfg::kLda, kSliceB = Cfg::kTileK * Cfg::kTileN;  // words
@@ -360,7 +363,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, (blocked_min_blocks<Cfg, kVecLo
       }
     }
     store_outputs(p, z, m0, n0, map, acc);
-  });
+  }, tile_end);
 }
 
 }  // namespace gemm

@@ -51,10 +51,12 @@ struct TileOrder {
 // Calls body(z, m0, n0) for every kTileM x kTileN output tile this block owns, in TileOrder: a 1-D
 // grid strides through the sequence, so any size fits the grid and one loop counter stays live
 // instead of three. The trip count is uniform across the block, so bodies may synchronize.
+// tile_end: only the tiles before it (a Stream-K launch runs the rest: warptile_streamk.cuh).
 template <int kTileM, int kTileN, int kGroupM = 1, class Body>
-__device__ __forceinline__ void for_each_tile(const GemmParams& p, Body&& body) {
+__device__ __forceinline__ void for_each_tile(const GemmParams& p, Body&& body, int64_t tile_end = INT64_MAX) {
   const TileOrder<kTileM, kTileN, kGroupM> order(p);
-  for (int64_t i = blockIdx.x; i < order.tiles; i += gridDim.x) {
+  const int64_t end = tile_end < order.tiles ? tile_end : order.tiles;
+  for (int64_t i = blockIdx.x; i < end; i += gridDim.x) {
     const TileOrigin o = order.origin(i);
     body(o.z, o.m0, o.n0);
   }

@@ -36,23 +36,38 @@
 namespace gpuprims {
 namespace gemm {
 
+// Where the split tiles go and who runs the whole ones:
+//   kSplitFirst  split tiles first in TileOrder, each block runs its pieces, then its whole tiles
+//   kSplitLast   split tiles last, each block runs its whole tiles, then its pieces
+//   kSplitOnly   split tiles last, this launch runs only them: the whole tiles are left to a
+//                blocked_128_kernel launch before it (tile_end = StreamKSchedule::split_begin),
+//                so the full waves keep that kernel's code (fewer registers, no schedule)
+enum class StreamKMode { kSplitFirst, kSplitLast, kSplitOnly };
+
+// The split the library's warptile variant runs (variant_warptile.cu), one of gemm_tune.cu's
+// "streamk" rows: waves 1 (only the tiles past the last whole wave), units of one slice.
+struct WarptileStreamK {
+  static constexpr int kWaves = 1, kUnitSlices = 1;
+  static constexpr StreamKMode kMode = StreamKMode::kSplitFirst;
+};
+
 // What one launch splits, computed on the host (streamk_schedule) for a grid of `grid` blocks.
 struct StreamKSchedule {
-  int64_t split_tiles;    // tiles split into pieces; the others run whole
-  int64_t units_per_tile; // ceil(K slices / unit_slices)
-  int64_t units;          // split_tiles * units_per_tile: the S above
-  int64_t unit_k;         // K per unit: unit_slices * kTileK
-  bool split_last;        // split tiles are the last of TileOrder, run after the whole ones
-                          // (else the first, run before them)
-  float* partials;        // one kTileM x kTileN slot per block
-  unsigned int* counters; // [0]: the ticket; [1 + x]: the units published for split tile x
+  int64_t split_begin, split_tiles;  // TileOrder tiles [split_begin, + split_tiles) are split
+  int64_t whole_begin, whole_tiles;  // tiles [whole_begin, + whole_tiles) run whole in this launch
+  int64_t units_per_tile;            // ceil(K slices / unit_slices)
+  int64_t units;                     // split_tiles * units_per_tile: the S above
+  int64_t unit_k;                    // K per unit: unit_slices * kTileK
+  bool whole_first;                  // a block runs its whole tiles before its pieces
+  float* partials;                   // one kTileM x kTileN slot per block
+  unsigned int* counters;            // [0]: the ticket; [1 + x]: the units published for split tile x
 };
 
 // waves: how many waves' worth of tiles are split: 1 splits the tiles past the last full wave
 // (none when the tiles fill whole waves), 2 one wave more (when there are that many).
 template <class Cfg>
 inline StreamKSchedule streamk_schedule(const GemmParams& p, int64_t grid, int waves, int unit_slices,
-                                        bool split_last, float* partials, unsigned int* counters) {
+                                        StreamKMode mode, float* partials, unsigned int* counters) {
   StreamKSchedule w{};
   const int64_t tiles = (p.m + Cfg::kTileM - 1) / Cfg::kTileM * ((p.n + Cfg::kTileN - 1) / Cfg::kTileN) * p.batch;
   const int64_t rest = tiles % grid;
@@ -61,7 +76,10 @@ inline StreamKSchedule streamk_schedule(const GemmParams& p, int64_t grid, int w
   w.split_tiles = rest == 0 || w.units_per_tile == 0 ? 0 : rest + (waves - 1) * grid;  // K = 0: nothing to split
   if (w.split_tiles > tiles) w.split_tiles = rest;
   w.units = w.split_tiles * w.units_per_tile;
-  w.split_last = split_last;
+  w.split_begin = mode == StreamKMode::kSplitFirst ? 0 : tiles - w.split_tiles;
+  w.whole_begin = mode == StreamKMode::kSplitFirst ? w.split_tiles : 0;
+  w.whole_tiles = mode == StreamKMode::kSplitOnly ? 0 : tiles - w.split_tiles;
+  w.whole_first = mode == StreamKMode::kSplitLast;
   w.partials = partials;
   w.counters = counters;
   return w;
@@ -114,15 +132,13 @@ __device__ __forceinline__ void add_partial(const float* slot, int t, float (&ac
 // One work item of a block: a piece of split tile `split` (units [u0, u1) of it) or, with split
 // = -1, a whole tile; `tile` = -1 past the block's last item.
 struct StreamKItem {
-  TileOrigin tile_origin;
+  TileOrigin tile_origin;  // filled by the kernel
   int64_t tile, split, u0, u1;
 };
 
 // Item `item` of the block holding ticket s: its pieces of split tiles (the unfinished one first),
-// then whole tiles s, s + G, ... of the others; with split_last the whole tiles first.
-template <class Order>
-__device__ __forceinline__ StreamKItem streamk_item(const StreamKSchedule& w, const Order& order, int64_t grid,
-                                                     int64_t s, int64_t item) {
+// then its whole tiles s, s + G, ... (or the whole tiles first: whole_first).
+__device__ __forceinline__ StreamKItem streamk_item(const StreamKSchedule& w, int64_t grid, int64_t s, int64_t item) {
   const StreamKRanges ranges{w.units, grid};
   const int64_t upt = w.units_per_tile;
   int64_t unit_lo = 0, unit_hi = 0, first = 0, last = -1;
@@ -135,20 +151,19 @@ __device__ __forceinline__ StreamKItem streamk_item(const StreamKSchedule& w, co
     }
   }
   const bool open_end = last >= first && unit_hi < (last + 1) * upt;  // the last piece is unfinished
-  const int64_t pieces = last - first + 1, whole_tiles = order.tiles - w.split_tiles;
-  const int64_t whole = s < whole_tiles ? (whole_tiles - 1 - s) / grid + 1 : 0;
+  const int64_t pieces = last - first + 1;
+  const int64_t whole = s < w.whole_tiles ? (w.whole_tiles - 1 - s) / grid + 1 : 0;
   StreamKItem it{{0, 0, 0}, -1, -1, 0, upt};
-  const int64_t piece = w.split_last ? item - whole : item;
+  const int64_t piece = w.whole_first ? item - whole : item;
   if (piece >= 0 && piece < pieces) {
     const int64_t x = open_end ? (piece == 0 ? last : first + piece - 1) : first + piece;
     it.split = x;
     it.u0 = (unit_lo > x * upt ? unit_lo : x * upt) - x * upt;
     it.u1 = (unit_hi < (x + 1) * upt ? unit_hi : (x + 1) * upt) - x * upt;
-    it.tile = (w.split_last ? whole_tiles : 0) + x;
+    it.tile = w.split_begin + x;
   } else if (item < pieces + whole) {
-    it.tile = (w.split_last ? 0 : w.split_tiles) + s + (w.split_last ? item : item - pieces) * grid;
+    it.tile = w.whole_begin + s + (w.whole_first ? item : item - pieces) * grid;
   }
-  if (it.tile >= 0) it.tile_origin = order.origin(it.tile);
   return it;
 }
 
@@ -156,7 +171,8 @@ __device__ __forceinline__ StreamKItem streamk_item(const StreamKSchedule& w, co
 // hang, see above, but only queue) and the 16-byte loaders' layout (dispatch's a_vec_rows and
 // b_vec_rows).
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1) warptile_streamk_kernel(GemmParams p, StreamKSchedule w) {
+__global__ void __launch_bounds__(Cfg::kThreads, (blocked_min_blocks<Cfg, true>()))
+    warptile_streamk_kernel(GemmParams p, StreamKSchedule w) {
   constexpr int kSliceA = Cfg::kTileK * Cfg::kLda, kSliceB = Cfg::kTileK * Cfg::kTileN;  // words
   static_assert(2 * (kSliceA + kSliceB) * 4 <= 48 * 1024, "static shared memory is limited to 48 KiB");
   __shared__ __align__(16) float as[2 * kSliceA];
@@ -171,7 +187,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) warptile_streamk_kernel(Gemm
   if (t == 0) ticket = atomicInc(w.counters, static_cast<unsigned int>(grid - 1));
   for (int64_t item = 0;; ++item) {
     __syncthreads();  // everyone is done with the previous item's `cur` (and `ticket` is visible)
-    if (t == 0) cur = streamk_item(w, TileOrder<Cfg::kTileM, Cfg::kTileN, Cfg::kGroupM>(p), grid, ticket, item);
+    if (t == 0) {
+      cur = streamk_item(w, grid, ticket, item);
+      if (cur.tile >= 0) cur.tile_origin = TileOrder<Cfg::kTileM, Cfg::kTileN, Cfg::kGroupM>(p).origin(cur.tile);
+    }
     __syncthreads();
     if (cur.tile < 0) break;
     float acc[Cfg::kThreadM][Cfg::kThreadN] = {};
