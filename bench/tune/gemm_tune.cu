@@ -24,12 +24,12 @@
 // The bf16 section starts with the mma.sync ceiling: independent mma.sync on registers, no loads,
 // 8 warps per SM, as TFLOP/s and as the 4096^3 time it would imply.
 // Rows: "base" is the tiling before issue 6's tuning (Blocked128Base / MmaBase), "LIBRARY" what
-// the library runs now (WarptileConfig for products of at least two waves of its tiles,
-// WarptileSmallConfig below that; MmaPipelinedConfig: flip those one-line aliases to adopt another
-// row), the rest candidates named by their template arguments (legend above each sweep), around
-// the best rows of the earlier sweeps (docs/gemm.md "Tuning"); "streamk" rows run the warptile
-// kernel with a Stream-K last wave (warptile_streamk.cuh, legend above them). Each row is also
-// timed at 1000^3 (ms1000, x1000 = cuBLAS ms / ms; the library picks the small fp32 tiling there).
+// the library runs now (WarptileStreamK; MmaPipelinedConfig / MmaPipelinedLargeConfig: flip those
+// one-line aliases to adopt another row), the rest candidates named by their template arguments
+// (legend above each sweep), around the best rows of the earlier sweeps (docs/gemm.md "Tuning");
+// "streamk" and "hybrid" rows run the warptile kernel with a Stream-K last wave
+// (warptile_streamk.cuh, legend above them). Each row is also timed at 1000^3 (ms1000, x1000 =
+// cuBLAS ms / ms).
 //
 // Build and run on the GPU machine (a few minutes of single-threaded nvcc; the argument bf16 skips
 // the float32 sweep, fp32 the bfloat16 one):
@@ -390,8 +390,8 @@ void sweep_float32(cublasHandle_t h, int sms) {
   const Problem<float> pr = make_problem<float>(h, 1e-4);
   header("fp32", pr.cublas_ms, pr.cublas_small_ms);
   warptile<Blocked128Base>("base 128x128x8 p1 w2x4 t8x8 b2 pad0 g1", pr);
-  warptile<WarptileConfig>("LIBRARY large (WarptileConfig)", pr);
-  warptile<WarptileSmallConfig>("LIBRARY small (WarptileSmallConfig)", pr);
+  warptile<WarptileConfig>("large plain (WarptileConfig)", pr);
+  warptile<WarptileSmallConfig>("small plain (WarptileSmallConfig)", pr);
   // Of the earlier sweeps' candidate tilings (docs/gemm.md, first and second sweeps) only the one
   // nearest the library's stays (A padded: the second sweep's best row, 0.859x), to keep the
   // float32 run short.
@@ -400,7 +400,8 @@ void sweep_float32(cublasHandle_t h, int sms) {
   // of two blocks per SM; 1000^3: 32 / 64 tiles, all split). Session 12 run 1 (H200): one launch
   // with the split tiles first lost 3 % at 4096^3 (0.833-0.840x against 0.860-0.865x; units of
   // 4 / 16 slices, split tiles last, bands of 4 the same; two split waves 0.816-0.824x) and won at
-  // 1000^3 (0.78x against 0.53x for the small tiling).
+  // 1000^3 (0.78x against 0.53x for the small tiling). Run 2: hybrid rows gain 0.5-1 % at 4096^3;
+  // the library runs "hybrid small w1 u2" (0.873x / 0.869x; 1000^3 0.840x / 0.811x), the LIBRARY row.
   constexpr StreamKMode kFirst = StreamKMode::kSplitFirst, kOnly = StreamKMode::kSplitOnly;
   const StreamKBuffers ws = streamk_buffers<WarptileConfig>(sms);
   streamk<WarptileConfig>("streamk large w1 u1", pr, ws, 1, 1, kFirst);
@@ -410,7 +411,9 @@ void sweep_float32(cublasHandle_t h, int sms) {
   const StreamKBuffers ws_small = streamk_buffers<WarptileSmallConfig>(sms);
   streamk<WarptileSmallConfig>("streamk small w1 u1", pr, ws_small, 1, 1, kFirst);
   streamk<WarptileSmallConfig>("hybrid small w1 u1", pr, ws_small, 1, 1, kOnly);
-  streamk<WarptileSmallConfig>("hybrid small w1 u2", pr, ws_small, 1, 2, kOnly);
+  static_assert(std::is_same<WarptileStreamK::Config, WarptileSmallConfig>::value, "the LIBRARY row");
+  streamk<WarptileSmallConfig>("LIBRARY hybrid small w1 u2 (WarptileStreamK)", pr, ws_small, WarptileStreamK::kWaves,
+                               WarptileStreamK::kUnitSlices, WarptileStreamK::kMode);
 }
 
 // The mma.sync ceiling: each warp issues kIters rounds of 32 independent m16n8k16 (a 64x64 warp

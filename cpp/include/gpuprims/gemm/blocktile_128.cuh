@@ -71,17 +71,17 @@ struct BlockedConfig {
 // The first rung's configuration (blocktile_2d, vectorized, and warptile before issue 6's tuning:
 // 0.788x cuBLAS at 4096^3 on the H200 in the harness).
 using Blocked128Base = BlockedConfig<128, 128, 8, 1, 2, 4, 8, 2, 0, 1>;
-// What the warptile variant runs, chosen by problem size in variant_warptile.cu (each a one-line
-// alias; Blocked128Base restores the kernel before issue 6's tuning). Measured on the H200 at
-// 4096^3 (bench/tune/gemm_tune.cu, docs/gemm.md "Tuning"):
+// The tilings of issue 6's tuning (one-line aliases; Blocked128Base restores the kernel before it).
+// Measured on the H200 at 4096^3 (bench/tune/gemm_tune.cu, docs/gemm.md "Tuning"):
 //   WarptileConfig       128x256x8, 8 warps of 64x64 (8x16 outputs a thread: 6 float4 shared
 //                        loads per 128 FMAs instead of 4 per 64), one block per SM (241 registers),
-//                        bands of 8 tile rows: 0.852x cuBLAS, the best row. Used when the product
-//                        has at least two waves of its tiles.
+//                        bands of 8 tile rows: 0.852x cuBLAS in the first sweep; the library's
+//                        large-product tiling until session 12, now a harness candidate.
 //   WarptileSmallConfig  128x128x16 slices fetched in two 8-deep parts (half the barriers and
 //                        slice bookkeeping within the 128 registers of two blocks per SM), A rows
-//                        padded to 132 words: 0.841x; smaller products, where 128x256 tiles would
-//                        leave SMs idle, and the strided-loader instantiation.
+//                        padded to 132 words: 0.841x then, 0.860-0.872x in session 12 (the same as
+//                        WarptileConfig); what the warptile variant runs (variant_warptile.cu:
+//                        through WarptileStreamK on aligned rows, warptile_streamk.cuh).
 using WarptileConfig = BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 8>;
 using WarptileSmallConfig = BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 1>;
 

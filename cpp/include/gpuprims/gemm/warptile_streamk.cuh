@@ -7,7 +7,7 @@
 // splits the K loops of the remaining tiles ("split tiles") evenly over all G blocks: their K
 // slices, in units of `unit_slices` slices, are laid end to end (tile after tile) and block s
 // takes units [s * S / G, (s + 1) * S / G) of the S in all, parts of at most two tiles when fewer
-// tiles than blocks are split. (StreamKSchedule::waves = 2 splits one more wave's worth of tiles:
+// tiles than blocks are split. (streamk_schedule's waves = 2 splits one more wave's worth of tiles:
 // fewer whole tiles, the same balance, more fix-up traffic.)
 //
 // A split tile's pieces: a block whose range ends inside a tile (its last piece) writes that
@@ -44,11 +44,16 @@ namespace gemm {
 //                so the full waves keep that kernel's code (fewer registers, no schedule)
 enum class StreamKMode { kSplitFirst, kSplitLast, kSplitOnly };
 
-// The split the library's warptile variant runs (variant_warptile.cu), one of gemm_tune.cu's
-// "streamk" rows: waves 1 (only the tiles past the last whole wave), units of one slice.
+// What the library's warptile variant runs on the 16-byte loaders (variant_warptile.cu): the
+// harness row "hybrid small w1 u2" (bench/tune/gemm_tune.cu; docs/gemm.md, sixth sweep): the
+// 128x128 tiling at two blocks per SM, the whole waves by blocked_128_kernel and the tiles past
+// them split in units of two 16-deep slices by a second launch. H200, 4096^3: 0.873x / 0.869x
+// cuBLAS against 0.868x / 0.861x for the plain 128x256 tiling; 1000^3 (64 tiles, all split):
+// 0.840x / 0.811x against 0.541x / 0.528x.
 struct WarptileStreamK {
-  static constexpr int kWaves = 1, kUnitSlices = 1;
-  static constexpr StreamKMode kMode = StreamKMode::kSplitFirst;
+  using Config = WarptileSmallConfig;
+  static constexpr int kWaves = 1, kUnitSlices = 2;
+  static constexpr StreamKMode kMode = StreamKMode::kSplitOnly;
 };
 
 // What one launch splits, computed on the host (streamk_schedule) for a grid of `grid` blocks.
