@@ -19,8 +19,8 @@ TORCH_CUDA = Framework("torch", "cuda")
 FLOAT32_RUNS = (("auto", False),) + tuple((v, False) for v in matmul_variants_for("float32")) + (("wmma", True),)
 # (M, K, N) around the tiles: 32 (naive, coalesced, smem_tiled), 64 (blocktile_1d), 128
 # (blocktile_2d, vectorized, warptile, wmma, mma_pipelined), 256, K slices of 8, 16, 32 and 64,
-# float4 tails (K, N not multiples of 4). (warptile's 128 x 256 tiling runs only on products of
-# two waves of its tiles: test_warptile_large_tiling.)
+# float4 tails (K, N not multiples of 4). (warptile's Stream-K split runs only on products that
+# give every one of its blocks work: test_warptile_large_product, test_warptile_streamk.)
 SHAPES = ((1, 1, 1), (7, 13, 5), (127, 129, 131), (128, 16, 128), (129, 9, 257), (65, 33, 63), (3, 1, 300),
           (200, 2, 1), (1, 300, 130), (257, 17, 255), (130, 48, 513))
 
@@ -35,11 +35,11 @@ def poisoned(shape, dtype):
 
 
 def check_into_poisoned_out(a, b, dtype, algorithm, view_a=None, view_b=None, allow_tf32=False):
-    """check_matmul through torch, writing into a NaN-filled out=."""
+    """check_matmul through torch, writing into a NaN-filled out=. Returns the result."""
     ref_a, ref_b = (view_a(a) if view_a else a), (view_b(b) if view_b else b)
     out = poisoned(np.matmul(ref_a, ref_b).shape, dtype)
-    check_matmul(TORCH_CUDA, a, b, dtype, algorithm=algorithm, view_a=view_a, view_b=view_b, out=out,
-                 allow_tf32=allow_tf32)
+    return check_matmul(TORCH_CUDA, a, b, dtype, algorithm=algorithm, view_a=view_a, view_b=view_b, out=out,
+                        allow_tf32=allow_tf32)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -122,19 +122,57 @@ def test_mma_pipelined_long_k_both_load_paths(rng):
         check_into_poisoned_out(np.ascontiguousarray(a.T), b, dtype, "mma_pipelined", view_a=lambda v: v.T)
 
 
-def test_warptile_large_tiling(rng):
-    """warptile switches to its 128 x 256 tiling (one block per SM) once a product has two waves of
-    those tiles: ragged M, N and K there, on the 16-byte path and, for the same sizes, the strided
-    loader (which stays on the 128 x 128 tiling)."""
+def test_warptile_large_product(rng):
+    """Two waves and more of warptile's 128 x 128 tiles: ragged M, N and K on the 16-byte path
+    (whole waves by the plain kernel, the rest split Stream-K) and, for the same sizes, the strided
+    loader (no Stream-K)."""
     need(TORCH_CUDA)
     sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     row_tiles = 9
-    col_tiles = -(-2 * sms // row_tiles) + 1
-    m, k, n = 128 * row_tiles - 52, 44, 256 * col_tiles - 4
+    col_tiles = -(-4 * sms // row_tiles) + 1
+    m, k, n = 128 * row_tiles - 52, 44, 128 * col_tiles - 4
     a, b = data(rng, (m, k), "float32"), data(rng, (k, n), "float32")
     check_into_poisoned_out(a, b, "float32", "warptile")
     check_into_poisoned_out(a, b, "float32", "auto")
     check_into_poisoned_out(a, b, "float32", "warptile", view_b=lambda v: v.T.T[:, 1:])
+
+
+def test_warptile_streamk(rng):
+    """warptile splits the K loops of the 128 x 128 tiles past the last whole wave over two blocks
+    per SM (Stream-K, warptile_streamk.cuh) in units of 32 K: a batch with whole waves ahead of the
+    split tiles and K = 300 (a tail of 12 after the last 16-deep slice); a batch with fewer tiles
+    than blocks (all split) and K = 1012; and K = 4 (fewer units than blocks: no split). Into a
+    poisoned out=, bitwise equal from run to run (the partials are added in a fixed order) and when
+    replayed from a CUDA graph (counters from the graph's scratch)."""
+    need(TORCH_CUDA)
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    grid = 2 * sms
+    batch, row_tiles = 2, 5
+    col_tiles = -(-(5 * grid // 2) // (batch * row_tiles))  # about two and a half waves
+    while batch * row_tiles * col_tiles % grid * 10 < grid:  # split units (10 a tile at K = 300) fill the grid
+        col_tiles += 1
+    m, n = 128 * row_tiles - 37, 128 * col_tiles - 100
+    cases = (((batch, m, 300), (300, n)), ((3, 300, 1012), (3, 1012, 500)), ((batch, m, 4), (4, n)))
+    for shape_a, shape_b in cases:
+        a, b = data(rng, shape_a, "float32"), data(rng, shape_b, "float32")
+        first = check_into_poisoned_out(a, b, "float32", "warptile")
+        x, y = TORCH_CUDA.make(a), TORCH_CUDA.make(b)
+        for _ in range(3):
+            assert torch.equal(gpuprims.matmul(x, y, algorithm="warptile"), first)
+        out = poisoned(tuple(first.shape), "float32")
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            gpuprims.matmul(x, y, out=out, algorithm="warptile")  # warm-up outside the capture
+        torch.cuda.current_stream().wait_stream(s)
+        out.fill_(float("nan"))
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            gpuprims.matmul(x, y, out=out, algorithm="warptile")
+        for _ in range(2):
+            g.replay()
+            torch.cuda.synchronize()
+            assert torch.equal(out, first)
 
 
 def test_mma_pipelined_large_tiling(rng):
@@ -454,6 +492,10 @@ def test_sanitize_small(rng):
         check_into_poisoned_out(a, b, "float32", algorithm, view_a=lambda v: v[:, 1:], view_b=lambda v: v.T.T[1:],
                                 allow_tf32=tf32)
         check_into_poisoned_out(a[:, :5], b[:5], "float32", algorithm, allow_tf32=tf32)
+    # warptile's Stream-K kernel: two 128 x 128 tiles whose 32-deep K units give each of its two
+    # blocks per SM at least one
+    k = 32 * torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count + 12
+    check_into_poisoned_out(data(rng, (100, k), "float32"), data(rng, (k, 200), "float32"), "float32", "warptile")
     a16, b16 = data(rng, (2, 33, 17), "float16"), data(rng, (17, 40), "float16")  # element-wise loads
     aligned16, baligned16 = data(rng, (64, 40), "bfloat16"), data(rng, (40, 136), "bfloat16")  # 16-byte rows
     out_base = poisoned((64, 136), "bfloat16")  # aligned rows, the last chunk of each row partial

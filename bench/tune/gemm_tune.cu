@@ -10,25 +10,30 @@
 // "x cuBLAS"), registers / spill bytes / resident blocks per SM, and two checks:
 //   err4096  max |C - C_cublas| / max |C_cublas| on the timed 4096^3 product;
 //   err_edge the same against a simple float32 reference kernel on a batch of 2 products of
-//            777 x 1000 x 1000 (edge tiles in M, N and K, the batch loop, 16-byte paths); for
+//            777 x 1000 x 1000 (edge tiles in M, N and K, the batch loop, 16-byte paths) and, for
+//            float32, on 4097x4095x1023, 3000x5000x777, a batch of 3 of 1000x1100x1012 and a
+//            batch of 2 of 300x515x5 with rows padded to 4 elements (K not a multiple of the
+//            slice, tile counts with and without a partial last wave, fewer tiles than SMs); for
 //            bf16 the larger of that error and the same kernel's gather path's (kAsync false:
 //            every chunk loaded element by element and stored synchronously, as for strided or
 //            misaligned operands), which the stage synchronization must order too.
-// PASS needs both below the tolerance (float32 1e-4, bfloat16 1e-2: one bf16 rounding of the
-// output is 2^-9 relative) and every output finite; a fast wrong kernel shows FAIL.
+//   rep      "bit" when a second run of the 4096^3 product is bitwise equal to the first.
+// PASS needs both errors below the tolerance (float32 1e-4, bfloat16 1e-2: one bf16 rounding of the
+// output is 2^-9 relative), every output finite and "bit"; a fast wrong kernel shows FAIL.
 //
 // The bf16 section starts with the mma.sync ceiling: independent mma.sync on registers, no loads,
 // 8 warps per SM, as TFLOP/s and as the 4096^3 time it would imply.
 // Rows: "base" is the tiling before issue 6's tuning (Blocked128Base / MmaBase), "LIBRARY" what
-// the library runs now (WarptileConfig for products of at least two waves of its tiles,
-// WarptileSmallConfig below that; MmaPipelinedConfig: flip those one-line aliases to adopt another
-// row), the rest candidates named by their template arguments (legend above each sweep), around
-// the best rows of the first sweep (H200, 2026-11-22; docs/gemm.md "Tuning"). Each row is also
-// timed at 1000^3 (ms1000, x1000 = cuBLAS ms / ms; the library picks the small fp32 tiling there).
+// the library runs now (WarptileStreamK; MmaPipelinedConfig / MmaPipelinedLargeConfig: flip those
+// one-line aliases to adopt another row), the rest candidates named by their template arguments
+// (legend above each sweep), around the best rows of the earlier sweeps (docs/gemm.md "Tuning");
+// "streamk" and "hybrid" rows run the warptile kernel with a Stream-K last wave
+// (warptile_streamk.cuh, legend above them). Each row is also timed at 1000^3 (ms1000, x1000 =
+// cuBLAS ms / ms).
 //
-// Build and run on the GPU machine (one to two minutes of single-threaded nvcc, ~15 s of run time;
-// the argument bf16 skips the float32 sweep):
-//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/gemm_tune.cu -o /tmp/gemm_tune -lcublas && /tmp/gemm_tune [bf16]
+// Build and run on the GPU machine (a few minutes of single-threaded nvcc; the argument bf16 skips
+// the float32 sweep, fp32 the bfloat16 one):
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/gemm_tune.cu -o /tmp/gemm_tune -lcublas && /tmp/gemm_tune [bf16|fp32]
 // Add -Xptxas=-v,-warn-spills to see each candidate's registers at compile time.
 #include <cublas_v2.h>
 
@@ -37,12 +42,14 @@
 #include <cstdio>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "gpuprims/gemm/blocktile_128.cuh"
 #include "gpuprims/gemm/mma_pipelined.cuh"
+#include "gpuprims/gemm/warptile_streamk.cuh"
 
 using namespace gpuprims;
 using namespace gpuprims::gemm;
@@ -146,22 +153,41 @@ float median_ms(F launch) {
   return t[t.size() / 2];
 }
 
-// max |got - want| / max |want|; infinity when got holds a non-finite value.
+// max |got - want| / max |want| over `rows` rows of `cols` elements, `ld` apart (the columns past
+// cols are padding and not compared); infinity when got holds a non-finite value.
 template <class T, class R>
-double relative_error(const T* got_d, const R* want_d, size_t count) {
+double relative_error(const T* got_d, const R* want_d, size_t rows, size_t cols, size_t ld) {
+  const size_t count = rows * ld;
   std::vector<T> got(count);
   std::vector<R> want(count);
   CHECK(cudaMemcpy(got.data(), got_d, count * sizeof(T), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(want.data(), want_d, count * sizeof(R), cudaMemcpyDeviceToHost));
   double max_diff = 0.0, max_want = 0.0;
-  for (size_t i = 0; i < count; ++i) {
-    const double g = as_float(got[i]), w = as_float(want[i]);
-    if (!std::isfinite(g)) return INFINITY;
-    max_diff = std::max(max_diff, std::fabs(g - w));
-    max_want = std::max(max_want, std::fabs(w));
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t i = r * ld; i < r * ld + cols; ++i) {
+      const double g = as_float(got[i]), w = as_float(want[i]);
+      if (!std::isfinite(g)) return INFINITY;
+      max_diff = std::max(max_diff, std::fabs(g - w));
+      max_want = std::max(max_want, std::fabs(w));
+    }
   }
   return max_want > 0.0 ? max_diff / max_want : max_diff;
 }
+template <class T, class R>
+double relative_error(const T* got_d, const R* want_d, size_t count) {
+  return relative_error(got_d, want_d, 1, count, count);
+}
+
+// A checked-only float32 problem with ragged M, N and K (not multiples of the tiles or of the
+// 8-deep slice) on the 16-byte paths: rows padded to multiples of 4 elements (ld), as a caller's
+// over-allocated matrices would be, so A and B rows stay 16-byte aligned.
+struct RaggedCase {
+  GemmParams p;  // C: the candidate's buffer
+  float* ref;    // the reference product, same layout
+  int64_t rows, cols, ld;
+};
+
+RaggedCase make_ragged(int64_t batch, int64_t m, int64_t n, int64_t k, uint32_t seed);
 
 // One dtype's buffers: the timed 4096^3 problem with cuBLAS's product, the edge problem with the
 // reference's, and an output buffer for the candidate.
@@ -172,8 +198,10 @@ struct Problem {
   T* c_edge;      // candidate output, edge
   T* c_cublas;    // cuBLAS output, big
   float* c_ref;   // reference output, edge
+  T* c_repeat;    // candidate output, big, second run (bitwise reproducibility)
   float cublas_ms, cublas_small_ms;
   double tolerance;
+  std::vector<RaggedCase> ragged;  // float32 only: more checked-only problems
 };
 
 template <class T>
@@ -213,7 +241,39 @@ Problem<T> make_problem(cublasHandle_t h, double tolerance) {
   reference_kernel<T><<<dim3((kEdgeN + 127) / 128, kEdgeM, kEdgeBatch), 128>>>(ref);
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
+  CHECK(cudaMalloc(&pr.c_repeat, big * sizeof(T)));
+  if constexpr (std::is_same<T, float>::value) {
+    // 528 tiles of 128x256 (4 whole waves on 132 SMs: nothing split); 480 (84 split at waves = 1);
+    // a batch of 3 with 120 tiles, fewer than the blocks (all split); K below one slice.
+    for (const auto& c : {std::vector<int64_t>{1, 4097, 4095, 1023}, std::vector<int64_t>{1, 3000, 5000, 777},
+                          std::vector<int64_t>{3, 1000, 1100, 1012}, std::vector<int64_t>{2, 300, 515, 5}}) {
+      pr.ragged.push_back(make_ragged(c[0], c[1], c[2], c[3], uint32_t(10 + pr.ragged.size())));
+    }
+  }
   return pr;
+}
+
+RaggedCase make_ragged(int64_t batch, int64_t m, int64_t n, int64_t k, uint32_t seed) {
+  const int64_t lda = (k + 3) / 4 * 4, ldc = (n + 3) / 4 * 4;
+  RaggedCase r{};
+  float* a = random_device<float>(size_t(batch * m * lda), seed);
+  float* b = random_device<float>(size_t(batch * k * ldc), seed + 100);
+  float* c;
+  CHECK(cudaMalloc(&c, size_t(batch * m * ldc) * sizeof(float)));
+  CHECK(cudaMalloc(&r.ref, size_t(batch * m * ldc) * sizeof(float)));
+  r.p = row_major(a, b, c, batch, m, n, k);
+  r.p.sa = {m * lda, lda, 1};
+  r.p.sb = {k * ldc, ldc, 1};
+  r.p.sc = {m * ldc, ldc, 1};
+  r.rows = batch * m;
+  r.cols = n;
+  r.ld = ldc;
+  GemmParams ref = r.p;
+  ref.c = r.ref;
+  reference_kernel<float><<<dim3(unsigned((n + 127) / 128), unsigned(m), unsigned(batch)), 128>>>(ref);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  return r;
 }
 
 unsigned grid_for(const GemmParams& p, int tile_m, int tile_n) {
@@ -246,20 +306,37 @@ void report(const char* section, const char* name, const Problem<T>& pr, const v
     CHECK(cudaDeviceSynchronize());
     err_edge = std::max(err_edge, relative_error(pr.c_edge, pr.c_ref, edge));
   }
-  const bool pass = err_big < pr.tolerance && err_edge < pr.tolerance;
+  for (const RaggedCase& r : pr.ragged) {
+    CHECK(cudaMemset(r.p.c, 0xff, size_t(r.rows * r.ld) * sizeof(float)));
+    launch(r.p);
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+    err_edge = std::max(err_edge, relative_error(static_cast<const float*>(r.p.c), r.ref, r.rows, r.cols, r.ld));
+  }
+  // Run to run: the big product again, bitwise.
+  GemmParams again = pr.big;
+  again.c = pr.c_repeat;
+  launch(again);
+  CHECK(cudaGetLastError());
+  std::vector<T> first(big), second(big);
+  CHECK(cudaMemcpy(first.data(), pr.c_big, big * sizeof(T), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(second.data(), pr.c_repeat, big * sizeof(T), cudaMemcpyDeviceToHost));
+  const bool same = std::memcmp(first.data(), second.data(), big * sizeof(T)) == 0;
+  const bool pass = err_big < pr.tolerance && err_edge < pr.tolerance && same;
   const float ms = median_ms([&] { launch(pr.big); });
   const float small_ms = median_ms([&] { launch(pr.small); });
   const double tflops = 2.0 * kBig * kBig * double(kBig) / (ms * 1e-3) / 1e12;
-  printf("%-8s %-44s %8.4f %8.2f %7.3f %4d %5d %3d %9.2e %9.2e %s %8.4f %7.3f\n", section, name, ms, tflops,
-         pr.cublas_ms / ms, attr.numRegs, int(attr.localSizeBytes), resident, err_big, err_edge, pass ? "PASS" : "FAIL",
-         small_ms, pr.cublas_small_ms / small_ms);
+  printf("%-8s %-44s %8.4f %8.2f %7.3f %4d %5d %3d %9.2e %9.2e %-4s %s %8.4f %7.3f\n", section, name, ms, tflops,
+         pr.cublas_ms / ms, attr.numRegs, int(attr.localSizeBytes), resident, err_big, err_edge, same ? "bit" : "DIFF",
+         pass ? "PASS" : "FAIL", small_ms, pr.cublas_small_ms / small_ms);
 }
 
 void header(const char* section, float cublas_ms, float cublas_small_ms) {
-  printf("\n%-8s %-44s %8s %8s %7s %4s %5s %3s %9s %9s %4s %8s %7s\n", "section", "config", "ms", "TFLOP/s", "xcuBLAS",
-         "regs", "spill", "b/SM", "err4096", "err_edge", "", "ms1000", "x1000");
-  printf("%-8s %-44s %8.4f %8.2f %7.3f %4s %5s %3s %9s %9s %4s %8.4f %7.3f\n", section, "cuBLAS", cublas_ms,
-         2.0 * kBig * kBig * double(kBig) / (cublas_ms * 1e-3) / 1e12, 1.0, "", "", "", "", "", "", cublas_small_ms, 1.0);
+  printf("\n%-8s %-44s %8s %8s %7s %4s %5s %3s %9s %9s %-4s %4s %8s %7s\n", "section", "config", "ms", "TFLOP/s",
+         "xcuBLAS", "regs", "spill", "b/SM", "err4096", "err_edge", "rep", "", "ms1000", "x1000");
+  printf("%-8s %-44s %8.4f %8.2f %7.3f %4s %5s %3s %9s %9s %-4s %4s %8.4f %7.3f\n", section, "cuBLAS", cublas_ms,
+         2.0 * kBig * kBig * double(kBig) / (cublas_ms * 1e-3) / 1e12, 1.0, "", "", "", "", "", "", "", cublas_small_ms,
+         1.0);
 }
 
 // ---- float32 warptile: BlockedConfig<TileM, TileN, TileK, FetchParts, WarpsM, WarpsN, ThreadN,
@@ -268,30 +345,75 @@ template <class Cfg>
 void warptile(const char* name, const Problem<float>& pr) {
   auto kernel = blocked_128_kernel<Blocked128Step::kWarptile, true, Cfg>;
   report("fp32", name, pr, reinterpret_cast<const void*>(kernel), Cfg::kThreads, 0, [&](const GemmParams& p) {
-    kernel<<<grid_for(p, Cfg::kTileM, Cfg::kTileN), Cfg::kThreads>>>(p);
+    kernel<<<grid_for(p, Cfg::kTileM, Cfg::kTileN), Cfg::kThreads>>>(p, INT64_MAX);  // every tile
   });
 }
 
-void sweep_float32(cublasHandle_t h) {
+// ---- float32 warptile with a Stream-K last wave (warptile_streamk.cuh): a persistent grid of the
+//      resident blocks; "w1" splits the tiles past the last whole wave, "w2" one wave more; "uN"
+//      splits K in units of N slices; "streamk": one launch runs the split tiles first, then the
+//      whole ones (StreamKMode::kSplitFirst); "hybrid": blocked_128_kernel runs the whole waves
+//      (tile_end) and a Stream-K launch behind it only the split tiles (kSplitOnly). ----
+struct StreamKBuffers {
+  unsigned grid;          // resident blocks: SMs x blocks per SM
+  float* partials;        // grid slots of a tile
+  unsigned int* counters; // ticket and flags, zero between launches (the kernel resets them)
+};
+
+template <class Cfg>
+StreamKBuffers streamk_buffers(int sms) {
+  StreamKBuffers b{};
+  int resident = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, warptile_streamk_kernel<Cfg>, Cfg::kThreads, 0));
+  b.grid = unsigned(sms * resident);
+  CHECK(cudaMalloc(&b.partials, size_t(b.grid) * Cfg::kTileM * Cfg::kTileN * sizeof(float)));
+  const size_t counters = 1 + 2 * size_t(b.grid);  // the ticket and at most two waves of split tiles
+  CHECK(cudaMalloc(&b.counters, counters * sizeof(unsigned int)));
+  CHECK(cudaMemset(b.counters, 0, counters * sizeof(unsigned int)));
+  return b;
+}
+
+template <class Cfg>
+void streamk(const char* name, const Problem<float>& pr, const StreamKBuffers& ws, int waves, int unit_slices,
+             StreamKMode mode) {
+  auto kernel = warptile_streamk_kernel<Cfg>;
+  report("fp32", name, pr, reinterpret_cast<const void*>(kernel), Cfg::kThreads, 0, [&](const GemmParams& p) {
+    const StreamKSchedule w = streamk_schedule<Cfg>(p, ws.grid, waves, unit_slices, mode, ws.partials, ws.counters);
+    if (mode == StreamKMode::kSplitOnly && w.split_begin > 0) {
+      blocked_128_kernel<Blocked128Step::kWarptile, true, Cfg><<<unsigned(w.split_begin), Cfg::kThreads>>>(p, w.split_begin);
+    }
+    kernel<<<ws.grid, Cfg::kThreads>>>(p, w);
+  });
+}
+
+void sweep_float32(cublasHandle_t h, int sms) {
   const Problem<float> pr = make_problem<float>(h, 1e-4);
   header("fp32", pr.cublas_ms, pr.cublas_small_ms);
   warptile<Blocked128Base>("base 128x128x8 p1 w2x4 t8x8 b2 pad0 g1", pr);
-  warptile<WarptileConfig>("LIBRARY large (WarptileConfig)", pr);
-  warptile<WarptileSmallConfig>("LIBRARY small (WarptileSmallConfig)", pr);
-  // Around the first sweep's best (128x256x8 t8x16 g8: 0.852x): bands, A padding, 16-deep slices.
-  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 4>>("128x256x8 p1 w2x4 t8x16 b1 pad0 g4", pr);
-  warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 16>>("128x256x8 p1 w2x4 t8x16 b1 pad0 g16", pr);
+  warptile<WarptileConfig>("large plain (WarptileConfig)", pr);
+  warptile<WarptileSmallConfig>("small plain (WarptileSmallConfig)", pr);
+  // Of the earlier sweeps' candidate tilings (docs/gemm.md, first and second sweeps) only the one
+  // nearest the library's stays (A padded: the second sweep's best row, 0.859x), to keep the
+  // float32 run short.
   warptile<BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 4, 8>>("128x256x8 p1 w2x4 t8x16 b1 pad4 g8", pr);
-  warptile<BlockedConfig<128, 256, 16, 2, 2, 4, 16, 1, 0, 4>>("128x256x16 p2 w2x4 t8x16 b1 pad0 g4", pr);
-  warptile<BlockedConfig<256, 128, 8, 1, 4, 2, 16, 1, 4, 8>>("256x128x8 p1 w4x2 t8x16 b1 pad4 g8", pr);
-  // 64x64 warp tiles at two blocks per SM (second best: 0.845x with pad0 g8).
-  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 4, 8>>("128x128x8 p1 w2x2 t8x16 b2 pad4 g8", pr);
-  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 0, 4>>("128x128x8 p1 w2x2 t8x16 b2 pad0 g4", pr);
-  warptile<BlockedConfig<128, 128, 8, 1, 2, 2, 16, 2, 0, 16>>("128x128x8 p1 w2x2 t8x16 b2 pad0 g16", pr);
-  // The 8x8-per-thread tiling with bands and padding combined.
-  warptile<BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 4>>("128x128x16 p2 w2x4 t8x8 b2 pad4 g4", pr);
-  warptile<BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 8>>("128x128x16 p2 w2x4 t8x8 b2 pad4 g8", pr);
-  warptile<BlockedConfig<128, 128, 8, 1, 2, 4, 8, 2, 4, 8>>("128x128x8 p1 w2x4 t8x8 b2 pad4 g8", pr);
+  // Stream-K (4096^3: 512 tiles of 128x256 = 3.88 waves on 132 SMs, 1024 of 128x128 = 3.88 waves
+  // of two blocks per SM; 1000^3: 32 / 64 tiles, all split). Session 12 run 1 (H200): one launch
+  // with the split tiles first lost 3 % at 4096^3 (0.833-0.840x against 0.860-0.865x; units of
+  // 4 / 16 slices, split tiles last, bands of 4 the same; two split waves 0.816-0.824x) and won at
+  // 1000^3 (0.78x against 0.53x for the small tiling). Run 2: hybrid rows gain 0.5-1 % at 4096^3;
+  // the library runs "hybrid small w1 u2" (0.873x / 0.869x; 1000^3 0.840x / 0.811x), the LIBRARY row.
+  constexpr StreamKMode kFirst = StreamKMode::kSplitFirst, kOnly = StreamKMode::kSplitOnly;
+  const StreamKBuffers ws = streamk_buffers<WarptileConfig>(sms);
+  streamk<WarptileConfig>("streamk large w1 u1", pr, ws, 1, 1, kFirst);
+  streamk<WarptileConfig>("hybrid large w1 u1", pr, ws, 1, 1, kOnly);
+  streamk<WarptileConfig>("hybrid large w1 u4", pr, ws, 1, 4, kOnly);
+  streamk<WarptileConfig>("hybrid large w2 u1", pr, ws, 2, 1, kOnly);
+  const StreamKBuffers ws_small = streamk_buffers<WarptileSmallConfig>(sms);
+  streamk<WarptileSmallConfig>("streamk small w1 u1", pr, ws_small, 1, 1, kFirst);
+  streamk<WarptileSmallConfig>("hybrid small w1 u1", pr, ws_small, 1, 1, kOnly);
+  static_assert(std::is_same<WarptileStreamK::Config, WarptileSmallConfig>::value, "the LIBRARY row");
+  streamk<WarptileSmallConfig>("LIBRARY hybrid small w1 u2 (WarptileStreamK)", pr, ws_small, WarptileStreamK::kWaves,
+                               WarptileStreamK::kUnitSlices, WarptileStreamK::kMode);
 }
 
 // The mma.sync ceiling: each warp issues kIters rounds of 32 independent m16n8k16 (a 64x64 warp
@@ -427,9 +549,10 @@ void sweep_bfloat16(cublasHandle_t h, int sms) {
 
 }  // namespace
 
-// Arguments: "bf16" skips the float32 sweep (about 40 s of the run).
+// Arguments: "bf16" skips the float32 sweep (about 40 s of the run), "fp32" the bfloat16 one.
 int main(int argc, char** argv) {
   const bool bf16_only = argc > 1 && std::string(argv[1]) == "bf16";
+  const bool fp32_only = argc > 1 && std::string(argv[1]) == "fp32";
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs, %d KiB L2; %d^3 row-major, median of %d; xcuBLAS = cuBLAS ms / ms; "
@@ -439,8 +562,8 @@ int main(int argc, char** argv) {
   cublasHandle_t h;
   CHECK_CUBLAS(cublasCreate(&h));
   CHECK_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // no TF32 for cublasSgemm
-  if (!bf16_only) sweep_float32(h);
-  sweep_bfloat16(h, prop.multiProcessorCount);
+  if (!bf16_only) sweep_float32(h, prop.multiProcessorCount);
+  if (!fp32_only) sweep_bfloat16(h, prop.multiProcessorCount);
   CHECK_CUBLAS(cublasDestroy(h));
   return 0;
 }

@@ -33,7 +33,8 @@ const std::vector<GemmVariantInfo>& matmul_variants() {
       {int(GemmAlgorithm::kWarptile), "warptile",
        "vectorized with warp-level tiling (a sub-tile per warp, conflict-free float4 shared "
        "reads) and double-buffered shared memory: the next K slice is loaded while this one is "
-       "multiplied, one barrier per slice; tiling: WarptileConfig in blocktile_128.cuh (float32)", true},
+       "multiplied, one barrier per slice; the tiles past the last whole wave split Stream-K over every SM; "
+       "tiling: WarptileStreamK in warptile_streamk.cuh (float32)", true},
       {int(GemmAlgorithm::kWmma), "wmma",
        "tensor cores through nvcuda::wmma: 128x128 block tile, 32-deep K slices in padded shared memory, "
        "each warp 4x2 16x16 fragments accumulated in float32 (float16, bfloat16; float32 as TF32 only "
@@ -278,6 +279,7 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
   p.c_vec_rows = rows_vector_aligned(c, p.sc);
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(a.device.id, op));
+  l.device = a.device.id;
   // Both cached per device after the first call: no CUDA call here on later calls.
   GPUPRIMS_TRY(multiprocessor_count(a.device.id, &l.sm_count));
   GPUPRIMS_TRY(shared_memory_per_block_optin(a.device.id, &l.smem_optin));

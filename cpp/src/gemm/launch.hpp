@@ -14,6 +14,7 @@ struct GemmLaunch {
   GemmParams params;
   DType dtype;
   cudaStream_t stream;
+  int device;      // GPU launches only: the device's id (for stream-ordered workspace)
   int sm_count;    // of the device (GPU launches only): variants that pick a tiling by problem size
   int smem_optin;  // bytes of shared memory a block of the device may opt in to (GPU launches only)
 };

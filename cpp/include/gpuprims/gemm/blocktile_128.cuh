@@ -71,17 +71,17 @@ struct BlockedConfig {
 // The first rung's configuration (blocktile_2d, vectorized, and warptile before issue 6's tuning:
 // 0.788x cuBLAS at 4096^3 on the H200 in the harness).
 using Blocked128Base = BlockedConfig<128, 128, 8, 1, 2, 4, 8, 2, 0, 1>;
-// What the warptile variant runs, chosen by problem size in variant_warptile.cu (each a one-line
-// alias; Blocked128Base restores the kernel before issue 6's tuning). Measured on the H200 at
-// 4096^3 (bench/tune/gemm_tune.cu, docs/gemm.md "Tuning"):
+// The tilings of issue 6's tuning (one-line aliases; Blocked128Base restores the kernel before it).
+// Measured on the H200 at 4096^3 (bench/tune/gemm_tune.cu, docs/gemm.md "Tuning"):
 //   WarptileConfig       128x256x8, 8 warps of 64x64 (8x16 outputs a thread: 6 float4 shared
 //                        loads per 128 FMAs instead of 4 per 64), one block per SM (241 registers),
-//                        bands of 8 tile rows: 0.852x cuBLAS, the best row. Used when the product
-//                        has at least two waves of its tiles.
+//                        bands of 8 tile rows: 0.852x cuBLAS in the first sweep; the library's
+//                        large-product tiling until session 12, now a harness candidate.
 //   WarptileSmallConfig  128x128x16 slices fetched in two 8-deep parts (half the barriers and
 //                        slice bookkeeping within the 128 registers of two blocks per SM), A rows
-//                        padded to 132 words: 0.841x; smaller products, where 128x256 tiles would
-//                        leave SMs idle, and the strided-loader instantiation.
+//                        padded to 132 words: 0.841x then, 0.860-0.872x in session 12 (the same as
+//                        WarptileConfig); what the warptile variant runs (variant_warptile.cu:
+//                        through WarptileStreamK on aligned rows, warptile_streamk.cuh).
 using WarptileConfig = BlockedConfig<128, 256, 8, 1, 2, 4, 16, 1, 0, 8>;
 using WarptileSmallConfig = BlockedConfig<128, 128, 16, 2, 2, 4, 8, 2, 4, 1>;
 
@@ -136,7 +136,9 @@ struct Blocked128Slices {
   bool a_rows_fastest, b_rows_fastest;
 
   // Dispatch chose the vector mapping only when both operands have unit column stride and aligned rows.
-  __device__ __forceinline__ Blocked128Slices(const GemmParams& p, int64_t z, int64_t m0, int64_t n0, int t) {
+  // k_begin: the first K index streamed (a multiple of kTileK; Stream-K pieces start inside K).
+  __device__ __forceinline__ Blocked128Slices(const GemmParams& p, int64_t z, int64_t m0, int64_t n0, int t,
+                                              int64_t k_begin = 0) {
     m_left = clamp_left(p.m, m0, kTileM);
     n_left = clamp_left(p.n, n0, kTileN);
     a_rows_fastest = rows_contiguous(p.sa);
@@ -144,13 +146,13 @@ struct Blocked128Slices {
     a_step = kTileK * p.sa.col;
     b_step = kTileK * p.sb.row;
     if constexpr (kVecLoads) {
-      a_src = static_cast<const float*>(p.a) + p.sa.offset(z, m0 + t / kQa, (t % kQa) * 4);
-      b_src = static_cast<const float*>(p.b) + p.sb.offset(z, t / kQb, n0 + (t % kQb) * 4);
+      a_src = static_cast<const float*>(p.a) + p.sa.offset(z, m0 + t / kQa, k_begin + (t % kQa) * 4);
+      b_src = static_cast<const float*>(p.b) + p.sb.offset(z, k_begin + t / kQb, n0 + (t % kQb) * 4);
       m_left -= t / kQa;         // rows from this thread's first A row (may be <= 0)
       n_left -= (t % kQb) * 4;   // this thread's B columns inside (may be <= 0)
     } else {
-      a_src = static_cast<const float*>(p.a) + p.sa.offset(z, m0, 0);
-      b_src = static_cast<const float*>(p.b) + p.sb.offset(z, 0, n0);
+      a_src = static_cast<const float*>(p.a) + p.sa.offset(z, m0, k_begin);
+      b_src = static_cast<const float*>(p.b) + p.sb.offset(z, k_begin, n0);
     }
   }
 
@@ -286,6 +288,41 @@ __device__ __forceinline__ void store_outputs(const GemmParams& p, int64_t z, in
   }
 }
 
+// The double-buffered K loop of the warptile step: accumulates slices [k_begin, k_end) of one tile
+// (k_begin a multiple of kTileK; slices is positioned at k_begin). as / bs: two buffers each.
+// Invariant at the top of each step: the slice at k0 is in buffer `cur` and visible to every
+// thread; the other buffer was last read in the previous step, which every thread finished before
+// the barrier that ended it, so the parts of the next slice may land there while this one is
+// multiplied. Ends with a barrier, so the buffers may be refilled at once.
+template <class Cfg, bool kVecLoads, Blocked128Step kStep>
+__device__ __forceinline__ void multiply_k_range(const GemmParams& p, Blocked128Slices<Cfg, kVecLoads>& slices,
+                                                 int64_t k_begin, int64_t k_end, float* as, float* bs, int t,
+                                                 const ThreadBlockMap<kStep, Cfg>& map,
+                                                 float (&acc)[Cfg::kThreadM][Cfg::kThreadN]) {
+  constexpr int kSliceA = Cfg::kTileK * Cfg::kLda, kSliceB = Cfg::kTileK * Cfg::kTileN;  // words
+  constexpr int kPartSteps = Cfg::kTileK / Cfg::kFetchParts;
+  if (k_begin < k_end) {
+    slices.load(p, k_begin, as, bs, t);
+    __syncthreads();
+  }
+  int cur = 0;
+  for (int64_t k0 = k_begin; k0 < k_end; k0 += Cfg::kTileK) {
+    const bool more = k0 + Cfg::kTileK < k_end;
+    const float* as_cur = as + cur * kSliceA;
+    const float* bs_cur = bs + cur * kSliceB;
+    float* as_next = as + (cur ^ 1) * kSliceA;
+    float* bs_next = bs + (cur ^ 1) * kSliceB;
+#pragma unroll
+    for (int part = 0; part < Cfg::kFetchParts; ++part) {
+      if (more) slices.fetch(p, k0 + Cfg::kTileK, t, part);
+      multiply_steps<kPartSteps>(as_cur, bs_cur, part * kPartSteps, map, acc);
+      if (more) slices.store(as_next, bs_next, t, part);
+    }
+    cur ^= 1;
+    __syncthreads();
+  }
+}
+
 // __launch_bounds__ blocks per SM: the strided-loader instantiation (219+ registers) always runs one
 // block per SM. sm_80's register allocator spills 16-deep slices (44 bytes in 2 parts) under the
 // 128-register cap of two blocks, where sm_90's fits them and both fit 8-deep ones: sm_80 builds
@@ -299,8 +336,11 @@ constexpr int blocked_min_blocks() {
   return kVecLoads ? Cfg::kMinBlocks : 1;
 }
 
+// tile_end: runs only the tiles before it in TileOrder (the data-parallel waves ahead of a Stream-K
+// launch for the rest: warptile_streamk.cuh).
 template <Blocked128Step kStep, bool kVecLoads, class Cfg = Blocked128Base>
-__global__ void __launch_bounds__(Cfg::kThreads, (blocked_min_blocks<Cfg, kVecLoads>())) blocked_128_kernel(GemmParams p) {
+__global__ void __launch_bounds__(Cfg::kThreads, (blocked_min_blocks<Cfg, kVecLoads>()))
+    blocked_128_kernel(GemmParams p, int64_t tile_end = INT64_MAX) {
   constexpr bool kDoubleBuffer = kStep == Blocked128Step::kWarptile;
   constexpr int kBuffers = kDoubleBuffer ? 2 : 1;
   constexpr int kSliceA = Cfg::kTileK * Cfg::kLda, kSliceB = Cfg::kTileK * Cfg::kTileN;  // words
@@ -312,32 +352,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, (blocked_min_blocks<Cfg, kVecLo
   for_each_tile<Cfg::kTileM, Cfg::kTileN, Cfg::kGroupM>(p, [&](int64_t z, int64_t m0, int64_t n0) {
     float acc[Cfg::kThreadM][Cfg::kThreadN] = {};
     Blocked128Slices<Cfg, kVecLoads> slices(p, z, m0, n0, t);
-    constexpr int kPartSteps = Cfg::kTileK / Cfg::kFetchParts;
     if constexpr (kDoubleBuffer) {
-      // Invariant at the top of each step: the slice at k0 is in buffer `cur` and visible to every
-      // thread; the other buffer was last read in the previous step, which every thread finished
-      // before the barrier that ended it, so the parts of the next slice may land there while this
-      // one is multiplied.
-      if (p.k > 0) {
-        slices.load(p, 0, as, bs, t);
-        __syncthreads();
-      }
-      int cur = 0;
-      for (int64_t k0 = 0; k0 < p.k; k0 += Cfg::kTileK) {
-        const bool more = k0 + Cfg::kTileK < p.k;
-        const float* as_cur = as + cur * kSliceA;
-        const float* bs_cur = bs + cur * kSliceB;
-        float* as_next = as + (cur ^ 1) * kSliceA;
-        float* bs_next = bs + (cur ^ 1) * kSliceB;
-#pragma unroll
-        for (int part = 0; part < Cfg::kFetchParts; ++part) {
-          if (more) slices.fetch(p, k0 + Cfg::kTileK, t, part);
-          multiply_steps<kPartSteps>(as_cur, bs_cur, part * kPartSteps, map, acc);
-          if (more) slices.store(as_next, bs_next, t, part);
-        }
-        cur ^= 1;
-        __syncthreads();
-      }
+      multiply_k_range<Cfg>(p, slices, 0, p.k, as, bs, t, map, acc);
     } else {
       for (int64_t k0 = 0; k0 < p.k; k0 += Cfg::kTileK) {
         slices.load(p, k0, as, bs, t);
@@ -347,7 +363,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, (blocked_min_blocks<Cfg, kVecLo
       }
     }
     store_outputs(p, z, m0, n0, map, acc);
-  });
+  }, tile_end);
 }
 
 }  // namespace gemm

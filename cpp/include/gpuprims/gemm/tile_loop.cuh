@@ -9,10 +9,8 @@
 namespace gpuprims {
 namespace gemm {
 
-// Calls body(z, m0, n0) for every kTileM x kTileN output tile this block owns. The tiles of all
-// batches are numbered in one int64 sequence and a 1-D grid strides through it: any size fits the
-// grid, and one loop counter stays live instead of three. The trip count is uniform across the
-// block, so bodies may synchronize.
+// The output tile with sequence number i: tiles of all batches are numbered in one int64
+// sequence (batch-major).
 //
 // Order within a batch (rasterization): tiles come in bands of kGroupM tile rows; inside a band
 // the row index runs fastest, then the column. Blocks that run together then cover a roughly
@@ -20,14 +18,19 @@ namespace gemm {
 // panels and B's column panels in L2, where a row-by-row order (kGroupM = 1: column tiles
 // fastest) shares A's panel but streams all of B through L2 once per row of tiles. The last band
 // may hold fewer rows.
-template <int kTileM, int kTileN, int kGroupM = 1, class Body>
-__device__ __forceinline__ void for_each_tile(const GemmParams& p, Body&& body) {
+struct TileOrigin {
+  int64_t z, m0, n0;
+};
+template <int kTileM, int kTileN, int kGroupM = 1>
+struct TileOrder {
   static_assert(kGroupM >= 1, "a band holds at least one row of tiles");
-  const int64_t m_tiles = (p.m + kTileM - 1) / kTileM;
-  const int64_t n_tiles = (p.n + kTileN - 1) / kTileN;
-  const int64_t tiles_per_batch = m_tiles * n_tiles;
-  const int64_t tiles = tiles_per_batch * p.batch;
-  for (int64_t i = blockIdx.x; i < tiles; i += gridDim.x) {
+  int64_t m_tiles, n_tiles, tiles_per_batch, tiles;
+  __device__ __forceinline__ explicit TileOrder(const GemmParams& p)
+      : m_tiles((p.m + kTileM - 1) / kTileM),
+        n_tiles((p.n + kTileN - 1) / kTileN),
+        tiles_per_batch(m_tiles * n_tiles),
+        tiles(tiles_per_batch * p.batch) {}
+  __device__ __forceinline__ TileOrigin origin(int64_t i) const {
     const int64_t z = i / tiles_per_batch, in_batch = i - z * tiles_per_batch;
     int64_t tm, tn;
     if constexpr (kGroupM == 1) {
@@ -41,7 +44,21 @@ __device__ __forceinline__ void for_each_tile(const GemmParams& p, Body&& body) 
       tn = in_band / band_rows;
       tm = first_row + (in_band - tn * band_rows);
     }
-    body(z, tm * kTileM, tn * kTileN);
+    return {z, tm * kTileM, tn * kTileN};
+  }
+};
+
+// Calls body(z, m0, n0) for every kTileM x kTileN output tile this block owns, in TileOrder: a 1-D
+// grid strides through the sequence, so any size fits the grid and one loop counter stays live
+// instead of three. The trip count is uniform across the block, so bodies may synchronize.
+// tile_end: only the tiles before it (a Stream-K launch runs the rest: warptile_streamk.cuh).
+template <int kTileM, int kTileN, int kGroupM = 1, class Body>
+__device__ __forceinline__ void for_each_tile(const GemmParams& p, Body&& body, int64_t tile_end = INT64_MAX) {
+  const TileOrder<kTileM, kTileN, kGroupM> order(p);
+  const int64_t end = tile_end < order.tiles ? tile_end : order.tiles;
+  for (int64_t i = blockIdx.x; i < end; i += gridDim.x) {
+    const TileOrigin o = order.origin(i);
+    body(o.z, o.m0, o.n0);
   }
 }
 
