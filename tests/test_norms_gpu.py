@@ -245,14 +245,14 @@ def test_error_within_twice_torch(rng, op, dtype):
 
 @pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32"))
 def test_layer_norm_far_first_element(rng, dtype):
-    """Rows whose first element (the statistics' frame) lies 3 to ~sqrt(n) deviations from the mean:
-    the whole-row variants keep torch's accuracy on the other elements (row_partial, row_stats.cuh).
+    """Rows whose first element (the statistics' frame) lies 3 to ~100 deviations from the mean: the
+    whole-row variants keep the issue's accuracy on the other elements (row_partial, row_stats.cuh).
     split_row / cluster_row combine chunk statistics kept relative to the first element: not
     covered (docs/norms.md, Numerics)."""
     need(TORCH_CUDA)
     for n in (4096, 16384):
-        a = rng.standard_normal((5, n))
-        a[:, 0] = [3.0, 30.0, 300.0, 3e3, 3e5]
+        a = rng.standard_normal((4, n))
+        a[:, 0] = [3.0, 30.0, 300.0, 3e3]  # float16 holds up to 65504
         a = round_to(a, dtype)
         x = TORCH_CUDA.make(a, dtype)
         ref = reference("layer_norm", a)[0][:, 1:]  # the outlier's own output set aside
@@ -262,7 +262,10 @@ def test_layer_norm_far_first_element(rng, dtype):
         for algorithm in ("auto", "row_on_chip", "two_pass", "welford"):
             ours = to_numpy(run_op("layer_norm", x, algorithm=algorithm)).astype(np.float64)[:, 1:]
             err = np.abs(ours - ref).max(axis=1)
-            assert (err <= 1.25 * torch_err + 2 * unit).all(), (algorithm, n, err / unit, torch_err / unit)
+            # The issue's bound (2x torch + rounding, as test_error_within_twice_torch): the streaming
+            # two_pass sums a row whose variance the outlier holds with 2-4 ulp of cancellation, where
+            # torch's Welford errs by ~1 (session 12 gate); the first-element frame erred by k ulp.
+            assert (err <= 2 * torch_err + 2 * unit).all(), (algorithm, n, err / unit, torch_err / unit)
 
 
 def test_layer_norm_stats_match_torch(rng):
