@@ -83,6 +83,36 @@ __device__ __forceinline__ int64_t merge_path_search(const Segments& seg, int64_
   return lo;
 }
 
+// What a tile reads of segment s, one of i0..i1 touching it (the tile's items are [j0, j1)): the
+// segment is active if it has items in the tile or ends there (s < i1 || begins before j1); it is
+// "continuing" if it began in an earlier tile, and long if it spans more than a tile. A short
+// segment is read whole by the tile holding its start (even past the tile's end); a long one only
+// up to the tile's end; a continuing short one not at all (its owner read it). Decreasing offsets
+// read as empty segments, so every index stays inside x.
+struct SegmentPiece {
+  bool active = false, is_long = false, continuing = false;
+  int64_t begin = 0, end = 0;
+};
+template <int kTileUnits>
+__device__ __forceinline__ SegmentPiece segment_piece(const Segments& seg, int64_t s, int64_t i1, int64_t j0,
+                                                      int64_t j1) {
+  SegmentPiece p;
+  if (s <= i1 && s < seg.count) {
+    const int64_t b = seg.offset(s);
+    int64_t e = seg.offset(s + 1);
+    e = e < b ? b : e;
+    p.active = s < i1 || b < j1;
+    p.is_long = e - b > kTileUnits;
+    p.continuing = b < j0;
+    if (p.active) {
+      p.begin = p.continuing ? j0 : b;
+      p.end = p.is_long ? (e < j1 ? e : j1) : (p.continuing ? p.begin : e);
+      p.end = p.end < p.begin ? p.begin : p.end;
+    }
+  }
+  return p;
+}
+
 // The work of warp tile t (all 32 lanes call it). Pieces of at most kLaneItems items are reduced
 // by one lane each (left to right); longer ones by the whole warp with group_partial (16-byte
 // loads, kUnroll in flight) and a butterfly.
@@ -105,21 +135,9 @@ __device__ __forceinline__ void range_tile(const T* __restrict__ x, const Segmen
   Acc trail = Op::template identity<Acc>();
   for (int64_t base = i0; base <= i1; base += kWarpSize) {
     const int64_t s = base + lane;
-    bool active = false, is_long = false, continuing = false;
-    int64_t pb = 0, pe = 0;
-    if (s <= i1 && s < seg.count) {
-      const int64_t b = seg.offset(s);
-      int64_t e = seg.offset(s + 1);
-      e = e < b ? b : e;
-      active = s < i1 || b < j1;
-      is_long = e - b > kTileUnits;
-      continuing = b < j0;
-      if (active) {
-        pb = continuing ? j0 : b;
-        pe = is_long ? (e < j1 ? e : j1) : (continuing ? pb : e);  // long: only up to the tile's end
-        pe = pe < pb ? pb : pe;
-      }
-    }
+    const SegmentPiece pc = segment_piece<kTileUnits>(seg, s, i1, j0, j1);
+    const bool active = pc.active, is_long = pc.is_long, continuing = pc.continuing;
+    const int64_t pb = pc.begin, pe = pc.end;
     Acc v = Op::template identity<Acc>();
     if (pe - pb <= kLaneItems) {
       for (int64_t i = pb; i < pe; ++i) v = op(v, cast_value<Acc>(x[i * seg.step]));
@@ -187,21 +205,9 @@ __device__ __forceinline__ void range_block_tile(const T* __restrict__ x, const 
   const int64_t j0 = d0 - i0, j1 = d1 - i1;
   for (int64_t base = i0; base <= i1; base += kThreads) {
     const int64_t s = base + threadIdx.x;
-    bool active = false, is_long = false, continuing = false;
-    int64_t pb = 0, pe = 0;
-    if (s <= i1 && s < seg.count) {
-      const int64_t b = seg.offset(s);
-      int64_t e = seg.offset(s + 1);
-      e = e < b ? b : e;
-      active = s < i1 || b < j1;
-      is_long = e - b > kTileUnits;
-      continuing = b < j0;
-      if (active) {
-        pb = continuing ? j0 : b;
-        pe = is_long ? (e < j1 ? e : j1) : (continuing ? pb : e);
-        pe = pe < pb ? pb : pe;
-      }
-    }
+    const SegmentPiece pc = segment_piece<kTileUnits>(seg, s, i1, j0, j1);
+    const bool active = pc.active, is_long = pc.is_long, continuing = pc.continuing;
+    const int64_t pb = pc.begin, pe = pc.end;
     const int64_t len = pe - pb;
     Acc v = Op::template identity<Acc>();
     if (len <= kLaneItems) {
