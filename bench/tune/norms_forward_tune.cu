@@ -58,6 +58,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "gpuprims/norms/row_on_chip.cuh"
@@ -289,6 +290,24 @@ void run_candidates(const Problem& pr) {
   }
 }
 
+// "tail": bf16 16384 x 8192 layer_norm / rms_norm only, the library tile at 256 threads a row
+// (4 resident blocks per SM: 16384 rows are 31.03 waves of 528, so the last wave runs 16 blocks)
+// against the same tile with 512 and 1024 threads a row (half / a quarter of a block's time, so
+// the partly empty last wave costs half / a quarter as long).
+template <class T, RowKind kKind, int kLen>
+void run_tail_candidates(const Problem& pr) {
+  constexpr int kLanes = Vec16<T>::kLanes;
+  run_config<T, kKind, ClassicRowOnChip<T, kKind, kLen / 32, 1, 32 / kLanes>>(pr, "classic x32", true);
+  run_config<T, kKind, RowOnChipConfig<kLen / 32, 1, 32 / kLanes, 1024 / (kLen / 32), false, true, true, true, true, true, true>>(
+      pr, "packed x32 r64 fold 1pass affine origin (library)", false);
+  run_config<T, kKind, RowOnChipConfig<kLen / 16, 1, 16 / kLanes, 1024 / (kLen / 16), false, true, true, true, true, true, true>>(
+      pr, "packed x16 (512 thr) r64 fold 1pass affine origin", false);
+  run_config<T, kKind, RowOnChipConfig<kLen / 8, 1, 8 / kLanes, 1024 / (kLen / 8), false, true, true, true, true, true, true>>(
+      pr, "packed x8 (1024 thr) r64 fold 1pass affine origin", false);
+}
+
+bool g_tail_only = false;
+
 template <class T, int kLen>
 void run_problems(const Problem& base) {
   const auto [softmax, log_softmax, layer_norm, rms_norm] = four_row_ops(base);
@@ -365,11 +384,20 @@ void run_dtype(int64_t rows, int64_t len, const Buffers& buf, int sms) {
   const Problem base{nullptr, RowKind::kSoftmax, false, true,      false,     false, rows,   len,
                      buf.x,   buf.y_ref,        buf.y, buf.w, buf.b, buf.stats, copy_ms, sms,
                      false,   buf.r,            buf.s, buf.s_ref};
+  if constexpr (sizeof(T) == 2) {
+    if (g_tail_only) {
+      const auto [softmax, log_softmax, layer_norm, rms_norm] = four_row_ops(base);
+      run_tail_candidates<T, RowKind::kNorm, 8192>(layer_norm);
+      run_tail_candidates<T, RowKind::kNorm, 8192>(rms_norm);
+      return;
+    }
+  }
   if (len == 8192) run_problems<T, 8192>(base);
   else run_problems<T, 4096>(base);
 }
 
-int main() {
+int main(int argc, char** argv) {
+  g_tail_only = argc > 1 && std::string(argv[1]) == "tail";
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
@@ -383,6 +411,10 @@ int main() {
   CHECK(cudaMalloc(&buf.stats, 16));
   for (int pass = 1; pass <= 2; ++pass) {
     printf("\n=== pass %d ===\n", pass);
+    if (g_tail_only) {
+      run_dtype<bfloat16_t>(16384, 8192, buf, sms);
+      continue;
+    }
     run_dtype<float>(16384, 8192, buf, sms);
     run_dtype<float>(65536, 4096, buf, sms);
     run_dtype<bfloat16_t>(16384, 8192, buf, sms);
