@@ -161,10 +161,12 @@ lagged_lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restric
 
   Tile t;
   if (has_a) {
-    t.template load<Options::kFirstLoad>(in + ca.in_offset, layout.in_step, ca.begin, layout.len, vector_ok, warp, lane);
+    t.template load<Options::kFirstLoad>(in + ca.in_offset, layout.in_step, ca.begin, layout.len, vector_ok, warp,
+                                         lane);
     publish_tile_aggregate(t, tile_a, ca.chunk, sh.warp_sums, status, warp, lane);
   }
-  if (has_b) scan_lagged_tile<Options, kPerLane>(t, tile_b, cb, in, out, layout, status, exclusive, vector_ok, sh, warp, lane);
+  if (has_b)
+    scan_lagged_tile<Options, kPerLane>(t, tile_b, cb, in, out, layout, status, exclusive, vector_ok, sh, warp, lane);
 }
 
 }  // namespace scan_detail

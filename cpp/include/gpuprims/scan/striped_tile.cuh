@@ -133,7 +133,8 @@ struct StripedTile {
           Vec16<Out> chunks[kBytes / 16];
           memcpy(chunks, v, kBytes);
 #pragma unroll
-          for (int c = 0; c < kBytes / 16; ++c) store_vec16<Out, kPolicy>(row + first + c * Vec16<Out>::kLanes, chunks[c]);
+          for (int c = 0; c < kBytes / 16; ++c)
+            store_vec16<Out, kPolicy>(row + first + c * Vec16<Out>::kLanes, chunks[c]);
           continue;
         }
       }

@@ -28,8 +28,10 @@ template <class T, LoadPolicy kPolicy = LoadPolicy::kReadOnly>
 __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
   uint4 bits;
   if constexpr (kPolicy == LoadPolicy::kStreaming) bits = ptx::ld_global_nc_na_v4(aligned_ptr);
-  else if constexpr (kPolicy == LoadPolicy::kL2EvictLast) bits = ptx::ld_global_nc_hint_v4(aligned_ptr, ptx::l2_policy_evict_last());
-  else if constexpr (kPolicy == LoadPolicy::kL2EvictFirst) bits = ptx::ld_global_nc_na_hint_v4(aligned_ptr, ptx::l2_policy_evict_first());
+  else if constexpr (kPolicy == LoadPolicy::kL2EvictLast)
+    bits = ptx::ld_global_nc_hint_v4(aligned_ptr, ptx::l2_policy_evict_last());
+  else if constexpr (kPolicy == LoadPolicy::kL2EvictFirst)
+    bits = ptx::ld_global_nc_na_hint_v4(aligned_ptr, ptx::l2_policy_evict_first());
   else bits = __ldg(reinterpret_cast<const uint4*>(aligned_ptr));
   Vec16<T> v;
   memcpy(&v, &bits, sizeof(v));
@@ -46,7 +48,8 @@ __device__ __forceinline__ void store_vec16(T* aligned_ptr, const Vec16<T>& v) {
   uint4 bits;
   memcpy(&bits, &v, sizeof(bits));
   if constexpr (kPolicy == StorePolicy::kStreaming) ptx::st_global_cs_v4(aligned_ptr, bits);
-  else if constexpr (kPolicy == StorePolicy::kL2EvictFirst) ptx::st_global_na_hint_v4(aligned_ptr, bits, ptx::l2_policy_evict_first());
+  else if constexpr (kPolicy == StorePolicy::kL2EvictFirst)
+    ptx::st_global_na_hint_v4(aligned_ptr, bits, ptx::l2_policy_evict_first());
   else *reinterpret_cast<uint4*>(aligned_ptr) = bits;
 }
 
