@@ -145,6 +145,21 @@ def test_lagged_around_the_lag(rng, dtype, op):
     check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="lagged_lookback")
 
 
+def test_lagged_in_place_short_rows(rng):
+    """In place (out = x) with rows of one and two tiles: a row's first tile is scanned by phase B
+    while phase A of the same tile (another block, an earlier ticket) may still be reading it, so
+    phase B must wait for A's aggregate before it stores. Many rows, so that every block of the
+    launch is resident at once; repeated, since the race is one of timing."""
+    need(TORCH_CUDA)
+    for length in (LOOKBACK_TILE, 2 * LOOKBACK_TILE - 3):
+        a = scan_values(rng, 3000 * length, "int32", "sum").reshape(3000, length)
+        want = np.cumsum(a, axis=1, dtype=np.int32)
+        for _ in range(5):
+            y = torch.from_numpy(a).cuda()
+            gpuprims.cumsum(y, axis=1, dtype="int32", out=y, algorithm="lagged_lookback")
+            np.testing.assert_array_equal(to_numpy(y), want)
+
+
 def test_cupy_and_graph_capture(rng):
     need(TORCH_CUDA)
     a = scan_values(rng, 70001, "int64", "sum")

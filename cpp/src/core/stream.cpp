@@ -16,9 +16,14 @@ struct DeviceInfo {
 };
 std::vector<DeviceInfo> g_device_info;  // per device
 
+// A stream's counters, found by the stream's unique id (cudaStreamGetId), not its handle: the
+// per-thread default stream's handle (cudaStreamPerThread) names another stream in every host
+// thread, and a destroyed stream's handle can come back for a new stream while the old one's work
+// is still queued. Two streams sharing counters would mix their tickets (wrong reductions, or a
+// Stream-K block waiting for a flag that never comes).
 struct CounterBlock {
   int device;
-  cudaStream_t stream;
+  unsigned long long stream_id;
   unsigned int* counters;
   size_t capacity;
   uint64_t last_use;
@@ -90,10 +95,12 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
   GPUPRIMS_CUDA_CHECK(op, cudaStreamIsCapturing(stream, &capture));
   if (capture != cudaStreamCaptureStatusNone) return Status::ok();
 
+  unsigned long long stream_id = 0;
+  GPUPRIMS_CUDA_CHECK(op, cudaStreamGetId(stream, &stream_id));
   std::lock_guard<std::mutex> lock(g_mutex);
   CounterBlock* block = nullptr;
   for (CounterBlock& b : g_counter_blocks)
-    if (b.device == device && b.stream == stream) block = &b;
+    if (b.device == device && b.stream_id == stream_id) block = &b;
   size_t capacity = count > kMinCounters ? count : kMinCounters;
   if (block != nullptr && block->capacity < count) {
     // Grow (rare: more rows than ever before on this stream). cudaFree waits for the device, so the
@@ -111,7 +118,7 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
       if (oldest->partials != nullptr) GPUPRIMS_CUDA_CHECK(op, cudaFree(oldest->partials));
       g_counter_blocks.erase(oldest);
     }
-    g_counter_blocks.push_back(CounterBlock{device, stream, nullptr, 0, 0});
+    g_counter_blocks.push_back(CounterBlock{device, stream_id, nullptr, 0, 0});
     block = &g_counter_blocks.back();
   }
   if (block->counters == nullptr) {
@@ -137,9 +144,11 @@ Status stream_partials(int device, cudaStream_t stream, size_t bytes, void** par
   unsigned int* counters = nullptr;  // finds (or makes) the stream's block; nullptr while capturing
   GPUPRIMS_TRY(stream_counters(device, stream, 0, &counters, op));
   if (counters == nullptr) return Status::ok();
+  unsigned long long stream_id = 0;
+  GPUPRIMS_CUDA_CHECK(op, cudaStreamGetId(stream, &stream_id));
   std::lock_guard<std::mutex> lock(g_mutex);
   for (CounterBlock& b : g_counter_blocks) {
-    if (b.device != device || b.stream != stream) continue;
+    if (b.device != device || b.stream_id != stream_id) continue;
     if (b.partial_bytes < bytes) {
       // First use or growth (rare): cudaFree waits for the kernels still writing the old region.
       if (b.partials != nullptr) GPUPRIMS_CUDA_CHECK(op, cudaFree(b.partials));

@@ -35,7 +35,7 @@ Status launch_streamk(const GemmLaunch& l) {
     launch_config<Cfg, true>(l);
     return Status::ok();
   }
-  if (w.split_begin > 0) launch_config<Cfg, true>(l, w.split_begin);
+  // Counters and workspace first: a failure then leaves C untouched.
   const size_t partial_bytes = size_t(grid) * Cfg::kTileM * Cfg::kTileN * sizeof(float);
   const size_t counters = 1 + size_t(w.split_tiles);
   GPUPRIMS_TRY(stream_counters(l.device, l.stream, counters, &w.counters, "matmul"));
@@ -47,6 +47,7 @@ Status launch_streamk(const GemmLaunch& l) {
     w.counters = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
     GPUPRIMS_CUDA_CHECK("matmul", cudaMemsetAsync(w.counters, 0, counter_bytes, l.stream));
   }
+  if (w.split_begin > 0) launch_config<Cfg, true>(l, w.split_begin);
   warptile_streamk_kernel<Cfg><<<static_cast<unsigned>(grid), Cfg::kThreads, 0, l.stream>>>(l.params, w);
   return Status::ok();
 }

@@ -89,9 +89,12 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   // measured on the H200 at 2^28 and 2^31 + 17 int32 and float32 sums, 1.069-1.081x CUB against the
   // look-back's 1.026-1.042x (session 12 device run 2). Its tiles must wait in L2 between their two
   // reads (~20 MiB on the H200, 50 MB of L2); smaller scans, other dtypes and older GPUs keep the
-  // look-back, which is measured there.
+  // look-back, which is measured there; so do strided axes, whose tiles take whole sectors per item
+  // in L2 (384 tiles would no longer fit).
   const bool four_byte = dtype_size(l.in_dtype) == 4 && dtype_size(l.out_dtype) == 4;
-  if (four_byte && l.cc_major >= 9 && t.len * t.rows >= (int64_t(1) << 24)) return ScanAlgorithm::kLaggedLookback;
+  if (four_byte && t.in_step == 1 && l.cc_major >= 9 && t.len * t.rows >= (int64_t(1) << 24)) {
+    return ScanAlgorithm::kLaggedLookback;
+  }
   return ScanAlgorithm::kDecoupledLookback;
 }
 

@@ -1,4 +1,5 @@
 // segmented_reduce(): validation, the CPU reference and the GPU launch (merge-path range kernels).
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -26,6 +27,26 @@ using Ranges = scan_detail::DefaultRangeShape;
 // 0.980 against 0.973, 262144 x 1024 2.072 against 2.060, runs of empty segments 4.242 against
 // 4.210, the irregular problems level.
 constexpr bool kOverlapFixup = true;
+constexpr int kMaxDevices = 64;
+
+// Whether the fixup may be launched overlapped on `device` (the current one): its wait for the tile
+// kernel (cudaGridDependencySynchronize) is compiled into sm_90+ binaries only, so a binary the
+// driver built from the compute_80 PTX (a newer GPU without matching SASS, an sm_80-only build)
+// would run early without it. Cached per kernel and device; a failed query means no overlap.
+template <class Acc, class Op>
+bool fixup_overlaps(int device) {
+  static std::atomic<int> known[kMaxDevices];  // 1 + (overlaps); 0: not asked yet
+  if (!kOverlapFixup || device < 0 || device >= kMaxDevices) return false;
+  int v = known[device].load(std::memory_order_relaxed);
+  if (v == 0) {
+    cudaFuncAttributes attr;
+    const cudaError_t e = cudaFuncGetAttributes(&attr, Ranges::fixup_kernel<Acc, Op>());
+    if (e != cudaSuccess) cudaGetLastError();  // this query's own error, not sticky
+    v = 1 + (e == cudaSuccess && attr.binaryVersion >= 90);
+    known[device].store(v, std::memory_order_relaxed);
+  }
+  return v == 2;
+}
 
 template <class T, class Op>
 Status run_segments(const TensorView& in, const Segments& seg, int device, cudaStream_t stream) {
@@ -54,10 +75,8 @@ Status run_segments(const TensorView& in, const Segments& seg, int device, cudaS
   StreamScratch scratch;
   GPUPRIMS_TRY(scratch.allocate(Ranges::scratch_bytes(tiles), device, stream, "segmented_reduce"));
   const auto parts = Ranges::partials<Acc>(scratch.data(), tiles);
-  int cc_major = 0;
-  GPUPRIMS_TRY(compute_capability_major(device, &cc_major));
   GPUPRIMS_CUDA_CHECK("segmented_reduce",
-                      (Ranges::launch<S, Acc, Op>(x, seg, vector_ok, parts, stream, kOverlapFixup && cc_major >= 9)));
+                      (Ranges::launch<S, Acc, Op>(x, seg, vector_ok, parts, stream, fixup_overlaps<Acc, Op>(device))));
   return check_launch("segmented_reduce", stream);
 }
 

@@ -114,6 +114,15 @@ __device__ void scan_lagged_tile(Tile& t, int64_t tile, const TileCoords& c, con
   const ScanOperator<Op> op;
   t.template load<Options::kReload>(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
   Acc prefix = ScanOperator<Op>::template identity<Acc>();
+  if (warp == 0 && lane == 0 && c.chunk == 0) {
+    // A row's first tile needs no prefix, but phase A of this tile (an earlier ticket, another
+    // block) may still be reading it: with out == in (in place) the store below must wait until
+    // its aggregate is published, i.e. its loads were consumed (the barrier before the store
+    // holds the block here).
+    Acc unused = prefix;
+    while (status.read(tile, &unused) == kTileInvalid) {
+    }
+  }
   if (warp == 0 && c.chunk != 0) {
     Acc aggregate = prefix;
     // Lane 0's read of the tile's own word travels while the warp walks back.

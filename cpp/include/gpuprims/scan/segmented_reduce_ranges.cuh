@@ -360,9 +360,17 @@ struct RangeShape {
     return {reinterpret_cast<Acc*>(p), reinterpret_cast<Acc*>(p + stride), reinterpret_cast<int64_t*>(p + 2 * stride),
             tiles};
   }
+  // The fixup kernel of an (Acc, Op), for attribute queries (its binary version: the overlapped
+  // launch needs the wait that only its sm_90+ builds contain).
+  template <class Acc, class Op>
+  static const void* fixup_kernel() {
+    return reinterpret_cast<const void*>(
+        &segmented_reduce_fixup_kernel<Acc, Op, kTileUnits, kFixupThreads, kFixupUnroll, kLaneChain>);
+  }
   // The tile kernel, then the fixup of segments longer than a tile, stream-ordered after it;
   // `overlap` launches the fixup with programmatic stream serialization (sm_90: its blocks are
-  // scheduled during the tile kernel's last wave and wait there, hiding the launch gap);
+  // scheduled during the tile kernel's last wave and wait there, hiding the launch gap; only where
+  // the fixup's binary is sm_90 or newer, see fixup_kernel);
   // `max_blocks` > 0 caps the tile kernel's grid (persistent warps looping over tiles).
   template <class T, class Acc, class Op>
   static cudaError_t launch(const T* x, const Segments& seg, bool vector_ok, const RangePartials<Acc>& parts,
