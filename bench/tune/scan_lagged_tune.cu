@@ -42,13 +42,27 @@ void describe_kernel(char* s, size_t size, const void* kernel, int threads, cons
   snprintf(s, size, "%-76s resident=%d regs=%2d local=%zu", what, resident, attr.numRegs, attr.localSizeBytes);
 }
 
-// The counter and the status words of `tiles` tiles, zeroed as the library does per launch.
+// What a row's launch of a 1-D scan of n items at `offset` needs: the tile count for kTile-item
+// tiles, the layout, the input, whether it takes the vector path, and the counter and status words
+// zeroed as the library does per launch.
 template <class T>
-TileStatus<T> zeroed_status(const Bench& b, int64_t tiles, unsigned long long** counter) {
-  *counter = static_cast<unsigned long long*>(b.scratch);
-  CHECK(cudaMemsetAsync(b.scratch, 0, 256 + TileStatus<T>::bytes(tiles)));
-  return TileStatus<T>::at(static_cast<char*>(b.scratch) + 256, tiles);
-}
+struct TileLaunch {
+  int64_t tiles;
+  ScanLayout layout;
+  const T* in;
+  bool vector_ok;
+  unsigned long long* counter;
+  TileStatus<T> status;
+  TileLaunch(const Bench& b, int64_t n, int64_t offset, int64_t tile_items)
+      : tiles((n + tile_items - 1) / tile_items),
+        in(static_cast<const T*>(b.in) + offset),
+        vector_ok(reinterpret_cast<uintptr_t>(in) % 16 == 0),
+        counter(static_cast<unsigned long long*>(b.scratch)),
+        status(TileStatus<T>::at(static_cast<char*>(b.scratch) + 256, tiles)) {
+    layout.len = n;
+    CHECK(cudaMemsetAsync(b.scratch, 0, 256 + TileStatus<T>::bytes(tiles)));
+  }
+};
 
 // The library's decoupled look-back as it ships (256 x 32 tile, 5 blocks/SM, 128-tile window).
 template <class T>
@@ -60,14 +74,9 @@ struct Library {
                        "decoupled_lookback (library)");
   }
   static void launch(const Bench& b, int64_t n, int64_t offset, bool exclusive) {
-    const int64_t tiles = (n + kTile - 1) / kTile;
-    ScanLayout layout;
-    layout.len = n;
-    const T* in = static_cast<const T*>(b.in) + offset;
-    unsigned long long* counter;
-    const auto status = zeroed_status<T>(b, tiles, &counter);
-    lookback_scan_kernel<T, T, Sum><<<unsigned(tiles), kLookbackThreads>>>(
-        in, static_cast<T*>(b.out), layout, tiles, counter, status, exclusive, reinterpret_cast<uintptr_t>(in) % 16 == 0);
+    const TileLaunch<T> t(b, n, offset, kTile);
+    lookback_scan_kernel<T, T, Sum><<<unsigned(t.tiles), kLookbackThreads>>>(
+        t.in, static_cast<T*>(b.out), t.layout, t.tiles, t.counter, t.status, exclusive, t.vector_ok);
   }
 };
 
@@ -89,15 +98,9 @@ struct Lagged {
     describe_kernel<T>(s, size, (const void*)kernel, kThreads, what);
   }
   static void launch(const Bench& b, int64_t n, int64_t offset, bool exclusive) {
-    const int64_t tiles = (n + kTile - 1) / kTile;
-    ScanLayout layout;
-    layout.len = n;
-    const T* in = static_cast<const T*>(b.in) + offset;
-    unsigned long long* counter;
-    const auto status = zeroed_status<T>(b, tiles, &counter);
-    kernel<<<unsigned(lagged_tickets(tiles, kLag, O::kSchedule)), kThreads>>>(
-        in, static_cast<T*>(b.out), layout, tiles, tiles, kLag, counter, status, exclusive,
-        reinterpret_cast<uintptr_t>(in) % 16 == 0);
+    const TileLaunch<T> t(b, n, offset, kTile);
+    kernel<<<unsigned(lagged_tickets(t.tiles, kLag, O::kSchedule)), kThreads>>>(
+        t.in, static_cast<T*>(b.out), t.layout, t.tiles, t.tiles, kLag, t.counter, t.status, exclusive, t.vector_ok);
   }
 };
 

@@ -169,6 +169,12 @@ struct Buffers {
   size_t scratch_bytes;
 };
 
+// A float32 sum row checked against the float64 reference alone (no exact expectation).
+void measure_sum(const char* label, const Row& row, std::function<void()> launch, float* d_out,
+                 const Reference<float>& ref, int reps) {
+  measure<float>(label, row, std::move(launch), d_out, {}, ref.value, ref.scale, reps);
+}
+
 template <class Shape, class T, class Acc, class Op>
 std::function<void()> ranges(const T* x, Segments seg, Buffers& buf, bool overlap = false, int64_t max_blocks = 0) {
   const int64_t tiles = Shape::tiles(seg);
@@ -212,22 +218,21 @@ using R = RangeShape<D, W, U, L, B, P, K>;
 void block_tile_rows(const Row& row, const float* x, const Segments& seg, float* out, Buffers& buf,
                      const Reference<float>& ref, int reps) {
   using Sum = reduce_detail::Sum;
-  const std::vector<float> none;
-  measure<float>("block tiles 16384u 128t unroll4 lane16 block>1024", row,
-                 ranges<R<16384, 128, 4, 16, 0, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf), out,
-                 none, ref.value, ref.scale, reps);
-  measure<float>("block tiles 16384u 128t unroll4 lane16 block>1024 8/SM", row,
-                 ranges<R<16384, 128, 4, 16, 8, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf), out,
-                 none, ref.value, ref.scale, reps);
-  measure<float>("block tiles 32768u 256t unroll4 lane16 block>2048", row,
-                 ranges<R<32768, 256, 4, 16, 0, LoadPolicy::kReadOnly, 2048>, float, float, Sum>(x, seg, buf), out,
-                 none, ref.value, ref.scale, reps);
-  measure<float>("block tiles 8192u 128t unroll4 lane16 block>1024", row,
-                 ranges<R<8192, 128, 4, 16, 0, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf), out,
-                 none, ref.value, ref.scale, reps);
-  measure<float>("block tiles 16384u 128t unroll4 lane16 block>1024 overlapped", row,
-                 ranges<R<16384, 128, 4, 16, 0, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf, true), out,
-                 none, ref.value, ref.scale, reps);
+  measure_sum("block tiles 16384u 128t unroll4 lane16 block>1024", row,
+              ranges<R<16384, 128, 4, 16, 0, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf),
+              out, ref, reps);
+  measure_sum("block tiles 16384u 128t unroll4 lane16 block>1024 8/SM", row,
+              ranges<R<16384, 128, 4, 16, 8, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf),
+              out, ref, reps);
+  measure_sum("block tiles 32768u 256t unroll4 lane16 block>2048", row,
+              ranges<R<32768, 256, 4, 16, 0, LoadPolicy::kReadOnly, 2048>, float, float, Sum>(x, seg, buf),
+              out, ref, reps);
+  measure_sum("block tiles 8192u 128t unroll4 lane16 block>1024", row,
+              ranges<R<8192, 128, 4, 16, 0, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf),
+              out, ref, reps);
+  measure_sum("block tiles 16384u 128t unroll4 lane16 block>1024 overlapped", row,
+              ranges<R<16384, 128, 4, 16, 0, LoadPolicy::kReadOnly, 1024>, float, float, Sum>(x, seg, buf, true),
+              out, ref, reps);
 }
 
 // The library's shape (DefaultRangeShape) and the two changes to it that round 2 measured apart:
@@ -235,14 +240,13 @@ void block_tile_rows(const Row& row, const float* x, const Segments& seg, float*
 void final_rows(const Row& row, const float* x, const Segments& seg, float* out, Buffers& buf,
                 const Reference<float>& ref, int reps) {
   using Sum = reduce_detail::Sum;
-  const std::vector<float> none;
-  measure<float>("library: ranges 4096u 256t 3/SM streaming", row,
-                 ranges<DefaultRangeShape, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-  measure<float>("library shape, fixup overlapped", row,
-                 ranges<DefaultRangeShape, float, float, Sum>(x, seg, buf, true), out, none, ref.value, ref.scale, reps);
-  measure<float>("block tiles 16384u 128t streaming, overlapped", row,
-                 ranges<R<16384, 128, 4, 16, 0, LoadPolicy::kStreaming, 1024>, float, float, Sum>(x, seg, buf, true), out,
-                 none, ref.value, ref.scale, reps);
+  measure_sum("library: ranges 4096u 256t 3/SM streaming", row,
+              ranges<DefaultRangeShape, float, float, Sum>(x, seg, buf), out, ref, reps);
+  measure_sum("library shape, fixup overlapped", row,
+              ranges<DefaultRangeShape, float, float, Sum>(x, seg, buf, true), out, ref, reps);
+  measure_sum("block tiles 16384u 128t streaming, overlapped", row,
+              ranges<R<16384, 128, 4, 16, 0, LoadPolicy::kStreaming, 1024>, float, float, Sum>(x, seg, buf, true),
+              out, ref, reps);
 }
 
 enum class Pass { kSweep, kBlockTiles, kFinal };
@@ -264,15 +268,14 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
   const Row row{cub_ms, double(kItems) * 4 + double(segments) * 12};
   printf("== %s: %lld segments, float32 sum, CUB %.4f ms (%.1f GB/s)\n", p.name, (long long)segments, cub_ms,
          row.bytes / cub_ms / 1e6);
-  const std::vector<float> none;
-  measure<float>("cub::DeviceSegmentedReduce::Sum", row, cub_run, out, none, ref.value, ref.scale, reps);
+  measure_sum("cub::DeviceSegmentedReduce::Sum", row, cub_run, out, ref, reps);
   if (pass != Pass::kSweep) {
     const Segments seg{p.d_off64, true, 1, segments, kItems, 1, out, 1, DType::kFloat32};
     if (pass == Pass::kBlockTiles) {
       block_tile_rows(row, x, seg, out, buf, ref, reps);
     } else {
-      measure<float>("per-segment (library before)", row, per_segment<float, float, reduce_detail::Sum>(x, seg, sms),
-                     out, none, ref.value, ref.scale, reps);
+      measure_sum("per-segment (library before)", row,
+                  per_segment<float, float, reduce_detail::Sum>(x, seg, sms), out, ref, reps);
       final_rows(row, x, seg, out, buf, ref, reps);
     }
     CHECK(cudaFree(temp));
@@ -286,51 +289,47 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
     const char* w = off64 ? "int64 offsets" : "int32 offsets";
     char label[96];
     snprintf(label, sizeof label, "per-segment (library before), %s", w);
-    measure<float>(label, row, per_segment<float, float, Sum>(x, seg, sms), out, none, ref.value, ref.scale, reps);
+    measure_sum(label, row, per_segment<float, float, Sum>(x, seg, sms), out, ref, reps);
     snprintf(label, sizeof label, "ranges 4096u 256t unroll4 lane16, %s", w);
-    measure<float>(label, row, ranges<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf), out, none, ref.value,
-                   ref.scale, reps);
+    measure_sum(label, row, ranges<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf), out, ref, reps);
     if (!sweep || !off64) continue;
-    measure<float>("ranges 4096u 256t unroll4 lane16, fixup overlapped", row,
-                   ranges<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf, true), out, none, ref.value, ref.scale,
-                   reps);
+    measure_sum("ranges 4096u 256t unroll4 lane16, fixup overlapped", row,
+                ranges<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf, true), out, ref, reps);
     {  // persistent: one wave of resident blocks, warps looping over tiles
       using Shape = R<4096, 256, 4, 16>;
       int resident = 0;
       CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
           &resident, segmented_reduce_ranges_kernel<float, float, Sum, 4096, 256, 4, 16, 0, LoadPolicy::kReadOnly>, 256, 0));
       snprintf(label, sizeof label, "ranges 4096u 256t unroll4 lane16, persistent (%d/SM)", resident);
-      measure<float>(label, row, ranges<Shape, float, float, Sum>(x, seg, buf, true, int64_t(resident) * sms), out, none,
-                     ref.value, ref.scale, reps);
+      measure_sum(label, row,
+                  ranges<Shape, float, float, Sum>(x, seg, buf, true, int64_t(resident) * sms), out, ref, reps);
     }
     if (longest <= 4096) {  // no segment longer than a tile: the tile kernel alone is correct
-      measure<float>("ranges 4096u 256t unroll4 lane16, tile kernel only", row,
-                     tiles_only<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale,
-                     reps);
+      measure_sum("ranges 4096u 256t unroll4 lane16, tile kernel only", row,
+                  tiles_only<R<4096, 256, 4, 16>, float, float, Sum>(x, seg, buf), out, ref, reps);
     }
     // The tile size, the loads in flight, the registers (minimum resident blocks per SM: 3 x 256
     // threads allow 85 registers, 4 x 256 or 8 x 128 64, 6 x 256 or 12 x 128 40) and the load path.
-    measure<float>("ranges 4096u 256t unroll4 lane16 3 blocks/SM", row,
-                   ranges<R<4096, 256, 4, 16, 3>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 256t unroll4 lane16 4 blocks/SM", row,
-                   ranges<R<4096, 256, 4, 16, 4>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 256t unroll4 lane16 6 blocks/SM", row,
-                   ranges<R<4096, 256, 4, 16, 6>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 128t unroll4 lane16", row, ranges<R<4096, 128, 4, 16>, float, float, Sum>(x, seg, buf),
-                   out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 128t unroll4 lane16 8 blocks/SM", row,
-                   ranges<R<4096, 128, 4, 16, 8>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 128t unroll4 lane16 12 blocks/SM", row,
-                   ranges<R<4096, 128, 4, 16, 12>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 256t unroll4 lane16 3 blocks/SM streaming", row,
-                   ranges<R<4096, 256, 4, 16, 3, LoadPolicy::kStreaming>, float, float, Sum>(x, seg, buf), out, none,
-                   ref.value, ref.scale, reps);
-    measure<float>("ranges 8192u 256t unroll4 lane16 3 blocks/SM", row,
-                   ranges<R<8192, 256, 4, 16, 3>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 4096u 256t unroll8 lane16 3 blocks/SM", row,
-                   ranges<R<4096, 256, 8, 16, 3>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
-    measure<float>("ranges 8192u 256t unroll8 lane16 3 blocks/SM", row,
-                   ranges<R<8192, 256, 8, 16, 3>, float, float, Sum>(x, seg, buf), out, none, ref.value, ref.scale, reps);
+    measure_sum("ranges 4096u 256t unroll4 lane16 3 blocks/SM", row,
+                ranges<R<4096, 256, 4, 16, 3>, float, float, Sum>(x, seg, buf), out, ref, reps);
+    measure_sum("ranges 4096u 256t unroll4 lane16 4 blocks/SM", row,
+                ranges<R<4096, 256, 4, 16, 4>, float, float, Sum>(x, seg, buf), out, ref, reps);
+    measure_sum("ranges 4096u 256t unroll4 lane16 6 blocks/SM", row,
+                ranges<R<4096, 256, 4, 16, 6>, float, float, Sum>(x, seg, buf), out, ref, reps);
+    measure_sum("ranges 4096u 128t unroll4 lane16", row,
+                ranges<R<4096, 128, 4, 16>, float, float, Sum>(x, seg, buf), out, ref, reps);
+    measure_sum("ranges 4096u 128t unroll4 lane16 8 blocks/SM", row,
+                ranges<R<4096, 128, 4, 16, 8>, float, float, Sum>(x, seg, buf), out, ref, reps);
+    measure_sum("ranges 4096u 128t unroll4 lane16 12 blocks/SM", row,
+                ranges<R<4096, 128, 4, 16, 12>, float, float, Sum>(x, seg, buf), out, ref, reps);
+    measure_sum("ranges 4096u 256t unroll4 lane16 3 blocks/SM streaming", row,
+                ranges<R<4096, 256, 4, 16, 3, LoadPolicy::kStreaming>, float, float, Sum>(x, seg, buf), out, ref, reps);
+    measure_sum("ranges 8192u 256t unroll4 lane16 3 blocks/SM", row,
+                ranges<R<8192, 256, 4, 16, 3>, float, float, Sum>(x, seg, buf), out, ref, reps);
+    measure_sum("ranges 4096u 256t unroll8 lane16 3 blocks/SM", row,
+                ranges<R<4096, 256, 8, 16, 3>, float, float, Sum>(x, seg, buf), out, ref, reps);
+    measure_sum("ranges 8192u 256t unroll8 lane16 3 blocks/SM", row,
+                ranges<R<8192, 256, 8, 16, 3>, float, float, Sum>(x, seg, buf), out, ref, reps);
   }
   CHECK(cudaFree(temp));
 }
