@@ -23,9 +23,10 @@ def cpu_fw(dtype):
 
 def test_variants_listed():
     assert VARIANTS == ("hillis_steele", "blelloch", "warp_shuffle", "reduce_then_scan", "decoupled_lookback",
-                        "lagged_lookback", "warp_per_row", "columns")
+                        "lagged_lookback", "block_per_row", "warp_per_row", "columns")
     det = {v.name: v.deterministic for v in gpuprims.variants("scan")}
     assert not det["decoupled_lookback"] and not det["lagged_lookback"] and det["reduce_then_scan"]
+    assert det["block_per_row"] and det["warp_per_row"]
 
 
 @pytest.mark.parametrize("dtype", SCAN_DTYPES)

@@ -53,6 +53,24 @@ def test_axes(rng, algorithm, shape, axis):
     check(TORCH_CUDA, a.astype(np.int64), "int64", "max", axis, exclusive=True, algorithm=algorithm)
 
 
+@pytest.mark.parametrize("dtype,op", [("float32", "sum"), ("int64", "max"), ("bfloat16", "sum"), ("float64", "prod")])
+def test_block_per_row_shapes(rng, dtype, op):
+    """Many rows longer than 2048 items ("auto" takes block_per_row there): rows of one tile, of
+    one item past a tile, of several tiles with a ragged end, odd lengths (no vector path), exclusive
+    and in place; the same rows through warp_per_row for the auto choice's neighbour."""
+    need(TORCH_CUDA)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for rows, length in ((2 * sms, 2049), (2 * sms + 3, 4096), (300, 4097), (270, 8192), (2 * sms, 8193), (300, 20001)):
+        a = scan_values(rng, rows * length, dtype, op).reshape(rows, length)
+        for algorithm in ("auto", "block_per_row", "warp_per_row"):
+            check(TORCH_CUDA, a, dtype, op, 1, exclusive=length % 2 == 1, algorithm=algorithm)
+    a = scan_values(rng, 300 * 8193, "float32", "sum").reshape(300, 8193)
+    y = torch.from_numpy(a).cuda()
+    gpuprims.cumsum(y, axis=1, out=y, algorithm="block_per_row")
+    ref, tol = reference(a, "sum", 1, "float32")
+    compare(y, ref, tol, "float32")
+
+
 @pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
 def test_strided_and_misaligned_views(rng, algorithm):
     need(TORCH_CUDA)

@@ -31,6 +31,10 @@ const std::vector<ScanVariantInfo>& scan_variants() {
        "single pass, every tile read twice: from DRAM for its aggregate, a lag of tiles later from L2 for its scan, "
        "so the DRAM read never waits for a prefix; float sums and products may differ in the last bits between runs",
        false},
+      {ScanAlgorithm::kBlockPerRow, "block_per_row",
+       "one block per row, the row an on-chip tile of 16 items per thread (longer rows in tiles): many rows of "
+       "moderate length",
+       true},
       {ScanAlgorithm::kWarpPerRow, "warp_per_row", "one warp per row, 4 items per lane per step: many short rows",
        true},
       {ScanAlgorithm::kColumns, "columns",
@@ -72,17 +76,24 @@ bool float_sum_or_prod(const ScanLaunch& l) {
 }
 
 // "auto": the single-pass look-back for long rows, the lagged one for large scans of 4-byte items
-// and results (reduce-then-scan when float results must be reproducible); a warp per row for many
-// short rows; a thread per row when the axis is strided and neighbouring rows are adjacent in memory.
+// and results (reduce-then-scan when float results must be reproducible); a block per row for many
+// rows of more than 2048 items, a warp per row for many shorter rows; a thread per row when the axis
+// is strided and neighbouring rows are adjacent in memory.
 ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   const scan_detail::ScanLayout& t = l.layout;
   const int64_t many_rows = int64_t(l.sm_count) * 64;
   const bool rows_adjacent = t.row_ndim > 0 && t.row_in_strides[t.row_ndim - 1] == 1;
   if (t.in_step != 1 && rows_adjacent && t.rows >= many_rows) return ScanAlgorithm::kColumns;
-  // Rows up to 8192 items with at least 8 per SM: a warp per row. At 4096 x 8192 float32 it ran at
-  // 84.5 / 84.8 % of copy in two runs (run 7; session 9 run 11) where the look-back's two tiles per
-  // row varied between 85.7 and 81.1 %.
   if (t.len <= 1024 && t.rows >= many_rows / 8) return ScanAlgorithm::kWarpPerRow;
+  // Contiguous rows of more than 2048 items, at least two per SM: a block per row. float32 rows
+  // at 2^25 items (session 13 device run 4, % of a 1 GiB copy): 4096 items 90.7 against
+  // warp_per_row's 87.7, 8192 89.7-90.3 / 84.2, 16384 88.0 / 85.5, 65536 85.0 / 45.9, 131072 (256
+  // rows) 82.5-83.6 / 26.2, while a warp per row stays ahead up to 2048 items (89.5 against 45.4
+  // there). The tile scans this takes long rows from ran at 76.5-79.4 % on 1-D 2^28-item float32 /
+  // int32 scans (session 12 run 4; not measured on these shapes).
+  if (t.len > 2048 && t.in_step == 1 && t.out_step == 1 && t.rows >= int64_t(l.sm_count) * 2) {
+    return ScanAlgorithm::kBlockPerRow;
+  }
   if (t.len <= 8192 && t.rows >= int64_t(l.sm_count) * 8) return ScanAlgorithm::kWarpPerRow;
   if (deterministic && float_sum_or_prod(l)) return ScanAlgorithm::kReduceThenScan;
   // The lagged look-back for 4-byte scans from 2^24 items (2048 tiles, 5 lags) on Hopper and newer:
@@ -105,6 +116,7 @@ Status run_variant(ScanAlgorithm algorithm, const ScanLaunch& l) {
     case ScanAlgorithm::kBlelloch: return scan_blelloch(l);
     case ScanAlgorithm::kWarpShuffle: return scan_warp_shuffle(l);
     case ScanAlgorithm::kReduceThenScan: return scan_reduce_then_scan(l);
+    case ScanAlgorithm::kBlockPerRow: return scan_block_per_row(l);
     case ScanAlgorithm::kWarpPerRow: return scan_warp_per_row(l);
     case ScanAlgorithm::kColumns: return scan_columns(l);
     case ScanAlgorithm::kLaggedLookback: return scan_lagged_lookback(l);

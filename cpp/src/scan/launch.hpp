@@ -33,6 +33,7 @@ Status scan_warp_shuffle(const ScanLaunch& launch);
 Status scan_reduce_then_scan(const ScanLaunch& launch);
 Status scan_decoupled_lookback(const ScanLaunch& launch);
 Status scan_lagged_lookback(const ScanLaunch& launch);
+Status scan_block_per_row(const ScanLaunch& launch);
 Status scan_warp_per_row(const ScanLaunch& launch);
 Status scan_columns(const ScanLaunch& launch);
 Status scan_host(const ScanLaunch& launch);  // host.cpp: the CPU reference

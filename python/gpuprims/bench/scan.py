@@ -65,7 +65,7 @@ def _row_scan_case(torch, shape, l2, copy):
     case = f"row scans float32 {shape[0]}x{shape[1]} axis=-1"
     peer_ms = median_ms(lambda: torch.cumsum(cur[0], -1, out=out), before=rotate)
     rows = [("torch.cumsum", peer_ms)]
-    for name in ("decoupled_lookback", "reduce_then_scan", "warp_shuffle", "warp_per_row", "auto"):
+    for name in ("decoupled_lookback", "reduce_then_scan", "warp_shuffle", "warp_per_row", "block_per_row", "auto"):
         rows.append((name, median_ms(lambda: gpuprims.cumsum(cur[0], axis=-1, out=out, algorithm=name),
                                      before=rotate)))
     return [bandwidth_row(case, impl, ms, 8 * n, copy, peer_ms, "torch") for impl, ms in rows]
@@ -124,7 +124,7 @@ def run(quick: bool = False) -> dict:
     l2 = getattr(props, "L2_cache_size", 50 << 20)
     copy = copy_gbps(256 << 20 if quick else 1 << 30)
     n = 1 << (24 if quick else 28)
-    ladder = [v.name for v in gpuprims.variants("scan") if v.name not in ("warp_per_row", "columns")]
+    ladder = [v.name for v in gpuprims.variants("scan") if v.name not in ("block_per_row", "warp_per_row", "columns")]
     cases = []
     cases += _device_scan_case(torch, n, torch.int32, l2, copy, ladder)
     cases += _device_scan_case(torch, n, torch.float32, l2, copy, ladder)

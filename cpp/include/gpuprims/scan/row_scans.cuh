@@ -1,7 +1,7 @@
 #pragma once
-// Scans for layouts where a tile per block idles: many rows of moderate length (one warp per row) and strided
-// axes with many rows (one thread per row, neighbouring threads on neighbouring rows, so each step
-// along the axis is one coalesced access across the warp).
+// Scans for layouts where a tile per block idles: many rows of moderate length (one block or one warp
+// per row) and strided axes with many rows (one thread per row, neighbouring threads on neighbouring
+// rows, so each step along the axis is one coalesced access across the warp).
 #include <cstdint>
 
 #include "gpuprims/core/numeric.hpp"
@@ -38,6 +38,44 @@ warp_per_row_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out,
       t.store(out + out_offset, layout.out_step, begin, layout.len, vector_ok, carry, exclusive,
               begin == 0 && lane == 0, 0, lane);
       carry = op(carry, total);
+    }
+  }
+}
+
+// A block scans its row as one striped tile of kThreads x 16 items (rows longer than the tile in
+// tiles, carrying the running total), the warp totals scanned through shared memory. With a block
+// per row, the blocks in flight read one contiguous window of whole rows, like the norms' row
+// kernels: at 4096 x 8192 float32 90.1-90.5 % of copy against warp_per_row's 84.0-84.4 %, whose
+// warps each stream their own row (bench/tune/row_scan_tune.cu, docs/scan.md "Row scans"). The
+// grid is a block per row (a persistent grid of two waves ran at 87 %), rows past 2^31 - 1 looping.
+template <class In, class Out, class Op, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+block_per_row_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout, bool exclusive,
+                     bool vector_ok) {
+  using Tile = StripedTile<In, Out, Op, kThreads, 16, true>;
+  using Acc = typename Tile::Acc;
+  const ScanOperator<Op> op;
+  __shared__ Acc warp_totals[Tile::kWarps];
+  __shared__ Acc warp_prefix[Tile::kWarps + 1];  // [kWarps]: the tile's total
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  for (int64_t row = blockIdx.x; row < layout.rows; row += gridDim.x) {
+    int64_t in_offset, out_offset;
+    layout.row_offsets(row, &in_offset, &out_offset);
+    Acc carry = ScanOperator<Op>::template identity<Acc>();
+    for (int64_t begin = 0; begin < layout.len; begin += Tile::kTileItems) {
+      Tile t;
+      t.load(in + in_offset, layout.in_step, begin, layout.len, vector_ok, warp, lane);
+      Acc aggregate;
+      const Acc warp_exclusive = scan_tile_block(t, warp_totals, warp, lane, &aggregate, exclusive);
+      if (warp == 0) {
+        if (lane < Tile::kWarps) warp_prefix[lane] = warp_exclusive;
+        if (lane == 0) warp_prefix[Tile::kWarps] = aggregate;
+      }
+      __syncthreads();
+      t.store(out + out_offset, layout.out_step, begin, layout.len, vector_ok, op(carry, warp_prefix[warp]), exclusive,
+              begin == 0 && threadIdx.x == 0, warp, lane);
+      carry = op(carry, warp_prefix[Tile::kWarps]);
+      __syncthreads();  // the next tile reuses warp_totals and warp_prefix
     }
   }
 }
