@@ -202,8 +202,8 @@ __device__ __forceinline__ RowStats<Acc> combine_cluster_partials(ChunkPartial<k
     return {m, warp_reduce(term, SumOp{})};
   } else {
     if constexpr (kCentred) frame.shift = __shfl_sync(0xffffffffu, part.shift, 0);
-    return combine_chunk_moments<kCentred>(frame, row_len, center,
-                                 [&](auto f) { return warp_reduce(valid ? f(count, part) : Acc(0), SumOp{}); });
+    return combine_chunk_moments<kCentred>(
+        frame, row_len, center, [&](auto f) { return warp_reduce(valid ? f(count, part) : Acc(0), SumOp{}); });
   }
 }
 
@@ -283,7 +283,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
     const bool valid = lane < csize;
     const ChunkPartial<kKind, Acc> lane_part =
         valid ? *cluster.map_shared_rank(&exchange[turn], lane) : ChunkPartial<kKind, Acc>{};
-    const RowStats<Acc> total = combine_cluster_partials<kKind, kChunkCentred<T>>(lane_part, lane_count, valid, n, frame, p.center);
+    const RowStats<Acc> total =
+        combine_cluster_partials<kKind, kChunkCentred<T>>(lane_part, lane_count, valid, n, frame, p.center);
     turn ^= 1;
 
     const T* weight = static_cast<const T*>(p.weight);
