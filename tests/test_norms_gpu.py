@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, cupy, framework_params, random_values, to_numpy, torch
-from norms_reference import (FLOATS, NORM_OPS, OPS, assert_close, check, reference, round_to, run_op, tolerance,
-                             variants)
+from norms_reference import (FLOATS, NORM_OPS, OPS, OUT_EPS, assert_close, check, reference, round_to, run_op,
+                             tolerance, variants)
 
 import gpuprims
 
@@ -247,8 +247,7 @@ def test_error_within_twice_torch(rng, op, dtype):
 def test_layer_norm_far_first_element(rng, dtype):
     """Rows whose first element (the statistics' frame) lies 3 to ~100 deviations from the mean: the
     whole-row variants keep the issue's accuracy on the other elements (row_partial, row_stats.cuh).
-    split_row / cluster_row combine chunk statistics kept relative to the first element: not
-    covered (docs/norms.md, Numerics)."""
+    split_row / cluster_row: test_layer_norm_far_first_element_long_rows."""
     need(TORCH_CUDA)
     for n in (4096, 16384):
         a = rng.standard_normal((4, n))
@@ -266,6 +265,56 @@ def test_layer_norm_far_first_element(rng, dtype):
             # two_pass sums a row whose variance the outlier holds with 2-4 ulp of cancellation, where
             # torch's Welford errs by ~1 (session 12 gate); the first-element frame erred by k ulp.
             assert (err <= 2 * torch_err + 2 * unit).all(), (algorithm, n, err / unit, torch_err / unit)
+
+
+def assert_within_twice_torch(a, dtype, algorithms, what, drop_first=False):
+    """Per row: error against float64 at most 2x torch's own plus two rounding units of the largest
+    output (the issue's bound, as test_error_within_twice_torch); drop_first sets the outlier's own
+    output aside."""
+    x = TORCH_CUDA.make(a, dtype)
+    n = x.shape[-1]
+    cut = slice(1, None) if drop_first else slice(None)
+    ref = reference("layer_norm", a)[0][:, cut]
+    theirs = to_numpy(torch.nn.functional.layer_norm(x, (n,))).astype(np.float64)[:, cut]
+    torch_err = np.abs(theirs - ref).max(axis=1)
+    unit = 2 * OUT_EPS[dtype] * np.abs(ref).max(axis=1)
+    for algorithm in algorithms:
+        out = poisoned_like(x)
+        assert run_op("layer_norm", x, algorithm=algorithm, out=out) is out
+        err = np.abs(to_numpy(out).astype(np.float64)[:, cut] - ref).max(axis=1)
+        assert (err <= 2 * torch_err + 2 * unit).all(), (what, algorithm, n, err / unit, torch_err / unit)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_layer_norm_far_first_element_long_rows(rng, dtype):
+    """test_layer_norm_far_first_element for the variants of rows beyond one block: split_row (chunks
+    of 8192) and cluster_row (slices of 16384 float32 / 32768 float16-bfloat16 elements: 4 and 16, 2
+    and 8 slices here; float64 runs split_row), and auto, which takes cluster_row or split_row there.
+    Each chunk's moments are measured about its own centre and combined about chunk 0's centre
+    (chunk_moments.cuh). The statistics kept relative to the row's first element erred by about
+    k ulp (of float32 / float64) of a deviation in every output, k the outlier's distance in
+    deviations (here ~250-500 once the outlier's own share of the variance is counted): 1e-5 in
+    float32 where the bound is ~1e-7. fp16 / bf16 keep the first-element frame (their outputs round
+    at 2^-11 / 2^-8): covered to hold the bound."""
+    need(TORCH_CUDA)
+    for n in (65536, 262144):
+        a = rng.standard_normal((4, n))
+        a[:, 0] = [3.0, 30.0, 300.0, 3e3]  # float16 holds up to 65504
+        assert_within_twice_torch(round_to(a, dtype), dtype, ("auto", "split_row", "cluster_row"), "far first",
+                                  drop_first=True)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_layer_norm_common_offset_every_variant(rng, dtype):
+    """Rows with a large common offset (mean 1e4; deviation 1, or 100 in float16 / bfloat16, whose ulp at
+    1e4 is 8 / 64): every variant measures the statistics relative to an element or a chunk centre
+    near the mean, so nothing is lost to the offset's rounding. Whole-row lengths and the long rows
+    of split_row / cluster_row (several chunks / slices, each with its own anchor)."""
+    need(TORCH_CUDA)
+    std = 100.0 if dtype in ("float16", "bfloat16") else 1.0
+    for rows, n in ((8, 4096), (4, 65536), (2, 262144)):
+        a = round_to(1e4 + std * rng.standard_normal((rows, n)), dtype)
+        assert_within_twice_torch(a, dtype, ("auto",) + variants("layer_norm"), "offset")
 
 
 def test_layer_norm_stats_match_torch(rng):

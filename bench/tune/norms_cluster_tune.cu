@@ -176,8 +176,8 @@ void run_split_row(const Problem& pr) {
   constexpr int kThreads = 256, kVecs = 32 / Vec16<T>::kLanes;
   const int64_t chunk_len = RowTile<T, kThreads, kVecs>::kCapacity;
   const int64_t chunks = ceil_div(pr.len, chunk_len);
-  RowStats<Acc>* partial = static_cast<RowStats<Acc>*>(pr.scratch);
-  RowStats<Acc>* row_stats = partial + pr.rows * chunks;
+  ChunkPartial<kKind, Acc>* partial = static_cast<ChunkPartial<kKind, Acc>*>(pr.scratch);
+  RowStats<Acc>* row_stats = reinterpret_cast<RowStats<Acc>*>(partial + pr.rows * chunks);
   Acc* row_shift = reinterpret_cast<Acc*>(row_stats + pr.rows);
   const NormParams p = params_for(pr);
   const dim3 grid(unsigned(chunks), unsigned(std::min<int64_t>(pr.rows, 65535)));

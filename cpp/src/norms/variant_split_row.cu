@@ -18,6 +18,7 @@ template <class T, RowKind kKind>
 Status run(const NormLaunch& l) {
   using Acc = acc_t<T>;
   using Stats = RowStats<Acc>;
+  using Partial = ChunkPartial<kKind, Acc>;
   constexpr int kVecs = 32 / Vec16<T>::kLanes;
   const char* op = norm_op_name(l.op);
   const int64_t rows = l.params.layout.num_rows;
@@ -29,10 +30,11 @@ Status run(const NormLaunch& l) {
                        std::to_string(l.params.layout.row_len));
   }
   StreamScratch scratch;
-  GPUPRIMS_TRY(scratch.allocate(size_t(rows * chunks + rows) * sizeof(Stats) + size_t(rows) * sizeof(Acc), l.device,
-                                l.stream, op));
-  Stats* partial = static_cast<Stats*>(scratch.data());
-  Stats* row_stats = partial + rows * chunks;
+  // The partials, the row statistics, the shifts: structs of Acc, so each array stays aligned after the last.
+  GPUPRIMS_TRY(scratch.allocate(size_t(rows * chunks) * sizeof(Partial) + size_t(rows) * (sizeof(Stats) + sizeof(Acc)),
+                                l.device, l.stream, op));
+  Partial* partial = static_cast<Partial*>(scratch.data());
+  Stats* row_stats = reinterpret_cast<Stats*>(partial + rows * chunks);
   Acc* row_shift = reinterpret_cast<Acc*>(row_stats + rows);
   NormParams params = l.params;
   const dim3 chunk_grid(static_cast<unsigned>(chunks), static_cast<unsigned>(min_of<int64_t>(rows, 65535)));

@@ -17,9 +17,10 @@
 //     without computing -inf - -inf). Combined: M = max m_c, S = sum over s_c != 0 of
 //     s_c exp(m_c - M). A NaN element makes its s_c NaN, hence S and every output NaN, as the
 //     NaN-propagating max of the other kernels does.
-//   norm kind: (mean_c, M2_c) of u = (x - shift) * inv_scale in the row's frame (the frame from
-//     x[row][0], as everywhere: chunk_partial), combined as split_row's row_combine_kernel does
-//     (Chan et al.): mean = sum n_c mean_c / n, M2 = sum M2_c + n_c (mean_c - mean)^2.
+//   norm kind: (anchor_c, mean_c, M2_c) of u = (x - anchor_c) * inv_scale, anchor_c the slice's
+//     first element or its centre (chunk_moments.cuh: the row's scale, the slice's own anchor, so a
+//     far first element of the row costs no accuracy), combined as split_row's row_combine_kernel
+//     does (combine_chunk_moments, about CTA 0's anchor or the row's centre).
 //
 // Vector path only (NormParams::vec_ok: rows aligned, lengths whole vectors); the launcher hands
 // everything else, float64 and GPUs below sm_90 to split_row.
@@ -31,6 +32,7 @@
 #include <cooperative_groups.h>
 #endif
 
+#include "gpuprims/norms/chunk_moments.cuh"
 #include "gpuprims/norms/norm_params.hpp"
 #include "gpuprims/norms/row_stats.cuh"
 #include "gpuprims/norms/row_tile.cuh"
@@ -184,21 +186,24 @@ __device__ __forceinline__ void store_slice(const Slice& slice, typename Slice::
   }
 }
 
-// The row statistics from the C partials, lane l of every warp holding CTA l's (identity beyond
-// C): a butterfly over the warp (warp_reduce) gives every lane, warp and CTA the same bits.
-//   softmax: (M, S) as above.  norm: (mean_u, M2_u) of the whole row (norm_row_stats follows).
+// The row statistics from the C partials, lane l of every warp holding CTA l's (valid: l < C): a
+// butterfly over the warp (warp_reduce) gives every lane, warp and CTA the same bits.
+//   softmax: (M, S) as above.
+//   norm: (mean_u, M2_u) of the whole row about frame.shift (norm_row_stats follows); frame: in,
+//     the row's scale; out, with the row's shift (kCentred, kChunkCentred: CTA 0's centre, lane
+//     0's, or the row's centre; else the row's first element, as every CTA's frame already holds).
 // count: the elements of CTA l's slice (0 beyond C).
-template <RowKind kKind, class Acc>
-__device__ __forceinline__ RowStats<Acc> combine_cluster_partials(RowStats<Acc> part, Acc count, bool valid,
-                                                                  int64_t row_len) {
+template <RowKind kKind, bool kCentred, class Acc>
+__device__ __forceinline__ RowStats<Acc> combine_cluster_partials(ChunkPartial<kKind, Acc> part, Acc count, bool valid,
+                                                                  int64_t row_len, RowFrame<Acc>& frame, bool center) {
   if constexpr (kKind == RowKind::kSoftmax) {
     const Acc m = warp_reduce(valid ? part.a : -std::numeric_limits<Acc>::infinity(), NanMaxOp{});
     const Acc term = valid && part.b != Acc(0) ? part.b * exp_of(part.a - m) : Acc(0);
     return {m, warp_reduce(term, SumOp{})};
   } else {
-    const Acc mean = mean_of(warp_reduce(valid ? count * part.a : Acc(0), SumOp{}), row_len);
-    const Acc d = part.a - mean;
-    return {mean, warp_reduce(valid ? part.b + count * d * d : Acc(0), SumOp{})};
+    if constexpr (kCentred) frame.shift = __shfl_sync(0xffffffffu, part.shift, 0);
+    return combine_chunk_moments<kCentred>(
+        frame, row_len, center, [&](auto f) { return warp_reduce(valid ? f(count, part) : Acc(0), SumOp{}); });
   }
 }
 
@@ -212,11 +217,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
   using Acc = acc_t<T>;
   using Group = RowGroup<Acc, Cfg::kThreads>;
   constexpr int64_t kCapacity = Cfg::template slice_capacity<T>();
+  using PairGroup = RowGroup<SumPair<Acc>, Cfg::kThreads>;
   extern __shared__ uint4 cluster_row_slice[];
   __shared__ typename Group::TempStorage temp;
+  __shared__ typename PairGroup::TempStorage pair_temp;  // the norm kind's
   // Slot `turn` is rewritten two rows later, after the cluster barrier of the row in between,
   // which every CTA reaches only once it has read this row's slots.
-  __shared__ RowStats<Acc> exchange[2];
+  __shared__ ChunkPartial<kKind, Acc> exchange[2];
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
   const int csize = static_cast<int>(cluster.num_blocks());
@@ -230,6 +237,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
   Vec16<T>* const base = reinterpret_cast<Vec16<T>*>(cluster_row_slice) + rank;
   const auto x_slice = [&](int64_t r) { return static_cast<const T*>(p.x) + layout.x_row_offset(r) + begin; };
   typename Group::Synced reduce{temp};
+  typename PairGroup::Synced reduce_pair{pair_temp};
   int turn = 0;
   // A slice's previous row's stores consumed every value this thread read from its slots before
   // new copies into them are issued (in-order issue), so overwriting them needs no barrier.
@@ -248,11 +256,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
     } else {
       Slice{base}.load_async(x_slice(row), len, rank);
     }
-    // Read by every CTA before the cluster barrier: with out= x, CTA 0 writes x[row][0] only after it.
-    const RowFrame<Acc> frame = kKind == RowKind::kNorm ? row_frame(xr, n, p.center) : RowFrame<Acc>{};
+    // Read by every CTA before the cluster barrier: with out= x, CTA 0 writes x[row][0] (the row's
+    // scale) and each CTA its slice's first element (its anchor) only after it.
+    RowFrame<Acc> frame = kKind == RowKind::kNorm ? chunk_frame(xr, 1, n, begin, len, p.center) : RowFrame<Acc>{};
     ptx::cp_async_wait<Cfg::kStages - 1>();  // this row's copies (by this thread) have landed
 
-    RowStats<Acc> part;
+    ChunkPartial<kKind, Acc> part;
     Acc ref = Acc(0);  // softmax kind: r_c
     if constexpr (kKind == RowKind::kSoftmax) {
       const Acc m = reduce(slice.max_dropping_nan(len, rank), FmaxOp{});
@@ -267,13 +276,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
       }
       part = {m, reduce(s, SumOp{})};
     } else {
-      part = chunk_partial<kKind, true>(slice, len, rank, frame, p.center, reduce);
+      part = chunk_partial_of<kKind, true>(slice, len, rank, frame, p.center, reduce, reduce_pair);
     }
     if (rank == 0) exchange[turn] = part;
     cluster.sync();
     const bool valid = lane < csize;
-    const RowStats<Acc> lane_part = valid ? *cluster.map_shared_rank(&exchange[turn], lane) : RowStats<Acc>{};
-    const RowStats<Acc> total = combine_cluster_partials<kKind>(lane_part, lane_count, valid, n);
+    const ChunkPartial<kKind, Acc> lane_part =
+        valid ? *cluster.map_shared_rank(&exchange[turn], lane) : ChunkPartial<kKind, Acc>{};
+    const RowStats<Acc> total =
+        combine_cluster_partials<kKind, kChunkCentred<T>>(lane_part, lane_count, valid, n, frame, p.center);
     turn ^= 1;
 
     const T* weight = static_cast<const T*>(p.weight);

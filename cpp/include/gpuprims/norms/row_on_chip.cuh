@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "gpuprims/norms/chunk_moments.cuh"
 #include "gpuprims/norms/norm_params.hpp"
 #include "gpuprims/norms/row_stats.cuh"
 #include "gpuprims/norms/row_tile.cuh"
@@ -251,14 +252,17 @@ inline int64_t row_on_chip_blocks(int64_t num_rows, bool prefetches, int residen
 // [c * kCapacity, ...) of it; grid = (chunks, rows), the rows in a grid-stride loop over y.
 // kVector as for row_on_chip_kernel.
 
-// Pass 1: partial[row * chunks + c] = chunk_partial of chunk c.
+// Pass 1: partial[row * chunks + c] = the partial of chunk c (chunk_partial_of: the norm kind's
+// moments about the chunk's own anchor, chunk_moments.cuh).
 template <class T, RowKind kKind, int kThreads, int kVecs, bool kVector>
 __global__ void __launch_bounds__(kThreads)
-chunk_stats_kernel(NormParams p, RowStats<acc_t<T>>* partial) {
+chunk_stats_kernel(NormParams p, ChunkPartial<kKind, acc_t<T>>* partial) {
   using Tile = RowTile<T, kThreads, kVecs>;
   using Acc = typename Tile::Acc;
   using Group = RowGroup<Acc, kThreads>;
+  using PairGroup = RowGroup<SumPair<Acc>, kThreads>;
   __shared__ typename Group::TempStorage temp;
+  __shared__ typename PairGroup::TempStorage pair_temp;  // the norm kind's
   const RowLayout& layout = p.layout;
   const int64_t chunks = gridDim.x, begin = int64_t(blockIdx.x) * Tile::kCapacity;
   const int len = static_cast<int>(min_of<int64_t>(Tile::kCapacity, layout.row_len - begin));
@@ -266,9 +270,11 @@ chunk_stats_kernel(NormParams p, RowStats<acc_t<T>>* partial) {
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
     Tile tile;
     tile.load(xr, layout.x_elem_stride, begin, len, threadIdx.x, kVector, tile_fill<kKind, Acc>());
-    const RowFrame<Acc> frame = row_frame(xr, layout.row_len, p.center);
+    const RowFrame<Acc> frame = chunk_frame(xr, layout.x_elem_stride, layout.row_len, begin, len, p.center);
     typename Group::Synced reduce{temp};
-    const RowStats<Acc> s = chunk_partial<kKind, false>(tile, len, threadIdx.x, frame, p.center, reduce);
+    typename PairGroup::Synced reduce_pair{pair_temp};
+    const ChunkPartial<kKind, Acc> s =
+        chunk_partial_of<kKind, false>(tile, len, threadIdx.x, frame, p.center, reduce, reduce_pair);
     if (threadIdx.x == 0) partial[row * chunks + blockIdx.x] = s;
   }
 }
@@ -277,18 +283,17 @@ chunk_stats_kernel(NormParams p, RowStats<acc_t<T>>* partial) {
 // ... in order, then a fixed-shape block reduction: deterministic) into row_stats[row] (softmax:
 // (max, sum); norm: (mean - shift, rstd) and row_shift[row]), and writes the statistics outputs.
 //   softmax: M = max m_c, S = sum s_c * exp(m_c - M)   (chunks of -inf carry s_c = 0)
-//   norm:    mean = sum n_c mean_c / n, M2 = sum (M2_c + n_c (mean_c - mean)^2)   (Chan et al.),
-//            in the u values of the row's frame
+//   norm:    combine_chunk_moments (chunk_moments.cuh), about chunk 0's anchor or the row's centre
 template <class T, RowKind kKind, int kThreads>
 __global__ void __launch_bounds__(kThreads)
-row_combine_kernel(NormParams p, const RowStats<acc_t<T>>* partial, int64_t chunks, int64_t chunk_len,
+row_combine_kernel(NormParams p, const ChunkPartial<kKind, acc_t<T>>* partial, int64_t chunks, int64_t chunk_len,
                    RowStats<acc_t<T>>* row_stats, acc_t<T>* row_shift) {
   using Acc = acc_t<T>;
   using Group = RowGroup<Acc, kThreads>;
   __shared__ typename Group::TempStorage temp;
   const int64_t n = p.layout.row_len;
   for (int64_t row = blockIdx.x; row < p.layout.num_rows; row += gridDim.x) {
-    const RowStats<Acc>* part = partial + row * chunks;
+    const ChunkPartial<kKind, Acc>* part = partial + row * chunks;
     RowStats<Acc> out;
     if constexpr (kKind == RowKind::kSoftmax) {
       Acc m = -std::numeric_limits<Acc>::infinity();
@@ -302,18 +307,15 @@ row_combine_kernel(NormParams p, const RowStats<acc_t<T>>* partial, int64_t chun
       out = {m, s};
     } else {
       const auto count = [=](int64_t c) { return Acc(min_of<int64_t>(chunk_len, n - c * chunk_len)); };
-      Acc total = Acc(0);
-      for (int64_t c = threadIdx.x; c < chunks; c += kThreads) total += count(c) * part[c].a;
-      const Acc mean = mean_of(Group::all(total, SumOp{}, temp), n);
-      Acc m2 = Acc(0);
-      for (int64_t c = threadIdx.x; c < chunks; c += kThreads) {
-        const Acc d = part[c].a - mean;
-        m2 += part[c].b + count(c) * d * d;
-      }
-      m2 = Group::all(m2, SumOp{}, temp);
       const T* xr = static_cast<const T*>(p.x) + p.layout.x_row_offset(row);
-      const RowFrame<Acc> frame = row_frame(xr, n, p.center);
-      out = norm_row_stats(RowStats<Acc>{mean, m2}, frame, n, p.eps);
+      RowFrame<Acc> frame = row_frame(xr, n, p.center);  // the row's scale; x is not yet written (out= x)
+      frame.shift = part[0].shift;
+      const RowStats<Acc> moments = combine_chunk_moments<kChunkCentred<T>>(frame, n, p.center, [&](auto f) {
+        Acc acc = Acc(0);
+        for (int64_t c = threadIdx.x; c < chunks; c += kThreads) acc += f(count(c), part[c]);
+        return Group::all(acc, SumOp{}, temp);
+      });
+      out = norm_row_stats(moments, frame, n, p.eps);
       if (threadIdx.x == 0) {
         write_row_stats(p, row, out, frame.shift);
         row_shift[row] = frame.shift;

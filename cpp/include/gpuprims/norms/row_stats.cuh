@@ -133,6 +133,14 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
 // the extra passes cost registers (spills) in the 1024-thread half tiles. (ptxas, CUDA 13.0, sm_90a:
 // 8 bytes of spill in two 1024-thread add-norm tiles, float32 strided and float64 vector; a loop
 // around one copy of chunk_partial instead spilled 16-200 bytes in a dozen tiles.)
+// Whether statistics (mean of u about the frame's shift, M2 of u) of `len` elements put the shift
+// beyond 4 deviations from the mean (mean^2 > 16 M2 / len): where row_partial, the streaming rungs and
+// combine_chunk_moments move the frame. False for NaN / inf statistics (they keep their frame).
+template <class Acc, class Count>
+__device__ __forceinline__ bool mean_far_from_shift(Acc mean, Acc m2, Count len) {
+  return mean * mean * Acc(len) > Acc(16) * m2;
+}
+
 template <RowKind kKind, bool kLean, bool kFold = false, class Tile, class Reduce>
 __device__ __forceinline__ RowStats<typename Tile::Acc> row_partial(const Tile& tile, int len, int rank,
                                                                     RowFrame<typename Tile::Acc>& frame, bool center,
@@ -140,7 +148,7 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> row_partial(const Tile& 
   using Acc = typename Tile::Acc;
   const RowStats<Acc> s = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, center, reduce);
   if constexpr (kKind == RowKind::kNorm && std::is_same<typename Tile::Value, Acc>::value) {
-    if (center && s.a * s.a * Acc(len) > Acc(16) * s.b) {  // uniform over the group, as s
+    if (center && mean_far_from_shift(s.a, s.b, len)) {  // uniform over the group, as s
       frame.shift = (frame.shift * frame.inv_scale + s.a) * frame.scale;
       return chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, center, reduce);
     }

@@ -35,7 +35,7 @@ row_streaming_kernel(NormParams p) {
     // A first element (the frame's shift) beyond 4 deviations from the mean: the corrected two-pass
     // statistics about c = u0 + mean, two more reads of the row (row_partial in row_stats.cuh says why).
     const auto recentre = [&](RowFrame<Acc>& f, Acc& mean, Acc& m2) {
-      if (!(p.center && mean * mean * Acc(n) > Acc(16) * m2)) return;  // uniform over the block
+      if (!(p.center && mean_far_from_shift(mean, m2, n))) return;  // uniform over the block
       const Acc inv = f.inv_scale, c = f.shift * inv + mean;
       Acc t = Acc(0);
       for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) t += fma(at(i), inv, -c);
