@@ -1,0 +1,96 @@
+"""out= sharing memory with an input, or with itself: refused before any work on every op whose kernels
+read inputs while writing out (silently wrong values otherwise); in-place scans (out = x) still work."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import torch
+
+import gpuprims
+
+POISON = -7.0
+
+
+def _ramp(rng, n, dtype=np.float64):
+    # Random nonzero data: an all-zero input would hide a wrong overlap result.
+    return (rng.standard_normal(n) + 3.0).astype(dtype)
+
+
+@pytest.mark.parametrize("make_out", [
+    lambda buf: (buf[:-1], buf[1:]),                # shifted by one element
+    lambda buf: (buf, buf[::-1]),                   # the same elements, reversed
+    lambda buf: (buf[::2], buf[1::2]),              # interleaved: a shared address range
+    lambda buf: (buf[2:], buf[:-2]),
+], ids=["shift", "reversed", "interleaved", "shift_back"])
+def test_scan_partial_overlap_is_refused(rng, make_out):
+    buf = _ramp(rng, 33)
+    before = buf.copy()
+    x, out = make_out(buf)
+    with pytest.raises(ValueError, match=r"scan: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.cumsum(x, out=out)
+    np.testing.assert_array_equal(buf, before)  # raised before any work
+
+
+def test_scan_in_place_still_works(rng):
+    for x in (_ramp(rng, 33), _ramp(rng, 40).reshape(5, 8).T):
+        expected = np.cumsum(x.astype(np.float64), axis=0)
+        assert gpuprims.cumsum(x, axis=0, out=x) is x
+        np.testing.assert_allclose(x, expected, rtol=1e-12)
+
+
+def test_scan_disjoint_views_of_one_buffer(rng):
+    buf = _ramp(rng, 66)
+    x, out = buf[:33], buf[33:]
+    expected = np.cumsum(x)
+    gpuprims.cumsum(x, out=out)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+def test_reduce_out_inside_x_is_refused(rng):
+    x = _ramp(rng, 12).reshape(3, 4)
+    before = x.copy()
+    with pytest.raises(ValueError, match=r"reduce: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.sum(x, axis=1, out=x[:, 0])
+    with pytest.raises(ValueError, match="overlapping memory"):  # even where it is x's own layout
+        gpuprims.sum(x[:, :1], axis=1, keepdims=True, out=x[:, :1])
+    np.testing.assert_array_equal(x, before)
+
+
+def test_compact_and_segmented_reduce_overlap_is_refused(rng):
+    buf = _ramp(rng, 20)
+    mask = rng.random(10) < 0.5
+    mask[0] = True
+    with pytest.raises(ValueError, match=r"compact: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.compact(buf[:10], mask, out=buf[5:15])
+    offsets = np.array([0, 3, 10], np.int64)
+    with pytest.raises(ValueError, match=r"segmented_reduce: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.segmented_reduce(buf[:10], offsets, out=buf[1:3])
+
+
+def test_histogram_and_matmul_overlap_is_refused(rng):
+    counts = np.arange(8, dtype=np.int64)
+    with pytest.raises(ValueError, match=r"bincount: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.bincount(counts[:4], out=counts)
+    a = _ramp(rng, 16).reshape(4, 4)
+    b = _ramp(rng, 16).reshape(4, 4)
+    with pytest.raises(ValueError, match=r"matmul: arguments 'a' and 'out': .*overlapping memory"):
+        gpuprims.matmul(a, b, out=a)
+    with pytest.raises(ValueError, match=r"matmul: arguments 'b' and 'out': .*overlapping memory"):
+        gpuprims.matmul(a, b, out=b.T)
+    with pytest.raises(ValueError, match=r"gemv: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.gemv(a, b[0], out=b[0])
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch")
+@pytest.mark.parametrize("call", [
+    lambda x, out: gpuprims.sum(x, axis=0, out=out),
+    lambda x, out: gpuprims.cumsum(x[0], out=out),
+    lambda x, out: gpuprims.matmul(x, x.T.contiguous(), out=out.expand(4, 4)[:3, :3]),
+], ids=["reduce", "scan", "matmul"])
+def test_zero_stride_out_is_refused(rng, call):
+    # torch's expand makes writable views whose elements share one address: threads would race.
+    x = torch.from_numpy(_ramp(rng, 12).reshape(3, 4))
+    out = torch.full((1,), POISON, dtype=torch.float64).expand(4)
+    with pytest.raises(ValueError, match="expected distinct elements, got a zero stride"):
+        call(x, out)
+    assert out[0].item() == POISON
