@@ -43,7 +43,7 @@ def compact(x, mask, *, out=None, stream=None):
 
     Without ``out=`` the result has exactly the selected length: gpuprims first counts the mask
     (one small device-to-host read that synchronizes the launch stream), then compacts.
-    With ``out=`` (1-D, x's dtype) nothing synchronizes: returns ``(out, count)`` where ``count`` is a
+    With ``out=`` (1-D, x's dtype, sharing no memory with x or mask) nothing synchronizes: returns ``(out, count)`` where ``count`` is a
     0-d int64 device array holding the number selected. ``out`` of the input's length always
     suffices; elements beyond a shorter ``out`` are not written (``count`` still tells the full
     number), so the call can run inside a CUDA graph.
@@ -66,7 +66,8 @@ def segmented_reduce(x, offsets, op="sum", *, out=None, stream=None):
 
     ``x`` is 1-D (bool, int32, int64, uint32, uint64, float16, bfloat16, float32, float64, any
     stride); ``offsets`` are int32 or int64 CSR offsets, nondecreasing, within [0, len(x)]. The
-    result dtype follows :func:`gpuprims.reduce` (integer sums int64/uint64). An empty segment gives
+    result dtype follows :func:`gpuprims.reduce` (integer sums int64/uint64); ``out=`` must share no
+    memory with x or offsets. An empty segment gives
     the identity (0, 1, the dtype's max for min, its lowest for max; +-inf for floats).
     Deterministic (bitwise, run to run). Work is split by items and segments together, so very
     irregular lengths (one huge segment among tiny ones, runs of empty segments) stay near the

@@ -78,7 +78,8 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     algorithm : str
         "auto" or a variant name from ``gpuprims.variants("histogram")``.
     out : array, optional
-        1-D of ``bins`` elements (any stride), int64 (weights' dtype with weights), on x's device.
+        1-D of ``bins`` elements (any nonzero stride), int64 (weights' dtype with weights), on x's
+        device, sharing no memory with x or weights.
     stream : int, stream object or None
         Launch stream; None means the input framework's current stream, else the default stream.
 
@@ -173,8 +174,8 @@ def bincount(x, minlength=0, *, weights=None, out=None, out_of_range="raise", al
     weights : array, optional
         float32 or float64, the shape of x: the result holds float64 sums of weights (numpy's dtype).
     out : array, optional
-        1-D int64 (float64 with weights), any stride, on x's device, at least ``minlength`` long. Its
-        length is the number of counted values; values outside ``[0, len(out))`` are handled by
+        1-D int64 (float64 with weights), any nonzero stride, on x's device, sharing no memory with
+        x or weights, at least ``minlength`` long. Its length is the number of counted values; values outside ``[0, len(out))`` are handled by
         ``out_of_range``.
     out_of_range : {"raise", "ignore"}
         With ``out=``: "raise" (default) counts the values outside the output on the device and
