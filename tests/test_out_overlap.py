@@ -94,3 +94,59 @@ def test_zero_stride_out_is_refused(rng, call):
     with pytest.raises(ValueError, match="expected distinct elements, got a zero stride"):
         call(x, out)
     assert out[0].item() == POISON
+
+
+def _shifted_rows(rng):
+    # x and out: (3, 4) views of one buffer, out one element past x (each row overlaps the next).
+    buf = _ramp(rng, 16).astype(np.float32)
+    return buf, buf[:12].reshape(3, 4), buf[1:13].reshape(3, 4)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "layer_norm", "rms_norm"])
+def test_norms_partial_overlap_is_refused_in_place_works(rng, op):
+    buf, x, out = _shifted_rows(rng)
+    before = buf.copy()
+    with pytest.raises(ValueError, match=rf"^{op}: arguments 'x' and 'out': .*overlapping memory"):
+        getattr(gpuprims, op)(x, out=out)
+    np.testing.assert_array_equal(buf, before)
+    expected = getattr(gpuprims, op)(x.copy())
+    assert getattr(gpuprims, op)(x, out=x) is x
+    np.testing.assert_array_equal(x, expected)
+
+
+def test_add_norm_and_dropout_overlap_is_refused(rng):
+    buf, x, out = _shifted_rows(rng)
+    r = _ramp(rng, 12).astype(np.float32).reshape(3, 4)
+    before = buf.copy()
+    with pytest.raises(ValueError, match=r"^add_layer_norm: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.add_layer_norm(x, r, out=out)
+    with pytest.raises(ValueError, match=r"^add_rms_norm: arguments 'residual' and 'out': .*overlapping memory"):
+        gpuprims.add_rms_norm(r, x, out=out)
+    with pytest.raises(ValueError, match=r"^bias_dropout_add: arguments 'residual' and 'out': .*overlapping memory"):
+        gpuprims.bias_dropout_add(r, None, x, 0.5, seed=1, offset=0, out=out)
+    np.testing.assert_array_equal(buf, before)
+
+
+def test_norm_backward_out_sharing_an_input_is_refused(rng):
+    x = _ramp(rng, 12).reshape(3, 4)
+    y = gpuprims.softmax(x)
+    dy = _ramp(rng, 12).reshape(3, 4)
+    dy_before = dy.copy()
+    # Not even in place: two_pass reads dy again after writing dx.
+    with pytest.raises(ValueError, match=r"^softmax_backward: arguments 'dy' and 'out': .*overlapping memory"):
+        gpuprims.softmax_backward(y, dy, out=dy)
+    with pytest.raises(ValueError, match=r"^softmax_backward: arguments 'y' and 'out': .*overlapping memory"):
+        gpuprims.softmax_backward(y, dy, out=y)
+    np.testing.assert_array_equal(dy, dy_before)
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch")
+def test_norms_zero_stride_out_is_refused(rng):
+    x = torch.from_numpy(_ramp(rng, 12).reshape(3, 4))
+    out = torch.full((1, 4), POISON, dtype=torch.float64).expand(3, 4)
+    for call in (lambda: gpuprims.softmax(x, out=out), lambda: gpuprims.layer_norm(x, out=out),
+                 lambda: gpuprims.bias_dropout_add(x, None, x, 0.5, seed=1, offset=0, out=out),
+                 lambda: gpuprims.softmax_backward(x, x, out=out)):
+        with pytest.raises(ValueError, match="expected distinct elements, got a zero stride at axis 0"):
+            call()
+    assert (out == POISON).all()

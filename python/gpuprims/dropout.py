@@ -54,7 +54,8 @@ def bias_dropout_add(x, bias, residual, p, *, seed, offset, training=True, out=N
         False: out = residual + x + bias (no dropout, no draws), as torch in eval mode.
     out : array, optional
         Written and returned: x's framework, device, shape and dtype, any strides. It may be x or
-        residual itself (each element is read before it is written); other overlap is undefined.
+        residual itself (each element is read before it is written); other memory shared with
+        them, or a zero stride, raises ValueError.
     stream : int, stream object or None
         Launch stream (None: the input framework's current stream). Never synchronizes the host,
         allocates nothing besides the result.
