@@ -26,6 +26,16 @@ def test_sparse_torch_tensors_get_a_type_error():
         gpuprims.sum(torch.ones(3).to_sparse())
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_sparse_cuda_tensors_get_a_type_error():
+    # Both the C++ fast path (a CUDA tensor, no other argument) and the explicit-stream path.
+    x = torch.ones(3, device="cuda").to_sparse()
+    for call in (lambda: gpuprims.sum(x), lambda: gpuprims.sum(x, stream=torch.cuda.Stream())):
+        with pytest.raises(TypeError, match=r"^reduce: argument 'x': expected a dense strided tensor"):
+            call()
+
+
 @pytest.mark.parametrize("given", ["c8", "complex64", "U4", "f4,i4", "nonsense"])
 def test_bad_dtype_strings_are_type_errors(given):
     with pytest.raises(TypeError, match=r"^op: argument 'dtype': expected one of bool, .* got "):

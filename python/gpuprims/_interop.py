@@ -233,6 +233,8 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
                 raise TypeError(f"{op}: argument '{arg}': expected a dense strided tensor, got layout "
                                 f"{x.layout}") from None
             return fw, device, s, fields, shape, dtype, True
+        if x.layout is not sys.modules["torch"].strided:
+            raise TypeError(f"{op}: argument '{arg}': expected a dense strided tensor, got layout {x.layout}")
         view = _capsule_view(x.detach(), s, True, op, arg)
         return fw, device, s, view, view.shape, dtype, False
     if fw == "numpy" and not hasattr(x, "__dlpack__"):
