@@ -150,3 +150,29 @@ def test_norms_zero_stride_out_is_refused(rng):
         with pytest.raises(ValueError, match="expected distinct elements, got a zero stride at axis 0"):
             call()
     assert (out == POISON).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(torch is None, reason="needs torch")
+def test_cuda_tensors_are_checked_alike(rng):
+    # The checks are host arithmetic on the views: CUDA arrays are refused before any launch too.
+    buf = torch.from_numpy(_ramp(rng, 33)).cuda()
+    before = buf.clone()
+    with pytest.raises(ValueError, match=r"^scan: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.cumsum(buf[:-1], out=buf[1:])
+    x = buf[:32].reshape(4, 8)
+    with pytest.raises(ValueError, match=r"^reduce: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.sum(x, axis=1, out=x[:, 0])
+    with pytest.raises(ValueError, match=r"^softmax: arguments 'x' and 'out': .*overlapping memory"):
+        gpuprims.softmax(buf[:32].reshape(4, 8), out=buf[1:].reshape(4, 8))
+    with pytest.raises(ValueError, match="expected distinct elements, got a zero stride"):
+        gpuprims.matmul(x, x.T.contiguous(), out=torch.empty(1, 4, device="cuda", dtype=x.dtype).expand(4, 4))
+    torch.cuda.synchronize()
+    assert torch.equal(buf, before)
+    y = x.clone()  # in place still works
+    expected = torch.cumsum(y, 1)
+    assert gpuprims.cumsum(y, axis=1, out=y) is y
+    torch.testing.assert_close(y, expected, rtol=1e-12, atol=1e-12)
+    z = x.clone()
+    assert gpuprims.softmax(z, out=z) is z
+    torch.testing.assert_close(z, torch.softmax(x, 1), rtol=1e-12, atol=1e-12)
