@@ -1,6 +1,7 @@
 """The histogram family: numpy.histogram with equal-width bins, and numpy.bincount."""
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -15,9 +16,19 @@ _BINCOUNT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
 _WEIGHT_DTYPES = ("float32", "float64")
 
 
+@functools.cache
+def _algorithm_names():
+    return ("auto",) + tuple(row[0] for row in _C.histogram_variants())
+
+
 def _check_algorithm(op, algorithm):
+    # The name too (C++ checks it again): without out=, the data's range is read and the stream
+    # synchronized before the counting call, and a bad name must raise before that work.
     if algorithm.__class__ is not str:
         raise TypeError(f"{op}: argument 'algorithm': expected a str, got {algorithm!r}")
+    if algorithm not in _algorithm_names():
+        names = ", ".join(repr(name) for name in _algorithm_names())
+        raise ValueError(f"{op}: argument 'algorithm': expected one of {names}, got {algorithm!r}")
 
 
 def _check_dtype(op, arg, dtype, allowed):
@@ -111,6 +122,12 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     dtype = xin[5]
     _check_dtype("histogram", "x", dtype, _HISTOGRAM_DTYPES)
     win, wdtype = _weights("histogram", weights, xin)
+    out_dtype = wdtype or "int64"
+    out_arg = None
+    if out is not None:  # checked before range=None reads the data's range
+        out_arg = _interop.import_output(out, out_dtype, xin, "histogram")
+        if tuple(out.shape) != (nbins,):
+            raise ValueError(f"histogram: argument 'out': expected shape ({nbins},), got {tuple(out.shape)}")
     narrow = False
     if range is not None:
         try:
@@ -134,13 +151,11 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     # numpy's norm_denom: an exact integer difference when both bounds are integers.
     both_int = isinstance(first, int) and isinstance(last, int)
     denom = float(last - first) if both_int else float(last) - float(first)
-    out_dtype = wdtype or "int64"
     warg = None if win is None else win[3]
     if out is None:
         obj, out_arg = _interop.new_output(xin, (nbins,), out_dtype, "histogram")
         _C.histogram(xin[3], warg, out_arg, nbins, float(first), float(last), denom, narrow, algorithm, xin[2])
         return _interop.result(xin, obj)
-    out_arg = _interop.import_output(out, out_dtype, xin, "histogram")
     _C.histogram(xin[3], warg, out_arg, nbins, float(first), float(last), denom, narrow, algorithm, xin[2])
     return out
 
