@@ -65,11 +65,27 @@ def test_out_and_empty(rng):
 
 def test_argument_errors():
     x = np.ones((3, 8), np.float32)
-    with pytest.raises(TypeError, match=r"layer_norm: argument 'residual': expected dtype float32"):
+    # Every error names the op called (add_*), also those raised in C++ and by the shared import.
+    with pytest.raises(TypeError, match=r"^add_layer_norm: argument 'residual': expected dtype float32"):
         gpuprims.add_layer_norm(x, x.astype(np.float64))
-    with pytest.raises(ValueError, match=r"rms_norm: argument 'residual': expected shape \(3, 8\)"):
+    with pytest.raises(ValueError, match=r"^add_rms_norm: argument 'residual': expected shape \(3, 8\)"):
         gpuprims.add_rms_norm(x, x[:, :4])
     with pytest.raises(ValueError, match=r"add_rms_norm: argument 'eps'"):
         gpuprims.add_rms_norm(x, x, eps=-1.0)
     with pytest.raises(TypeError, match=r"add_layer_norm: argument 'algorithm': expected a str"):
         gpuprims.add_layer_norm(x, x, algorithm=None)
+    with pytest.raises(TypeError, match=r"^add_layer_norm: argument 'x': expected float16"):
+        gpuprims.add_layer_norm(x.astype(np.int32), x)
+    with pytest.raises(ValueError, match=r"^add_rms_norm: argument 'weight': expected shape \(8,\)"):
+        gpuprims.add_rms_norm(x, x, np.ones(4, np.float32))
+
+
+def test_errors_come_before_the_unfused_sum_is_written():
+    # The CPU (and long-row GPU) path writes s = x + residual first: every argument is checked before.
+    x = np.ones((3, 8), np.float32)
+    out = np.full((3, 8), -7.0, np.float32)
+    with pytest.raises(ValueError, match=r"^add_layer_norm: argument 'algorithm': expected one of"):
+        gpuprims.add_layer_norm(x, x, algorithm="online", out=out)  # a softmax variant
+    with pytest.raises(ValueError, match=r"^add_layer_norm: argument 'bias': expected shape \(8,\)"):
+        gpuprims.add_layer_norm(x, x, None, np.ones(3, np.float32), out=out)
+    assert (out == -7.0).all()

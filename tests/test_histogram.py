@@ -340,3 +340,19 @@ def test_variants_listed():
     names = [v.name for v in gpuprims.variants("histogram")]
     assert names == ["global_atomics", "shared_privatized", "warp_aggregated"]
     assert [v.name for v in gpuprims.variants("bincount")] == names
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: gpuprims.histogram(x, 5, algorithm="nope"),
+    lambda x: gpuprims.histogram(x, 5, out=np.empty(4, np.int64)),
+    lambda x: gpuprims.histogram(x, 5, out=np.empty(5, np.float32)),
+    lambda x: gpuprims.bincount(x.astype(np.int32), algorithm="nope"),
+], ids=["histogram_algorithm", "histogram_out_shape", "histogram_out_dtype", "bincount_algorithm"])
+def test_errors_come_before_the_data_range_is_read(monkeypatch, call):
+    # range=None / bincount without out= read the data's min and max first (on a GPU: two
+    # reductions and a synchronization); argument errors must not cost that work.
+    reads = []
+    monkeypatch.setattr(gpuprims._C, "data_range", lambda *args: reads.append(args) or (0.0, 1.0))
+    with pytest.raises((ValueError, TypeError), match="argument '(algorithm|out)'"):
+        call(np.arange(10.0))
+    assert reads == []

@@ -13,9 +13,33 @@ from gpuprims._dtypes import dtype_name, reduce_result_dtype
 @pytest.mark.parametrize("given, name", [
     ("float32", "float32"), (np.float16, "float16"), (np.dtype("uint16"), "uint16"), (float, "float64"),
     (int, "int64"), (bool, "bool"), (np.bool_, "bool"),
+    ("f4", "float32"), ("i8", "int64"), ("<u2", "uint16"), ("float", "float64"), ("?", "bool"),  # numpy spellings
 ])
 def test_dtype_names(given, name):
     assert dtype_name(given, "op") == name
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_sparse_torch_tensors_get_a_type_error():
+    with pytest.raises(TypeError, match=r"^reduce: argument 'x': expected a dense strided tensor, got layout "
+                                        r"torch.sparse_coo"):
+        gpuprims.sum(torch.ones(3).to_sparse())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_sparse_cuda_tensors_get_a_type_error():
+    # Both the C++ fast path (a CUDA tensor, no other argument) and the explicit-stream path.
+    x = torch.ones(3, device="cuda").to_sparse()
+    for call in (lambda: gpuprims.sum(x), lambda: gpuprims.sum(x, stream=torch.cuda.Stream())):
+        with pytest.raises(TypeError, match=r"^reduce: argument 'x': expected a dense strided tensor"):
+            call()
+
+
+@pytest.mark.parametrize("given", ["c8", "complex64", "U4", "f4,i4", "nonsense"])
+def test_bad_dtype_strings_are_type_errors(given):
+    with pytest.raises(TypeError, match=r"^op: argument 'dtype': expected one of bool, .* got "):
+        dtype_name(given, "op")
 
 
 @pytest.mark.skipif(torch is None, reason="torch is not installed")

@@ -113,3 +113,14 @@ def test_broadcast_output_gradient():
     x4 = x3.detach().clone().requires_grad_()
     torch.log_softmax(x4, -1).sum().backward()
     torch.testing.assert_close(x3.grad, x4.grad)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_of_a_scalar_like_torch(log):
+    ours, theirs = (gt.log_softmax, torch.log_softmax) if log else (gt.softmax, torch.softmax)
+    for dim in (0, -1):
+        x = torch.tensor(-2.5, dtype=torch.float64, requires_grad=True)
+        y = ours(x, dim)
+        assert y.shape == () and y.item() == theirs(x.detach(), dim).item()
+        y.backward()
+        assert x.grad.shape == () and x.grad.item() == 0.0

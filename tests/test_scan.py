@@ -150,3 +150,12 @@ def test_named_variants_accepted_on_cpu(algorithm):
     # The CPU reference serves every variant name (the variants are GPU kernels).
     x = np.arange(10, dtype=np.int64)
     np.testing.assert_array_equal(gpuprims.cumsum(x, algorithm=algorithm), np.cumsum(x))
+
+
+def test_non_arrays_get_the_usual_type_error():
+    # axis=None and compact flatten first; a list must still be named as what it is, not as an
+    # array lacking reshape().
+    with pytest.raises(TypeError, match=r"scan: argument 'x': expected an array supporting DLPack"):
+        gpuprims.cumsum([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"compact: argument 'mask': expected an array supporting DLPack"):
+        gpuprims.compact([1.0, 2.0], [True, False])

@@ -23,8 +23,8 @@ void bind_norms(nb::module_& m) {
          uintptr_t stream) {
         NormOptions options;
         throw_if_error(parse_norm_op(op_name, &options.op));
-        const char* op = norm_op_name(options.op);
-        throw_if_error(parse_norm_algorithm(options.op, algorithm, &options.algorithm));
+        const char* op = norm_forward_name(options.op, !residual.is_none());
+        throw_if_error(parse_norm_algorithm(options.op, algorithm, &options.algorithm, op));
         options.axis = axis;
         options.eps = eps;
         NormTensors t{view_of(x, op, "x"), view_of(out, op, "out")};

@@ -95,7 +95,12 @@ bool torch_cuda_view(nb::handle x, TensorView* view, cudaStream_t* stream) {
   }
   const int device = static_cast<int>(as_int64(checked(PyObject_CallMethodNoArgs(o, s_get_device)).ptr()));
   nb::object shape = checked(PyObject_GetAttr(o, s_shape));
-  nb::object strides = checked(PyObject_CallMethodNoArgs(o, s_stride));
+  PyObject* strides_or_null = PyObject_CallMethodNoArgs(o, s_stride);
+  if (strides_or_null == nullptr) {  // sparse and other storage-less layouts: the general path raises the typed error
+    PyErr_Clear();
+    return false;
+  }
+  nb::object strides = nb::steal(strides_or_null);
   TensorView v;
   v.ndim = read_dims(shape.ptr(), v.shape);
   if (v.ndim < 0 || read_dims(strides.ptr(), v.strides) != v.ndim) return false;

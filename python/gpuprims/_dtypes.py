@@ -13,10 +13,21 @@ FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
 _PYTHON_TYPES = {bool: "bool", int: "int64", float: "float64"}
 
 
+def _numpy_name(dtype):
+    """numpy's name for what np.dtype() takes ("f4", "int", np.float32, ...), else None."""
+    try:
+        import numpy as np
+
+        return np.dtype(dtype).name
+    except (TypeError, ValueError):  # "not understood", malformed format strings
+        return None
+
+
 def dtype_name(dtype, op: str, arg: str = "dtype") -> str:
     """Normalizes a dtype given by the caller, or raises TypeError naming op and argument."""
     if isinstance(dtype, str):
-        name = dtype
+        # gpuprims' names first ("bfloat16" is no numpy name), then numpy's spellings ("f4", "int").
+        name = dtype if dtype in DTYPES else _numpy_name(dtype)
     elif dtype in _PYTHON_TYPES:
         name = _PYTHON_TYPES[dtype]
     else:
@@ -25,15 +36,7 @@ def dtype_name(dtype, op: str, arg: str = "dtype") -> str:
         name = getattr(dtype, "name", None) if not isinstance(dtype, type) else None
         if name is None:
             text = str(dtype)
-            if text.startswith("torch."):
-                name = text[len("torch."):]
-            else:
-                try:
-                    import numpy as np
-
-                    name = np.dtype(dtype).name
-                except TypeError:
-                    name = text
+            name = text[len("torch."):] if text.startswith("torch.") else _numpy_name(dtype)
     if name not in DTYPES:
         raise TypeError(f"{op}: argument '{arg}': expected one of {', '.join(DTYPES)}, got {dtype!r}")
     return name

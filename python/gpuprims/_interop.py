@@ -227,8 +227,14 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
         dtype = _torch_dtype_name(x, op, arg)
         if ordered:
             shape = x.shape  # a torch.Size is a tuple
-            return fw, device, s, (x.data_ptr(), dtype, shape, x.stride(), device[0] == CUDA, device[1], False), \
-                shape, dtype, True
+            try:
+                fields = (x.data_ptr(), dtype, shape, x.stride(), device[0] == CUDA, device[1], False)
+            except RuntimeError:  # sparse, mkldnn, ...: no strided storage (free to try on the hot path)
+                raise TypeError(f"{op}: argument '{arg}': expected a dense strided tensor, got layout "
+                                f"{x.layout}") from None
+            return fw, device, s, fields, shape, dtype, True
+        if x.layout is not sys.modules["torch"].strided:
+            raise TypeError(f"{op}: argument '{arg}': expected a dense strided tensor, got layout {x.layout}")
         view = _capsule_view(x.detach(), s, True, op, arg)
         return fw, device, s, view, view.shape, dtype, False
     if fw == "numpy" and not hasattr(x, "__dlpack__"):

@@ -24,6 +24,13 @@ _FAMILIES.update({op: functools.partial(_C.norm_variants, op) for op in ("softma
                                                                           "rms_norm")})
 _FAMILIES.update({op + "_backward": functools.partial(_C.norm_backward_variants, op)
                   for op in ("softmax", "log_softmax", "layer_norm", "rms_norm")})
+# Every public op's name works: the shorthands and add-norms run their family's variants, ...
+_FAMILIES.update({op: _FAMILIES["reduce"] for op in ("sum", "prod", "min", "max")})
+_FAMILIES.update(cumsum=_FAMILIES["scan"], cumprod=_FAMILIES["scan"], add_layer_norm=_FAMILIES["layer_norm"],
+                 add_rms_norm=_FAMILIES["rms_norm"])
+# ... and the ops with one implementation list none (their algorithm= takes "auto" only).
+_SINGLE = ("compact", "nonzero", "segmented_reduce", "bias_dropout_add")
+_FAMILIES.update({op: list for op in _SINGLE})
 
 
 def gpu_status():
@@ -36,12 +43,25 @@ def gpu_status():
     return True, ""
 
 
-def variants(family: str) -> list[Variant]:
-    """Lists the named variants of a family ("reduce", "histogram", ...): name, whether it runs on this machine's
-    GPU, what it does, and whether its float results are run-to-run reproducible."""
-    rows = _FAMILIES.get(family)
+def variants(family: str | None = None):
+    """Lists the named variants of a family ("reduce", "histogram", ...) or of any public op ("cumsum",
+    "add_layer_norm"; an op with one implementation has none): name, whether it runs on this machine's
+    GPU, what it does, and whether its float results are run-to-run reproducible. None: a dict of
+    every family and op name to its list."""
+    if family is None:
+        return {name: variants(name) for name in sorted(_FAMILIES)}
+    rows = _FAMILIES.get(family) if isinstance(family, str) else None
     if rows is None:
         raise ValueError(f"variants: argument 'family': expected one of {', '.join(sorted(_FAMILIES))}, got {family!r}")
     usable, reason = gpu_status()
     return [Variant(name, usable, description, deterministic, reason)
             for name, description, deterministic in rows()]
+
+
+def check_auto_only(op: str, algorithm) -> None:
+    """algorithm= of an op with one implementation (every op takes the argument)."""
+    if algorithm.__class__ is not str:
+        raise TypeError(f"{op}: argument 'algorithm': expected a str, got {algorithm!r}")
+    if algorithm != "auto":
+        raise ValueError(f"{op}: argument 'algorithm': expected 'auto' (the op has one implementation), "
+                         f"got {algorithm!r}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from . import _C, _interop
 from ._dtypes import reduce_result_dtype
+from ._variants import check_auto_only
 from .scan import _flattened
 
 
@@ -35,7 +36,7 @@ def _run(x, mask, out, stream, op):
     return out, _interop.result(min_, count_obj)
 
 
-def compact(x, mask, *, out=None, stream=None):
+def compact(x, mask, *, algorithm="auto", out=None, stream=None):
     """The elements of ``x`` where ``mask`` is true, in order (numpy's ``x[mask]``).
 
     ``x`` and ``mask`` (bool) have the same shape; n-d arrays are taken in C order. Values are
@@ -43,38 +44,43 @@ def compact(x, mask, *, out=None, stream=None):
 
     Without ``out=`` the result has exactly the selected length: gpuprims first counts the mask
     (one small device-to-host read that synchronizes the launch stream), then compacts.
-    With ``out=`` (1-D, x's dtype) nothing synchronizes: returns ``(out, count)`` where ``count`` is a
+    With ``out=`` (1-D, x's dtype, sharing no memory with x or mask) nothing synchronizes: returns ``(out, count)`` where ``count`` is a
     0-d int64 device array holding the number selected. ``out`` of the input's length always
     suffices; elements beyond a shorter ``out`` are not written (``count`` still tells the full
-    number), so the call can run inside a CUDA graph.
+    number), so the call can run inside a CUDA graph. ``algorithm`` takes "auto" only (one
+    implementation).
     """
+    check_auto_only("compact", algorithm)
     _same_shape(x, mask, "compact")
     return _run(x, mask, out, stream, "compact")
 
 
-def nonzero(mask, *, out=None, stream=None):
+def nonzero(mask, *, algorithm="auto", out=None, stream=None):
     """int64 indices of the true elements of a bool ``mask`` in C order (numpy's ``flatnonzero``).
 
     Sizing and ``out=`` as :func:`compact`: without ``out=`` one device-to-host read of the count;
-    with ``out=`` returns ``(out, count)`` and never synchronizes.
+    with ``out=`` returns ``(out, count)`` and never synchronizes. ``algorithm``: "auto" only.
     """
+    check_auto_only("nonzero", algorithm)
     return _run(None, mask, out, stream, "nonzero")
 
 
-def segmented_reduce(x, offsets, op="sum", *, out=None, stream=None):
+def segmented_reduce(x, offsets, op="sum", *, algorithm="auto", out=None, stream=None):
     """``out[s] = op(x[offsets[s]:offsets[s+1]])`` for each of ``len(offsets) - 1`` segments.
 
     ``x`` is 1-D (bool, int32, int64, uint32, uint64, float16, bfloat16, float32, float64, any
     stride); ``offsets`` are int32 or int64 CSR offsets, nondecreasing, within [0, len(x)]. The
-    result dtype follows :func:`gpuprims.reduce` (integer sums int64/uint64). An empty segment gives
+    result dtype follows :func:`gpuprims.reduce` (integer sums int64/uint64); ``out=`` must share no
+    memory with x or offsets. An empty segment gives
     the identity (0, 1, the dtype's max for min, its lowest for max; +-inf for floats).
     Deterministic (bitwise, run to run). Work is split by items and segments together, so very
     irregular lengths (one huge segment among tiny ones, runs of empty segments) stay near the
     memory system's rate (docs/scan.md "Segmented reduce"). Offsets are validated on the CPU;
     on the GPU they are not checked (that would need a synchronization): values outside
     [0, len(x)] are clamped into it, and decreasing offsets give unspecified values, never an
-    out-of-bounds access.
+    out-of-bounds access. ``algorithm``: "auto" only (one implementation).
     """
+    check_auto_only("segmented_reduce", algorithm)
     if op not in ("sum", "prod", "min", "max"):
         raise ValueError(f"segmented_reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
     xin = _interop.prepare_input(x, stream, "segmented_reduce")

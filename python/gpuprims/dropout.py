@@ -7,6 +7,7 @@ import operator
 
 from . import _C, _interop
 from ._dtypes import FLOATS
+from ._variants import check_auto_only
 
 _OP = "bias_dropout_add"
 _U64 = 1 << 64
@@ -32,7 +33,7 @@ def _import(a, xin, arg):
     return v
 
 
-def bias_dropout_add(x, bias, residual, p, *, seed, offset, training=True, out=None, stream=None):
+def bias_dropout_add(x, bias, residual, p, *, seed, offset, training=True, algorithm="auto", out=None, stream=None):
     """residual + dropout(x + bias, p): the post-attention / post-MLP pattern in one pass.
 
     Parameters
@@ -52,9 +53,12 @@ def bias_dropout_add(x, bias, residual, p, *, seed, offset, training=True, out=N
         regenerate it. Advance `offset` by ceil(x.size / 4) (or more) for an independent mask.
     training : bool
         False: out = residual + x + bias (no dropout, no draws), as torch in eval mode.
+    algorithm : str
+        "auto" only (one implementation).
     out : array, optional
         Written and returned: x's framework, device, shape and dtype, any strides. It may be x or
-        residual itself (each element is read before it is written); other overlap is undefined.
+        residual itself (each element is read before it is written); other memory shared with
+        them, or a zero stride, raises ValueError.
     stream : int, stream object or None
         Launch stream (None: the input framework's current stream). Never synchronizes the host,
         allocates nothing besides the result.
@@ -68,6 +72,7 @@ def bias_dropout_add(x, bias, residual, p, *, seed, offset, training=True, out=N
     Arithmetic: residual + (x + bias) * keep / (1 - p) in float32 (float64 for float64), rounded
     once (torch's unfused sequence rounds after each step); a dropped NaN or inf gives NaN, as torch.
     """
+    check_auto_only(_OP, algorithm)
     xin = _interop.prepare_input(x, stream, _OP)
     dtype = xin[5]
     if dtype not in FLOATS:

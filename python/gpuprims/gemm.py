@@ -69,7 +69,8 @@ def matmul(a, b, *, out=None, algorithm="auto", allow_tf32=False, stream=None):
         operand, or a batch dimension of 1, is broadcast over the other's batch.
     out : array, optional
         Written in place and returned: a's framework and device, the dtype of a, shape (M, N) or
-        (batch, M, N), writable, any strides. Overlap with a or b is undefined.
+        (batch, M, N), writable, any strides with distinct elements. Memory shared with a or b
+        raises ValueError.
     algorithm : str
         "auto" or a variant name from ``gpuprims.variants("matmul")``: naive, coalesced and
         smem_tiled take every dtype; blocktile_1d, blocktile_2d, vectorized and warptile take
@@ -118,7 +119,8 @@ def gemv(a, x, *, out=None, algorithm="auto", stream=None):
     a, x : array
         As for ``matmul``: one floating dtype, one device, any strides.
     out : array, optional
-        Written in place and returned: a's framework, device and dtype, shape (M,), any stride.
+        Written in place and returned: a's framework, device and dtype, shape (M,), any nonzero
+        stride, sharing no memory with a or x (ValueError otherwise).
     algorithm : str
         "auto" or a variant name from ``gpuprims.variants("gemv")``, all dtypes. "auto" runs
         naive (a thread per row) for a column-major a and vectorized otherwise; vectorized uses

@@ -1,6 +1,7 @@
 """The histogram family: numpy.histogram with equal-width bins, and numpy.bincount."""
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -15,9 +16,19 @@ _BINCOUNT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
 _WEIGHT_DTYPES = ("float32", "float64")
 
 
+@functools.cache
+def _algorithm_names():
+    return ("auto",) + tuple(row[0] for row in _C.histogram_variants())
+
+
 def _check_algorithm(op, algorithm):
+    # The name too (C++ checks it again): without out=, the data's range is read and the stream
+    # synchronized before the counting call, and a bad name must raise before that work.
     if algorithm.__class__ is not str:
         raise TypeError(f"{op}: argument 'algorithm': expected a str, got {algorithm!r}")
+    if algorithm not in _algorithm_names():
+        names = ", ".join(repr(name) for name in _algorithm_names())
+        raise ValueError(f"{op}: argument 'algorithm': expected one of {names}, got {algorithm!r}")
 
 
 def _check_dtype(op, arg, dtype, allowed):
@@ -78,7 +89,8 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     algorithm : str
         "auto" or a variant name from ``gpuprims.variants("histogram")``.
     out : array, optional
-        1-D of ``bins`` elements (any stride), int64 (weights' dtype with weights), on x's device.
+        1-D of ``bins`` elements (any nonzero stride), int64 (weights' dtype with weights), on x's
+        device, sharing no memory with x or weights.
     stream : int, stream object or None
         Launch stream; None means the input framework's current stream, else the default stream.
 
@@ -110,6 +122,12 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     dtype = xin[5]
     _check_dtype("histogram", "x", dtype, _HISTOGRAM_DTYPES)
     win, wdtype = _weights("histogram", weights, xin)
+    out_dtype = wdtype or "int64"
+    out_arg = None
+    if out is not None:  # checked before range=None reads the data's range
+        out_arg = _interop.import_output(out, out_dtype, xin, "histogram")
+        if tuple(out.shape) != (nbins,):
+            raise ValueError(f"histogram: argument 'out': expected shape ({nbins},), got {tuple(out.shape)}")
     narrow = False
     if range is not None:
         try:
@@ -133,13 +151,11 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     # numpy's norm_denom: an exact integer difference when both bounds are integers.
     both_int = isinstance(first, int) and isinstance(last, int)
     denom = float(last - first) if both_int else float(last) - float(first)
-    out_dtype = wdtype or "int64"
     warg = None if win is None else win[3]
     if out is None:
         obj, out_arg = _interop.new_output(xin, (nbins,), out_dtype, "histogram")
         _C.histogram(xin[3], warg, out_arg, nbins, float(first), float(last), denom, narrow, algorithm, xin[2])
         return _interop.result(xin, obj)
-    out_arg = _interop.import_output(out, out_dtype, xin, "histogram")
     _C.histogram(xin[3], warg, out_arg, nbins, float(first), float(last), denom, narrow, algorithm, xin[2])
     return out
 
@@ -173,8 +189,8 @@ def bincount(x, minlength=0, *, weights=None, out=None, out_of_range="raise", al
     weights : array, optional
         float32 or float64, the shape of x: the result holds float64 sums of weights (numpy's dtype).
     out : array, optional
-        1-D int64 (float64 with weights), any stride, on x's device, at least ``minlength`` long. Its
-        length is the number of counted values; values outside ``[0, len(out))`` are handled by
+        1-D int64 (float64 with weights), any nonzero stride, on x's device, sharing no memory with
+        x or weights, at least ``minlength`` long. Its length is the number of counted values; values outside ``[0, len(out))`` are handled by
         ``out_of_range``.
     out_of_range : {"raise", "ignore"}
         With ``out=``: "raise" (default) counts the values outside the output on the device and

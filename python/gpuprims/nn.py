@@ -43,19 +43,20 @@ def _check_eps(op, eps):
 
 def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, stream, residual=None, name=None):
     """The forward call; with `residual`, the add-norm op `name` (returns y, sum[, stats])."""
-    _check_algorithm(name or op, algorithm)
-    xin = _interop.prepare_input(x, stream, op)
+    label = name or op  # what errors call the op: the add-norm ops by their own names
+    _check_algorithm(label, algorithm)
+    xin = _interop.prepare_input(x, stream, label)
     dtype = xin[5]
     if dtype not in FLOATS:
-        raise TypeError(f"{op}: argument 'x': expected {_FLOAT_NAMES}, got {dtype}")
+        raise TypeError(f"{label}: argument 'x': expected {_FLOAT_NAMES}, got {dtype}")
     shape = tuple(xin[4])
-    ax = _normalize_axis(op, axis, len(shape))
+    ax = _normalize_axis(label, axis, len(shape))
     # The affine vectors are imported on x's launch stream, so their producers' work is ordered too.
-    w = None if weight is None else _interop.prepare_input(weight, xin[2], op, "weight")
-    b = None if bias is None else _interop.prepare_input(bias, xin[2], op, "bias")
+    w = None if weight is None else _interop.prepare_input(weight, xin[2], label, "weight")
+    b = None if bias is None else _interop.prepare_input(bias, xin[2], label, "bias")
     for arg, v in (("weight", w), ("bias", b)):
         if v is not None and v[1] != xin[1]:
-            raise ValueError(f"{op}: arguments 'x' and '{arg}' must be on the same device, got x on "
+            raise ValueError(f"{label}: arguments 'x' and '{arg}' must be on the same device, got x on "
                              f"{_interop.device_string(xin[1])} and {arg} on {_interop.device_string(v[1])}")
     r = None
     if residual is not None:
@@ -65,9 +66,9 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
                              f"{_interop.device_string(xin[1])} and residual on {_interop.device_string(r[1])}")
         total = _interop.new_output(xin, shape, dtype, name)
     if out is None:
-        obj, out_arg = _interop.new_output(xin, shape, dtype, op)
+        obj, out_arg = _interop.new_output(xin, shape, dtype, label)
     else:
-        obj, out_arg = out, _interop.import_output(out, dtype, xin, op)
+        obj, out_arg = out, _interop.import_output(out, dtype, xin, label)
     mean = rstd = None
     if return_stats:
         stats_shape = shape[:ax] + (1,) + shape[ax + 1:]
@@ -92,8 +93,8 @@ _COMMON_DOC = """algorithm : str
         same function; all are run-to-run deterministic (no atomics).
     out : array, optional
         Written in place and returned: x's framework, device, dtype and shape, writable, any
-        strides. It may be x itself (each element is read before it is written); any other overlap
-        with x is undefined.
+        strides with distinct elements. It may be x itself (each element is read before it is
+        written); any other memory shared with x (or residual) raises ValueError.
     stream : int, stream object or None
         Launch stream; None means the input framework's current stream (torch, CuPy), else the
         default stream. The call never synchronizes the host and allocates no device memory except
@@ -255,7 +256,7 @@ _BACKWARD_DOC = """algorithm : str
         second kernel, no atomics (the grouping follows the device's SM count).
     out : array, optional
         dx, written in place and returned: dy's framework, device, dtype and shape, writable, any
-        strides, not overlapping the inputs.
+        strides with distinct elements, sharing no memory with dy or y / x (ValueError otherwise).
     stream : int, stream object or None
         As for the forward op. Never synchronizes the host; the parameter gradients take
         stream-ordered scratch from gpuprims' pool.

@@ -42,7 +42,8 @@ def reduce(x, op="sum", axis=None, *, dtype=None, keepdims=False, algorithm="aut
         "auto" or a variant name from ``gpuprims.variants("reduce")``. Every variant computes the
         same function; they differ in speed and in whether float results are bitwise reproducible.
     out : array, optional
-        Written in place and returned; same device as x, the result dtype and shape, writable.
+        Written in place and returned; same device as x, the result dtype and shape, writable,
+        distinct elements (no zero strides), sharing no memory with x (ValueError otherwise).
     stream : int, stream object or None
         Launch stream; None means the input framework's current stream (torch, CuPy), else the
         default stream. The call never synchronizes the host.

@@ -16,6 +16,8 @@ def _flattened(x, op="scan", arg="x"):
         ndim = len(x.shape)  # cuda.core's StridedMemoryView, gpuprims.DeviceArray
     if ndim == 1:
         return x
+    if ndim is None and getattr(x, "shape", None) is None:
+        _interop.framework_of(x, op, arg)  # a non-array (a list): the usual "expected an array" TypeError
     if ndim is None or not hasattr(x, "reshape"):
         raise TypeError(f"{op}: argument '{arg}': an n-d array needs reshape() (numpy, torch, CuPy, JAX) to be "
                         "taken in C order; pass a 1-D array")
@@ -29,8 +31,9 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     Parameters
     ----------
     x : array
-        numpy, torch, cupy, jax, cuda.core or any DLPack array of bool, int32, int64, uint32, uint64,
-        float16, bfloat16, float32 or float64; any strides (negative and zero included).
+        numpy, torch, cupy, jax, cuda.core or any DLPack array of bool (sum and prod only), int32,
+        int64, uint32, uint64, float16, bfloat16, float32 or float64; any strides (negative and
+        zero included).
     op : {"sum", "prod", "min", "max"}
     axis : int or None
         The scanned axis; None scans the array flattened in C order (a view where the framework can
@@ -41,8 +44,8 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     dtype : dtype, optional
         Result dtype. By default numpy's rule: sums and products of bool and signed integers are
         int64, of unsigned integers uint64; min/max and floats keep the input dtype. Supported
-        pairs: every listed dtype to itself, bool and int32 to int64, uint32 to uint64 (TypeError
-        otherwise).
+        pairs: every listed dtype but bool to itself, bool and int32 to int64, uint32 to uint64
+        (TypeError otherwise).
     deterministic : bool
         Float sums and products bitwise identical from run to run: "auto" then avoids the
         single-pass look-backs (decoupled_lookback, lagged_lookback: their combination order
@@ -50,8 +53,9 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     algorithm : str
         "auto" or a name from ``gpuprims.variants("scan")``.
     out : array, optional
-        Written and returned; the input's shape and the result dtype, same device. May be ``x``
-        itself (an in-place scan) but must not partially overlap it.
+        Written and returned; the input's shape and the result dtype, same device, distinct
+        elements (no zero strides). May be ``x`` itself (an in-place scan); any other memory
+        shared with ``x`` raises ValueError.
     stream : int, stream object or None
         Launch stream; None means the input framework's current stream. Never synchronizes.
 

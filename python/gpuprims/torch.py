@@ -63,14 +63,20 @@ class _NormFunction(torch.autograd.Function):
         return dx, dweight, dbias, None, None
 
 
+def _softmax(x, dim, log):
+    if x.dim() == 0:  # torch takes a scalar as a row of one (dim 0 or -1); the kernels want 1-D
+        return _SoftmaxFunction.apply(x.reshape(1), dim, log).reshape(())
+    return _SoftmaxFunction.apply(x, dim, log)
+
+
 def softmax(x, dim=-1):
     """torch.softmax(x, dim) on the gpuprims kernels, differentiable."""
-    return _SoftmaxFunction.apply(x, dim, False)
+    return _softmax(x, dim, False)
 
 
 def log_softmax(x, dim=-1):
     """torch.log_softmax(x, dim) on the gpuprims kernels, differentiable."""
-    return _SoftmaxFunction.apply(x, dim, True)
+    return _softmax(x, dim, True)
 
 
 def _normalized(op, x, normalized_shape):

@@ -38,9 +38,12 @@ struct NormVariantInfo {
 };
 
 const char* norm_op_name(NormOp op);
+// What errors call a forward call: "add_layer_norm" / "add_rms_norm" with a residual, else norm_op_name.
+const char* norm_forward_name(NormOp op, bool with_residual);
 Status parse_norm_op(const std::string& name, NormOp* out);
 const std::vector<NormVariantInfo>& norm_variants(NormOp op);
-Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* out);
+// `caller` names the op in the error (the add-norm ops pass theirs); nullptr: norm_op_name(op).
+Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* out, const char* caller = nullptr);
 
 struct NormOptions {
   NormOp op = NormOp::kSoftmax;

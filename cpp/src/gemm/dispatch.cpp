@@ -130,7 +130,7 @@ Status check_output(const char* op, const TensorView& first, const TensorView& o
                       dtype_name(out.dtype));
   }
   if (out.readonly) return type_error(arg_error_prefix(op, "out") + "expected a writable array, got a read-only one");
-  return Status::ok();
+  return check_distinct_elements(op, out, "out");
 }
 
 // The strides of a (batch, rows, cols) view of a 2-D or 3-D array. A dimension of size 1 gets
@@ -209,6 +209,8 @@ Status matmul(const TensorView& a, const TensorView& b, const TensorView& c, con
   GPUPRIMS_TRY(check_same_dtype(op, a, "a", b, "b"));
   GPUPRIMS_TRY(check_same_device(op, a, "a", b, "b"));
   GPUPRIMS_TRY(check_output(op, a, c));
+  GPUPRIMS_TRY(check_no_overlap(op, a, "a", c, "out", /*in_place_ok=*/false));
+  GPUPRIMS_TRY(check_no_overlap(op, b, "b", c, "out", /*in_place_ok=*/false));
   const auto check_ndim = [&](const TensorView& v, const char* arg) {
     if (v.ndim == 2 || v.ndim == 3) return Status::ok();
     return value_error(arg_error_prefix(op, arg) + "expected a 2-D or 3-D array, got shape " + shape_string(v));
@@ -293,6 +295,8 @@ Status gemv(const TensorView& a, const TensorView& x, const TensorView& y, GemvA
   GPUPRIMS_TRY(check_same_dtype(op, a, "a", x, "x"));
   GPUPRIMS_TRY(check_same_device(op, a, "a", x, "x"));
   GPUPRIMS_TRY(check_output(op, a, y));
+  GPUPRIMS_TRY(check_no_overlap(op, a, "a", y, "out", /*in_place_ok=*/false));
+  GPUPRIMS_TRY(check_no_overlap(op, x, "x", y, "out", /*in_place_ok=*/false));
   if (a.ndim != 2) return value_error(arg_error_prefix(op, "a") + "expected a 2-D array, got shape " + shape_string(a));
   if (x.ndim != 1 || x.shape[0] != a.shape[1]) {
     return value_error(arg_error_prefix(op, "x") + "expected shape (" + std::to_string(a.shape[1]) +

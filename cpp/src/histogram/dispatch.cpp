@@ -93,9 +93,10 @@ Status prepare(const char* op, const TensorView& x, const TensorView* w, const T
   if (out.ndim != 1) {
     return value_error(std::string(op) + ": argument 'out': expected a 1-D array, got shape " + shape_string(out));
   }
-  if (out.shape[0] > 1 && out.strides[0] == 0) {
-    return value_error(std::string(op) + ": argument 'out': expected distinct elements, got a zero stride");
-  }
+  GPUPRIMS_TRY(check_distinct_elements(op, out, "out"));
+  // The bins are cleared and counted into while x and weights are still being read.
+  GPUPRIMS_TRY(check_no_overlap(op, x, "x", out, "out", /*in_place_ok=*/false));
+  if (w != nullptr) GPUPRIMS_TRY(check_no_overlap(op, *w, "weights", out, "out", /*in_place_ok=*/false));
   if (out.shape[0] > INT32_MAX) {
     return value_error(std::string(op) + ": argument 'out': expected at most 2147483647 bins, got " +
                        std::to_string(out.shape[0]));

@@ -87,6 +87,10 @@ Status norm_backward(const NormBackwardTensors& t, const NormOptions& options, c
   GPUPRIMS_TRY(norms::check_like(name, dy, "dy", t.saved, saved_name));
   GPUPRIMS_TRY(norms::check_like(name, dy, "dy", t.dx, "out"));
   GPUPRIMS_TRY(check_writable(name, t.dx, "out"));
+  // Not even in place: two_pass reads dy and the saved row again after writing dx.
+  GPUPRIMS_TRY(check_distinct_elements(name, t.dx, "out"));
+  GPUPRIMS_TRY(check_no_overlap(name, dy, "dy", t.dx, "out", /*in_place_ok=*/false));
+  GPUPRIMS_TRY(check_no_overlap(name, t.saved, saved_name, t.dx, "out", /*in_place_ok=*/false));
   if (!is_norm && (t.weight || t.mean || t.rstd || t.dweight || t.dbias)) {
     return value_error(std::string(name) + ": takes no weight, statistics or parameter gradients");
   }

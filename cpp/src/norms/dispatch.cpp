@@ -22,6 +22,11 @@ const char* norm_op_name(NormOp op) {
   return "?";
 }
 
+const char* norm_forward_name(NormOp op, bool with_residual) {
+  if (!with_residual) return norm_op_name(op);
+  return op == NormOp::kLayerNorm ? "add_layer_norm" : "add_rms_norm";
+}
+
 Status parse_norm_op(const std::string& name, NormOp* out) {
   for (NormOp op : {NormOp::kSoftmax, NormOp::kLogSoftmax, NormOp::kLayerNorm, NormOp::kRmsNorm}) {
     if (name == norm_op_name(op)) {
@@ -85,7 +90,7 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
   return rms_norm;
 }
 
-Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* out) {
+Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* out, const char* caller) {
   if (name == "auto") {
     *out = NormAlgorithm::kAuto;
     return Status::ok();
@@ -98,8 +103,8 @@ Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* o
     }
     names += std::string(", '") + v.name + "'";
   }
-  return value_error(std::string(norm_op_name(op)) + ": argument 'algorithm': expected one of " + names + ", got '" +
-                     name + "'");
+  return value_error(std::string(caller ? caller : norm_op_name(op)) + ": argument 'algorithm': expected one of " +
+                     names + ", got '" + name + "'");
 }
 
 namespace {
@@ -141,7 +146,7 @@ bool algorithm_applies(NormOp op, NormAlgorithm algorithm) {
 
 Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream_t stream) {
   const NormOp op = options.op;
-  const char* name = norm_op_name(op);
+  const char* name = norm_forward_name(op, t.residual != nullptr);
   const TensorView& x = t.x;
   const TensorView& y = t.y;
   if (!is_floating(x.dtype)) {
@@ -167,6 +172,9 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
     return value_error(arg_error_prefix(name, "out") + "expected shape " + shape_string(x) + " (x's), got " +
                        shape_string(y));
   }
+  // In place is fine (every element is read before it is written); other sharing is not.
+  GPUPRIMS_TRY(check_distinct_elements(name, y, "out"));
+  GPUPRIMS_TRY(check_no_overlap(name, x, "x", y, "out", /*in_place_ok=*/true));
   const bool is_norm = norms::row_kind(op) == norms::RowKind::kNorm;
   if (!is_norm && (t.weight || t.bias || t.mean || t.rstd)) {
     return value_error(std::string(name) + ": takes no weight, bias or statistics outputs");
@@ -181,21 +189,6 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   if ((t.residual != nullptr) != (t.sum != nullptr) || (!is_norm && t.residual)) {
     return value_error(std::string(name) + ": a residual and its sum output go together, with layer_norm or rms_norm");
   }
-  if (t.residual) {
-    GPUPRIMS_TRY(norms::check_like(name, x, "x", *t.residual, "residual"));
-    GPUPRIMS_TRY(norms::check_like(name, x, "x", *t.sum, "sum"));
-    if (t.sum->readonly) return type_error(arg_error_prefix(name, "sum") + "expected a writable array, got a read-only one");
-    const bool fused = x.device.kind == DeviceKind::kCUDA && x.shape[axis] <= norms::row_on_chip_capacity(x.dtype) &&
-                       (options.algorithm == NormAlgorithm::kAuto || options.algorithm == NormAlgorithm::kRowOnChip);
-    if (!fused) {  // sum first (element-wise, one rounding like the fused kernel), then the plain op
-      GPUPRIMS_TRY(bias_dropout_add(DropoutTensors{x, nullptr, *t.residual, *t.sum}, DropoutOptions{0.0, 0, 0, false},
-                                    stream));
-      NormTensors rest = t;
-      rest.x = *t.sum;
-      rest.residual = rest.sum = nullptr;
-      return norm_forward(rest, options, stream);
-    }
-  }
   if (!algorithm_applies(op, options.algorithm)) {
     return value_error(arg_error_prefix(name, "algorithm") + "names a variant of another op");
   }
@@ -208,6 +201,23 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   if (t.bias) GPUPRIMS_TRY(check_affine(name, x, *t.bias, p.layout.row_len, "bias"));
   if (t.mean) GPUPRIMS_TRY(check_stats(name, x, *t.mean, p.layout.num_rows, stats_dtype, "mean", true));
   if (t.rstd) GPUPRIMS_TRY(check_stats(name, x, *t.rstd, p.layout.num_rows, stats_dtype, "rstd", true));
+  if (t.residual) {
+    GPUPRIMS_TRY(norms::check_like(name, x, "x", *t.residual, "residual"));
+    GPUPRIMS_TRY(norms::check_like(name, x, "x", *t.sum, "sum"));
+    GPUPRIMS_TRY(check_no_overlap(name, *t.residual, "residual", y, "out", /*in_place_ok=*/true));
+    if (t.sum->readonly) return type_error(arg_error_prefix(name, "sum") + "expected a writable array, got a read-only one");
+    const bool fused = x.device.kind == DeviceKind::kCUDA && x.shape[axis] <= norms::row_on_chip_capacity(x.dtype) &&
+                       (options.algorithm == NormAlgorithm::kAuto || options.algorithm == NormAlgorithm::kRowOnChip);
+    // After the checks above, so that argument errors come before the unfused path's first write.
+    if (!fused) {  // sum first (element-wise, one rounding like the fused kernel), then the plain op
+      GPUPRIMS_TRY(bias_dropout_add(DropoutTensors{x, nullptr, *t.residual, *t.sum}, DropoutOptions{0.0, 0, 0, false},
+                                    stream));
+      NormTensors rest = t;
+      rest.x = *t.sum;
+      rest.residual = rest.sum = nullptr;
+      return norm_forward(rest, options, stream);
+    }
+  }
   p.x = x.data;
   p.y = y.data;
   p.weight = t.weight ? t.weight->data : nullptr;

@@ -38,6 +38,10 @@ Status bias_dropout_add(const DropoutTensors& t, const DropoutOptions& options, 
   if (t.out.readonly) {
     return type_error(arg_error_prefix(kOp, "out") + "expected a writable array, got a read-only one");
   }
+  // out may be x or residual itself (each element is read before it is written), nothing else.
+  GPUPRIMS_TRY(check_distinct_elements(kOp, t.out, "out"));
+  GPUPRIMS_TRY(check_no_overlap(kOp, x, "x", t.out, "out", /*in_place_ok=*/true));
+  GPUPRIMS_TRY(check_no_overlap(kOp, t.residual, "residual", t.out, "out", /*in_place_ok=*/true));
   const int64_t n = x.shape[x.ndim - 1];
   if (t.bias) GPUPRIMS_TRY(norms::check_affine(kOp, x, *t.bias, n, "bias"));
   if (!(options.p >= 0.0 && options.p <= 1.0)) {

@@ -130,6 +130,9 @@ Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& 
                        device_name(in.device) + " and out on " + device_name(out.device));
   }
   if (out.readonly) return type_error("reduce: argument 'out': expected a writable array, got a read-only one");
+  // Never in place: the atomic variants clear out before they read x.
+  GPUPRIMS_TRY(check_distinct_elements("reduce", out, "out"));
+  GPUPRIMS_TRY(check_no_overlap("reduce", in, "x", out, "out", /*in_place_ok=*/false));
 
   ReduceLaunch l{};
   GPUPRIMS_TRY(reduce_detail::make_reduce_layout(in, out, options, &l.layout, &l.in));

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/scan.hpp"
 #include "gpuprims/scan/compact_kernel.cuh"
@@ -93,6 +94,10 @@ Status compact(const CompactArgs& a, cudaStream_t stream) {
   if (a.count->dtype != DType::kInt64 || a.count->numel() != 1) {
     return type_error("compact: the count must be one int64 element");
   }
+  // out is written while mask and x are still being read (count is gpuprims' own fresh buffer).
+  GPUPRIMS_TRY(check_distinct_elements("compact", *a.out, "out"));
+  GPUPRIMS_TRY(check_no_overlap("compact", mask, "mask", *a.out, "out", /*in_place_ok=*/false));
+  if (a.values) GPUPRIMS_TRY(check_no_overlap("compact", *a.values, "x", *a.out, "out", /*in_place_ok=*/false));
   Strided1D s{mask.shape[0], mask.strides[0], 0, a.out->strides[0], a.out->shape[0]};
   if (a.values) {
     GPUPRIMS_TRY(check_1d(*a.values, "x"));

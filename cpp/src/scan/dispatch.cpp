@@ -142,6 +142,8 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
       return value_error("scan: argument 'out': expected shape " + shape_string(in) + ", got " + shape_string(out));
     }
   }
+  GPUPRIMS_TRY(check_distinct_elements("scan", out, "out"));
+  GPUPRIMS_TRY(check_no_overlap("scan", in, "x", out, "out", /*in_place_ok=*/true));
   if (options.axis < 0 || options.axis >= in.ndim) {
     return value_error("scan: argument 'axis': expected an int in [0, " + std::to_string(in.ndim) + "), got " +
                        std::to_string(options.axis));

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/scan.hpp"
 #include "gpuprims/scan/segmented_reduce_ranges.cuh"
@@ -129,6 +130,9 @@ Status segmented_reduce(const TensorView& in, const TensorView& offsets, const T
     return value_error("segmented_reduce: 'x', 'offsets' and 'out' must be on one device");
   }
   if (out.readonly) return type_error("segmented_reduce: argument 'out': expected a writable array");
+  GPUPRIMS_TRY(check_distinct_elements("segmented_reduce", out, "out"));
+  GPUPRIMS_TRY(check_no_overlap("segmented_reduce", in, "x", out, "out", /*in_place_ok=*/false));
+  GPUPRIMS_TRY(check_no_overlap("segmented_reduce", offsets, "offsets", out, "out", /*in_place_ok=*/false));
   const Segments seg{offsets.data, offsets.dtype == DType::kInt64, offsets.strides[0], offsets.shape[0] - 1,
                      in.shape[0], in.strides[0], out.data, out.strides[0], out.dtype};
   int device = -1;

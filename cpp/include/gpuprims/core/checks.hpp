@@ -11,6 +11,20 @@ namespace gpuprims {
 // "<op>: argument '<arg>': expected an address aligned to its 4-byte float32 elements, ...".
 Status check_element_aligned(const char* op, const TensorView& v, const char* arg);
 
+// `out` shares no byte with `in`, or (in_place_ok) is `in` itself: same address, element size,
+// shape and strides, for ops that read each element before writing it. Kernels read `in` while
+// other threads write `out`, so any other overlap (out = x[1:] of x[:-1], x[::-1] of x) silently
+// gives wrong values. The check compares address ranges (host arithmetic, no device access), so
+// interleaved views that share a range but no element (x[::2] and x[1::2]) are refused too. Error:
+// "<op>: arguments '<in_arg>' and '<out_arg>': expected ... got overlapping memory".
+Status check_no_overlap(const char* op, const TensorView& in, const char* in_arg, const TensorView& out,
+                        const char* out_arg, bool in_place_ok);
+
+// No two elements of an output share an address: a zero stride on a dimension longer than 1 (a
+// broadcast view, torch's expand) would make threads race on one element. Error: "<op>: argument
+// '<arg>': expected distinct elements, got a zero stride".
+Status check_distinct_elements(const char* op, const TensorView& out, const char* arg);
+
 // The start of every argument error message: "<op>: argument '<arg>': ".
 std::string arg_error_prefix(const char* op, const char* arg);
 
