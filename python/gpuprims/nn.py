@@ -94,7 +94,7 @@ _COMMON_DOC = """algorithm : str
     out : array, optional
         Written in place and returned: x's framework, device, dtype and shape, writable, any
         strides with distinct elements. It may be x itself (each element is read before it is
-        written); any other memory shared with x (or residual) raises ValueError.
+        written); a view sharing elements with x (or residual) raises ValueError.
     stream : int, stream object or None
         Launch stream; None means the input framework's current stream (torch, CuPy), else the
         default stream. The call never synchronizes the host and allocates no device memory except

@@ -54,8 +54,9 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
         "auto" or a name from ``gpuprims.variants("scan")``.
     out : array, optional
         Written and returned; the input's shape and the result dtype, same device, distinct
-        elements (no zero strides). May be ``x`` itself (an in-place scan); any other memory
-        shared with ``x`` raises ValueError.
+        elements (no zero strides). May be ``x`` itself (an in-place scan) or a view of x's
+        memory that shares no element with it (the other half of each row); a view that may share
+        elements raises ValueError (views of other strides interleaved with x's are refused too).
     stream : int, stream object or None
         Launch stream; None means the input framework's current stream. Never synchronizes.
 

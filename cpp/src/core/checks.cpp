@@ -1,5 +1,6 @@
 #include "gpuprims/core/checks.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -43,8 +44,9 @@ void byte_extent(const TensorView& v, uintptr_t* begin, uintptr_t* end) {
   *end = reinterpret_cast<uintptr_t>(v.data) + (high + 1) * size;
 }
 
-bool same_layout(const TensorView& a, const TensorView& b) {
-  if (a.data != b.data || dtype_size(a.dtype) != dtype_size(b.dtype) || a.ndim != b.ndim) return false;
+// The same element size, shape and strides (only the addresses may differ).
+bool same_grid(const TensorView& a, const TensorView& b) {
+  if (dtype_size(a.dtype) != dtype_size(b.dtype) || a.ndim != b.ndim) return false;
   for (int d = 0; d < a.ndim; ++d) {
     // A stride of a size-1 dimension never moves the address: frameworks set it freely.
     if (a.shape[d] != b.shape[d] || (a.shape[d] > 1 && a.strides[d] != b.strides[d])) return false;
@@ -52,15 +54,69 @@ bool same_layout(const TensorView& a, const TensorView& b) {
   return true;
 }
 
+struct GridDim {
+  int64_t stride;  // > 0, in elements
+  int64_t count;   // > 1
+  int64_t below;   // the span of the dimensions of smaller stride
+};
+
+// Whether rest = sum over k >= first of q_k * stride_k with |q_k| < count_k. Each stride exceeds
+// `below`, so at most two digits (floor and ceiling) leave a remainder the smaller dimensions can
+// reach; *budget bounds the search, and running out counts as a solution (conservative).
+bool decomposes(int64_t rest, const GridDim* dims, int first, int n, int* budget) {
+  if (first == n) return rest == 0;
+  if (--*budget < 0) return true;
+  const GridDim& g = dims[first];
+  int64_t q = rest / g.stride;
+  if (rest % g.stride != 0 && rest < 0) --q;  // floor
+  for (int64_t digit : {q, q + 1}) {
+    const int64_t r = rest - digit * g.stride;
+    if (digit > -g.count && digit < g.count && r >= -g.below && r <= g.below &&
+        decomposes(r, dims, first + 1, n, budget)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Two views on one grid (same_grid), b at an offset from a: element i of a and element j of b
+// coincide iff the offset is sum (i_k - j_k) * stride_k. Exact where every stride exceeds the span
+// of the smaller ones (slices of one array: x[:, :d] and x[:, d:]); other grids (and offsets that
+// are not whole elements) count as sharing.
+bool grids_share_an_element(const TensorView& a, const TensorView& b) {
+  const int64_t size = static_cast<int64_t>(dtype_size(a.dtype));
+  const int64_t offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(b.data) - reinterpret_cast<uintptr_t>(a.data));
+  if (offset % size != 0) return true;
+  GridDim dims[kMaxArrayDims];
+  int n = 0;
+  for (int d = 0; d < a.ndim; ++d) {
+    if (a.shape[d] == 1) continue;
+    if (a.strides[d] == 0) return true;
+    dims[n++] = GridDim{a.strides[d] < 0 ? -a.strides[d] : a.strides[d], a.shape[d], 0};
+  }
+  std::sort(dims, dims + n, [](const GridDim& x, const GridDim& y) { return x.stride > y.stride; });
+  int64_t span = 0;
+  for (int k = n - 1; k >= 0; --k) {
+    if (dims[k].stride <= span) return true;  // not nested: no exact answer here
+    dims[k].below = span;
+    span += (dims[k].count - 1) * dims[k].stride;
+  }
+  int budget = 4096;
+  return decomposes(offset / size, dims, 0, n, &budget);
+}
+
 }  // namespace
 
 Status check_no_overlap(const char* op, const TensorView& in, const char* in_arg, const TensorView& out,
                         const char* out_arg, bool in_place_ok) {
-  if (in.numel() == 0 || out.numel() == 0 || (in_place_ok && same_layout(in, out))) return Status::ok();
+  if (in.numel() == 0 || out.numel() == 0) return Status::ok();
+  const bool grid = same_grid(in, out);
+  if (in_place_ok && grid && in.data == out.data) return Status::ok();
   uintptr_t in_begin, in_end, out_begin, out_end;
   byte_extent(in, &in_begin, &in_end);
   byte_extent(out, &out_begin, &out_end);
   if (in_end <= out_begin || out_end <= in_begin) return Status::ok();
+  if (grid && !grids_share_an_element(in, out)) return Status::ok();  // interleaved, e.g. x[:, :d] and x[:, d:]
   return value_error(std::string(op) + ": arguments '" + in_arg + "' and '" + out_arg + "': expected '" + out_arg +
                      "' to share no memory with '" + in_arg + "'" + (in_place_ok ? " (or to be it, in place)" : "") +
                      ", got overlapping memory");

@@ -14,8 +14,9 @@ Status check_element_aligned(const char* op, const TensorView& v, const char* ar
 // `out` shares no byte with `in`, or (in_place_ok) is `in` itself: same address, element size,
 // shape and strides, for ops that read each element before writing it. Kernels read `in` while
 // other threads write `out`, so any other overlap (out = x[1:] of x[:-1], x[::-1] of x) silently
-// gives wrong values. The check compares address ranges (host arithmetic, no device access), so
-// interleaved views that share a range but no element (x[::2] and x[1::2]) are refused too. Error:
+// gives wrong values. The check is host arithmetic on the views (no device access): disjoint address
+// ranges pass, and so do interleaved views of one shape and strides that share no element (x[:, :d]
+// and x[:, d:], x[::2] and x[1::2]); other interleavings are refused (conservative). Error:
 // "<op>: arguments '<in_arg>' and '<out_arg>': expected ... got overlapping memory".
 Status check_no_overlap(const char* op, const TensorView& in, const char* in_arg, const TensorView& out,
                         const char* out_arg, bool in_place_ok);
