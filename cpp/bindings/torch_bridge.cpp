@@ -95,17 +95,22 @@ bool torch_cuda_view(nb::handle x, TensorView* view, cudaStream_t* stream) {
   }
   const int device = static_cast<int>(as_int64(checked(PyObject_CallMethodNoArgs(o, s_get_device)).ptr()));
   nb::object shape = checked(PyObject_GetAttr(o, s_shape));
-  PyObject* strides_or_null = PyObject_CallMethodNoArgs(o, s_stride);
-  if (strides_or_null == nullptr) {  // sparse and other storage-less layouts: the general path raises the typed error
-    PyErr_Clear();
-    return false;
-  }
-  nb::object strides = nb::steal(strides_or_null);
+  // Sparse and other storage-less layouts have no strides or no data pointer (which one raises
+  // depends on the torch version): the general path raises the typed error for them.
+  const auto call_or_decline = [o](PyObject* method) {
+    PyObject* result = PyObject_CallMethodNoArgs(o, method);
+    if (result == nullptr) PyErr_Clear();
+    return nb::steal(result);
+  };
+  nb::object strides = call_or_decline(s_stride);
+  if (!strides.is_valid()) return false;
   TensorView v;
   v.ndim = read_dims(shape.ptr(), v.shape);
   if (v.ndim < 0 || read_dims(strides.ptr(), v.strides) != v.ndim) return false;
+  nb::object data_ptr = call_or_decline(s_data_ptr);
+  if (!data_ptr.is_valid()) return false;
   v.dtype = static_cast<DType>(as_int64(code));
-  v.data = reinterpret_cast<void*>(static_cast<uintptr_t>(as_int64(checked(PyObject_CallMethodNoArgs(o, s_data_ptr)).ptr())));
+  v.data = reinterpret_cast<void*>(static_cast<uintptr_t>(as_int64(data_ptr.ptr())));
   v.device = Device{DeviceKind::kCUDA, device};
   v.readonly = false;
   nb::object device_arg = checked(PyLong_FromLong(device));
