@@ -29,29 +29,40 @@ __global__ void __launch_bounds__(256) bias_dropout_add_kernel(DropoutParams p) 
   const int64_t steps = (p.total + kStep - 1) / kStep;
   for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < steps; s += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i0 = s * kStep;
-    Acc f[kStep];
-    dropout_factors<Acc, kStep>(p, i0, f);
     if constexpr (kVector) {
+      // The step's loads go out before its Philox draws, so the draws' integer work overlaps the
+      // loads' latency instead of delaying their issue (bfloat16: draws first measured 78-80 % of
+      // copy, the same loads without draws 90 %; bench/tune/dropout_tune.cu, docs/norms.md).
+      constexpr int kVectors = kStep / kLanes;
+      Vec16<T> xv[kVectors], rv[kVectors], bv[kVectors];
 #pragma unroll
-      for (int v = 0; v < kStep / kLanes; ++v) {
+      for (int v = 0; v < kVectors; ++v) {
         const int64_t e = i0 + v * kLanes;
         if (e >= p.total) break;  // total is a multiple of kLanes: whole vectors only
-        const int64_t j = e - p.row_divmod.div(e) * n;
-        const Vec16<T> xv = load_vec16<T, LoadPolicy::kStreaming>(x + e);
-        const Vec16<T> rv = load_vec16<T, LoadPolicy::kStreaming>(res + e);
-        Vec16<T> bv, ov;
-        if (bias != nullptr) bv = load_vec16<T, LoadPolicy::kReadOnly>(bias + j);
+        xv[v] = load_vec16<T, LoadPolicy::kStreaming>(x + e);
+        rv[v] = load_vec16<T, LoadPolicy::kStreaming>(res + e);
+        if (bias != nullptr) bv[v] = load_vec16<T, LoadPolicy::kReadOnly>(bias + (e - p.row_divmod.div(e) * n));
+      }
+      Acc f[kStep];
+      dropout_factors<Acc, kStep>(p, i0, f);
+#pragma unroll
+      for (int v = 0; v < kVectors; ++v) {
+        const int64_t e = i0 + v * kLanes;
+        if (e >= p.total) break;
+        Vec16<T> ov;
         Acc o[kLanes];
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
-          const Acc b = bias != nullptr ? cast_value<Acc>(bv.lane[l]) : Acc(0);
-          o[l] = dropout_add(cast_value<Acc>(xv.lane[l]), b, cast_value<Acc>(rv.lane[l]), f[v * kLanes + l]);
+          const Acc b = bias != nullptr ? cast_value<Acc>(bv[v].lane[l]) : Acc(0);
+          o[l] = dropout_add(cast_value<Acc>(xv[v].lane[l]), b, cast_value<Acc>(rv[v].lane[l]), f[v * kLanes + l]);
           if constexpr (!kPairRounding) ov.lane[l] = cast_value<T>(o[l]);
         }
         if constexpr (kPairRounding) ov = round_to_vec16<T>(o);
         store_vec16(out + e, ov);
       }
     } else {
+      Acc f[kStep];
+      dropout_factors<Acc, kStep>(p, i0, f);
 #pragma unroll 1
       for (int k = 0; k < kStep; ++k) {
         const int64_t e = i0 + k;
