@@ -14,23 +14,25 @@ namespace gpuprims {
 namespace norms {
 namespace {
 
-// The slice shape per (dtype, kind), from bench/tune/norms_cluster_tune.cu (H200, session 10 run 4,
-// 256 x 262144, % of copy in its two passes; split_row in brackets), 64 KiB of shared memory per
-// CTA, three CTAs per SM:
-//   float32 softmax kind: 128 threads x 32 slots (softmax 67.9-69.0 [53.5-53.7], log_softmax
-//     69.2-69.9 [50.3-51.1]);
-//   float16 / bfloat16: 512 x 8 (bfloat16 softmax 65.1-67.8 [42.3-43.5], log_softmax 67.9-69.0
-//     [42.5-43.9], layer_norm 56.5-57.5 [48.1-49.8], rms_norm 62.6-64.8 [51.7-53.6]);
-//   float32 norm kind: 256 x 16, the best shape without spills (layer_norm 47.0-48.0, rms_norm
-//     51.7-52.2), below split_row (59.9-61.2), so kAuto is false: "auto" keeps split_row there and
-//     only algorithm="cluster_row" runs it.
+// The slice shape per (dtype, kind), from bench/tune/norms_cluster_tune.cu, 64 KiB of shared memory
+// per CTA, three CTAs per SM (% of copy in the harness's two passes; split_row in brackets):
+//   float32 softmax kind: 128 threads x 32 slots (H200, session 10 run 4, 256 x 262144: softmax
+//     67.9-69.0 [53.5-53.7], log_softmax 69.2-69.9 [50.3-51.1]);
+//   float16 / bfloat16: 512 x 8 (same run: bfloat16 softmax 65.1-67.8 [42.3-43.5], log_softmax
+//     67.9-69.0 [42.5-43.9], layer_norm 56.5-57.5 [48.1-49.8], rms_norm 62.6-64.8 [51.7-53.6]);
+//   float32 norm kind: 512 x 8 (40 registers, an 8-byte spill), the fastest norm-kind shape since
+//     the chunk moments are taken about their own centres (H100, session 14 run 1: layer_norm
+//     66.3-66.6 [62.9-63.3] at 256 x 262144 (C = 16), 78.1 [62.4] at 640 x 100000 (C = 7), 89.6
+//     [62.6] at 2048 x 32768 (C = 2); rms_norm 68.4-69.1 [63.7-63.8], 81.8 [63.0], 89.4 [63.2]). On
+//     the H200 with clusters of 16 the same shape ran 10 points below split_row (session 10, 51 against
+//     61: only 112 of its 132 SMs hold clusters of 16), so "auto" takes it up to kAutoMaxClusters = 8
+//     CTAs a row and split_row beyond (algorithm="cluster_row" runs it at any size).
 template <class T, RowKind kKind>
 struct ClusterTile {
   static constexpr bool kFloat32 = sizeof(T) == 4;
-  using type = std::conditional_t<!kFloat32, ClusterRowConfig<512, 8, 3>,
-                                  std::conditional_t<kKind == RowKind::kSoftmax, ClusterRowConfig<128, 32, 3>,
-                                                     ClusterRowConfig<256, 16, 3>>>;
-  static constexpr bool kAuto = !(kFloat32 && kKind == RowKind::kNorm);
+  using type = std::conditional_t<kFloat32 && kKind == RowKind::kSoftmax, ClusterRowConfig<128, 32, 3>,
+                                  ClusterRowConfig<512, 8, 3>>;
+  static constexpr int kAutoMaxClusters = kFloat32 && kKind == RowKind::kNorm ? 8 : kMaxClusterSize;
 };
 
 constexpr int kMaxDevices = 64;
@@ -91,7 +93,7 @@ Status run(const NormLaunch& l, bool automatic) {
     using Cfg = typename Tile::type;
     const int64_t rows = l.params.layout.num_rows;
     const int64_t csize = max_of<int64_t>(1, ceil_div(l.params.layout.row_len, Cfg::template slice_capacity<T>()));
-    const int clusters = (automatic && !Tile::kAuto) || !l.params.vec_ok || csize > kMaxClusterSize
+    const int clusters = (automatic && csize > Tile::kAutoMaxClusters) || !l.params.vec_ok || csize > kMaxClusterSize
                              ? 0
                              : resident_clusters<T, kKind, Cfg>(l.device, static_cast<int>(csize));
     if (clusters == 0) return norms_split_row(l);
