@@ -301,15 +301,25 @@ def test_beyond_2_31_elements():
     _, mean, rstd = gpuprims.layer_norm(x, return_stats=True)
     dx, dw, db = gpuprims.layer_norm_backward(dy, x, None, mean, rstd)
     # The reference from the same statistics, with the row sums in float64 (torch's own kernels are
-    # not relied on for a 2^31-element row).
-    xhat = (x[0].float() - mean[0, 0]) * rstd[0, 0]
-    d = dy[0].float()
-    mean_g = d.sum(dtype=torch.float64) / n
-    mean_gx = (d * xhat).sum(dtype=torch.float64) / n
+    # not relied on for a 2^31-element row), summed in chunks of 2^27 so that the float64
+    # temporaries stay near 3 GiB (whole-row float64 copies did not fit an 80 GB H100 beside the
+    # five bfloat16 arrays).
+    def xhat_of(part):
+        return (x[0, part].double() - mean[0, 0].double()) * rstd[0, 0].double()
+
+    sum_g = sum_gx = 0.0
+    for start in range(0, n, 1 << 27):
+        part = slice(start, min(n, start + (1 << 27)))
+        d = dy[0, part].double()
+        sum_g += d.sum().item()
+        sum_gx += (d * xhat_of(part)).sum().item()
+        del d
+    mean_g, mean_gx = sum_g / n, sum_gx / n
     tail = slice(n - 5000, n)
-    want = rstd[0, 0].double() * (d[tail].double() - mean_g - xhat[tail].double() * mean_gx)
+    d, xhat = dy[0, tail].double(), xhat_of(tail)
+    want = rstd[0, 0].double() * (d - mean_g - xhat * mean_gx)
     torch.testing.assert_close(dx[0, tail].double(), want, rtol=2e-2, atol=2e-2)
-    torch.testing.assert_close(dw[tail].float(), d[tail] * xhat[tail], rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(dw[tail].double(), d * xhat, rtol=2e-2, atol=2e-2)
     torch.testing.assert_close(db[tail], dy[0, tail], rtol=0, atol=0)
 
 
