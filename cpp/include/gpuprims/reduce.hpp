@@ -24,6 +24,7 @@ enum class ReduceAlgorithm {
   kThreadPerOutput,   // one thread per output element, looping over its row
   kColumnTiles,       // tiles of adjacent outputs: coalesced reductions along an outer axis
   kBulkCopy,          // vectorized's partition fed by sm_90 bulk copies into shared-memory stages
+  kWindow,            // small blocks in index order, partials combined by a second launch
 };
 
 struct ReduceVariantInfo {

@@ -37,6 +37,10 @@ const std::vector<ReduceVariantInfo>& reduce_variants() {
        "vectorized's partition, each block's chunk streamed into 5 shared-memory stages of 8 KiB by sm_90 "
        "bulk copies (cp.async.bulk on mbarriers); single pass, run-to-run deterministic. Contiguous rows on "
        "sm_90 and newer (other inputs and GPUs run vectorized)", true},
+      {ReduceAlgorithm::kWindow, "window",
+       "small blocks in index order (512 threads x 4 16-byte loads, 32 KiB each) with no fence or ticket, the "
+       "blocks in flight reading one window of memory; a second launch combines the partials in index order; "
+       "run-to-run deterministic. Contiguous rows (strided ones run vectorized)", true},
   };
   return variants;
 }
@@ -96,11 +100,12 @@ ReduceAlgorithm choose_algorithm(const ReduceLaunch& l) {
   if (!layout.row_contiguous && layout.num_rows > 1 && outputs_adjacent) return ReduceAlgorithm::kColumnTiles;
   const bool many_rows = layout.num_rows >= int64_t(l.sm_count) * 64;
   if (many_rows && (!layout.row_contiguous || layout.row_len <= 32)) return ReduceAlgorithm::kThreadPerOutput;
-  // Bulk copies pay for their stage set-up on rows of a MiB and more (reduce_bulk.cuh: 1.003-1.005x
-  // CUB at 1 GiB, where vectorized reaches 0.991-0.996x); shorter rows keep the register path.
-  constexpr int64_t kBulkMinRowBytes = int64_t(1) << 20;
-  if (layout.row_contiguous && l.cc_major >= 9 && layout.row_len * dtype_size(l.in_dtype) >= kBulkMinRowBytes) {
-    return ReduceAlgorithm::kBulkCopy;
+  // Rows of a MiB and more on sm_90 and newer: small blocks in index order and a second launch
+  // (reduce_window.cuh: 1.014-1.020x CUB at 1 GiB on an H100 where bulk_copy ran 0.981-0.988x and
+  // vectorized 0.992-0.997x; level with bulk_copy on an H200). Shorter rows keep the single pass.
+  constexpr int64_t kWindowMinRowBytes = int64_t(1) << 20;
+  if (layout.row_contiguous && l.cc_major >= 9 && layout.row_len * dtype_size(l.in_dtype) >= kWindowMinRowBytes) {
+    return ReduceAlgorithm::kWindow;
   }
   return ReduceAlgorithm::kVectorized;
 }
@@ -116,6 +121,7 @@ Status run_variant(ReduceAlgorithm algorithm, const ReduceLaunch& l) {
     case ReduceAlgorithm::kThreadPerOutput: return reduce_thread_per_output(l);
     case ReduceAlgorithm::kColumnTiles: return reduce_column_tiles(l);
     case ReduceAlgorithm::kBulkCopy: return reduce_bulk_copy(l);
+    case ReduceAlgorithm::kWindow: return reduce_window(l);
     case ReduceAlgorithm::kVectorized:
     case ReduceAlgorithm::kAuto: break;
   }

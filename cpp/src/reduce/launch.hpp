@@ -36,6 +36,7 @@ Status reduce_vectorized(const ReduceLaunch& launch);
 Status reduce_thread_per_output(const ReduceLaunch& launch);
 Status reduce_column_tiles(const ReduceLaunch& launch);
 Status reduce_bulk_copy(const ReduceLaunch& launch);
+Status reduce_window(const ReduceLaunch& launch);
 Status reduce_host(const ReduceLaunch& launch);  // host.cpp: the CPU reference
 
 // Calls Runner<T, Acc, Op>::run(launch) for the launch's element type, operator and accumulator.

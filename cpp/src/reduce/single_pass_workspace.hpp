@@ -14,6 +14,20 @@
 namespace gpuprims {
 namespace reduce_detail {
 
+// Per-block partials alone, for a kernel that hands them to a second launch (window): the stream's
+// own region, else stream scratch (graph capture, or more than stream_partials holds).
+template <class Acc>
+Status partials_workspace(const ReduceLaunch& a, size_t num_partials, StreamScratch& scratch, Acc** partials) {
+  void* stream_owned = nullptr;
+  GPUPRIMS_TRY(stream_partials(a.device, a.stream, sizeof(Acc) * num_partials, &stream_owned, "reduce"));
+  if (stream_owned == nullptr) {
+    GPUPRIMS_TRY(scratch.allocate(sizeof(Acc) * num_partials, a.device, a.stream, "reduce"));
+    stream_owned = scratch.data();
+  }
+  *partials = static_cast<Acc*>(stream_owned);
+  return Status::ok();
+}
+
 template <class Acc>
 Status single_pass_workspace(const ReduceLaunch& a, size_t num_partials, size_t num_tickets, StreamScratch& scratch,
                              Acc** partials, unsigned int** tickets) {
