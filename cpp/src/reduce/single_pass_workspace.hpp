@@ -14,8 +14,10 @@
 namespace gpuprims {
 namespace reduce_detail {
 
-// Per-block partials alone, for a kernel that hands them to a second launch (window): the stream's
-// own region, else stream scratch (graph capture, or more than stream_partials holds).
+// Per-block partials: the stream's own region (no pool allocation and free per call: 0.2-0.4 % of a
+// 1 GiB sum in bench/tune/reduce_vectorized_tune.cu, "persistent partials"), else stream scratch
+// (graph capture, or more than stream_partials holds). Alone for a kernel that hands its partials
+// to a second launch (window); with the tickets in single_pass_workspace.
 template <class Acc>
 Status partials_workspace(const ReduceLaunch& a, size_t num_partials, StreamScratch& scratch, Acc** partials) {
   void* stream_owned = nullptr;
@@ -32,22 +34,14 @@ template <class Acc>
 Status single_pass_workspace(const ReduceLaunch& a, size_t num_partials, size_t num_tickets, StreamScratch& scratch,
                              Acc** partials, unsigned int** tickets) {
   GPUPRIMS_TRY(stream_counters(a.device, a.stream, num_tickets, tickets, "reduce"));
+  if (*tickets != nullptr) return partials_workspace(a, num_partials, scratch, partials);
+  // Graph capture: partials and tickets in one scratch block, the tickets zeroed inside the graph.
   const size_t partial_bytes = sizeof(Acc) * num_partials;
-  void* stream_owned = nullptr;
-  if (*tickets != nullptr) GPUPRIMS_TRY(stream_partials(a.device, a.stream, partial_bytes, &stream_owned, "reduce"));
-  if (stream_owned != nullptr) {
-    // The stream's own region: no pool allocation and free per call (measured 0.2-0.4 % of a 1 GiB
-    // sum in bench/tune/reduce_vectorized_tune.cu, "persistent partials").
-    *partials = static_cast<Acc*>(stream_owned);
-    return Status::ok();
-  }
-  const size_t ticket_bytes = *tickets == nullptr ? sizeof(unsigned int) * num_tickets : 0;
+  const size_t ticket_bytes = sizeof(unsigned int) * num_tickets;
   GPUPRIMS_TRY(scratch.allocate(partial_bytes + ticket_bytes, a.device, a.stream, "reduce"));
   *partials = static_cast<Acc*>(scratch.data());
-  if (*tickets == nullptr) {
-    *tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
-    GPUPRIMS_CUDA_CHECK("reduce", cudaMemsetAsync(*tickets, 0, ticket_bytes, a.stream));
-  }
+  *tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
+  GPUPRIMS_CUDA_CHECK("reduce", cudaMemsetAsync(*tickets, 0, ticket_bytes, a.stream));
   return Status::ok();
 }
 

@@ -50,9 +50,7 @@ struct RowBody {
   int64_t head;        // elements before the first 16-byte boundary
   int64_t body_bytes;  // a multiple of 16
   __device__ __forceinline__ RowBody(const T* row, int64_t n) {
-    const auto addr = reinterpret_cast<uintptr_t>(row);
-    head = static_cast<int64_t>(((16 - (addr & 15)) & 15) / sizeof(T));
-    if (head > n) head = n;
+    head = aligned_head(row, n);
     body_bytes = (n - head) * int64_t(sizeof(T)) / 16 * 16;
   }
 };

@@ -35,6 +35,14 @@ __device__ __forceinline__ Acc accumulate_scalar(const T* row, const ReduceLayou
   return acc;
 }
 
+// Elements of a contiguous row before its first 16-byte boundary (at most n): the scalar head that
+// the vector kernels (vectorized, bulk_copy, window) read before their aligned body.
+template <class T>
+__device__ __forceinline__ int64_t aligned_head(const T* row, int64_t n) {
+  const int64_t head = static_cast<int64_t>(((16 - (reinterpret_cast<uintptr_t>(row) & 15)) & 15) / sizeof(T));
+  return head < n ? head : n;
+}
+
 // Reads a value another block published before its __threadfence(): ld.global.cg caches in L2
 // only (L1 is not coherent across SMs). Unlike a volatile load it may be batched with its
 // neighbours, so a block combining many partials keeps several loads in flight.

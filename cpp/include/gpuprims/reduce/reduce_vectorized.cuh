@@ -69,9 +69,7 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
   for (int u = 0; u < kUnroll * kSplit; ++u) acc[u] = Op::template identity<Acc>();
 
   const int64_t gtid = part * kThreads + tid;
-  const auto addr = reinterpret_cast<uintptr_t>(row);
-  int64_t head = static_cast<int64_t>(((16 - (addr & 15)) & 15) / sizeof(T));
-  if (head > n) head = n;
+  const int64_t head = aligned_head(row, n);
   if (gtid < head) acc[0] = op(acc[0], cast_value<Acc>(row[gtid]));
 
   const T* body = row + head;

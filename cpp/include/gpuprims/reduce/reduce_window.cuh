@@ -17,7 +17,6 @@
 
 #include "gpuprims/block/block_reduce.cuh"
 #include "gpuprims/reduce/reduce_common.cuh"
-#include "gpuprims/util/math.cuh"
 #include "gpuprims/util/vec.cuh"
 
 namespace gpuprims {
@@ -40,8 +39,7 @@ struct WindowShape {
 template <int kThreads, int kUnroll, class Acc, class T, class Op>
 __device__ __forceinline__ Acc accumulate_window_chunk(const T* row, int64_t n, int64_t part, int tid, Op op) {
   constexpr int kLanes = Vec16<T>::kLanes;
-  const auto addr = reinterpret_cast<uintptr_t>(row);
-  const int64_t head = min_of<int64_t>(n, ((16 - (addr & 15)) & 15) / sizeof(T));
+  const int64_t head = aligned_head(row, n);
   const T* body = row + head;
   const int64_t num_vec = (n - head) / kLanes;
   const int64_t first = part * (int64_t(kThreads) * kUnroll);
@@ -95,8 +93,9 @@ __global__ void __launch_bounds__(kThreads) reduce_window_kernel(ReduceKernelPar
   }
 }
 
-// A block per row (looping over rows): the row's `parts` partials in index order per thread, then
-// the block tree; the launch boundary orders reduce_window_kernel's stores before these loads.
+// A block per row (looping over rows): the row's `parts` partials combined by combine_published (in
+// index order per thread, then the block tree); the launch boundary orders reduce_window_kernel's
+// stores before these loads.
 template <class T, class Acc, class Op, int kThreads = WindowShape::kCombineThreads>
 __global__ void __launch_bounds__(kThreads)
     reduce_window_combine_kernel(ReduceKernelParams<T> p, const Acc* partials, int64_t parts) {
@@ -104,9 +103,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ typename BR::TempStorage temp;
   const Op op;
   for (int64_t row = blockIdx.x; row < p.layout.num_rows; row += gridDim.x) {
-    Acc acc = Op::template identity<Acc>();
-    for (int64_t i = threadIdx.x; i < parts; i += kThreads) acc = op(acc, partials[row * parts + i]);
-    acc = BR::reduce(acc, op, temp);
+    const Acc acc = combine_published<kThreads>(partials + row * parts, parts, op, temp);
     if (threadIdx.x == 0) store_as(p.out, p.layout.out_offset(row), p.out_dtype, acc);
     __syncthreads();  // temp is reused by the next row
   }
