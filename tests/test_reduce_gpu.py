@@ -131,6 +131,20 @@ def test_long_contiguous_rows(rng, algorithm, dtype):
         check(MisalignedTorch(3), a, dtype, op, algorithm=algorithm)
 
 
+@pytest.mark.parametrize("algorithm", ("auto", "window"))
+def test_long_rows_whose_kept_dimensions_do_not_merge(rng, algorithm):
+    """window addresses rows as one strided run; a view whose kept dimensions cannot merge (rows
+    2 * row apart within a block, 3 * row between blocks) runs vectorized instead, same values."""
+    need(TORCH_CUDA)
+    row = (1 << 19) + 13
+    a = random_values(rng, 2 * 3 * row, "float32").reshape(2, 3, row)
+    x = torch.as_tensor(a, device="cuda")[:, ::2, :]
+    for op in ("sum", "min", "max"):  # a product of 2^19 normal values overflows: no reference
+        got = to_numpy(gpuprims.reduce(x, op, axis=-1, algorithm=algorithm))
+        want = getattr(np, op)(a[:, ::2, :].astype(np.float64), axis=-1)
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-3)
+
+
 @pytest.mark.skipif(cupy is None, reason="cupy is not installed")
 def test_negative_strides(rng):
     a = random_values(rng, 3000, "float32").reshape(30, 100)
