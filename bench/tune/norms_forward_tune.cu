@@ -306,7 +306,28 @@ void run_tail_candidates(const Problem& pr) {
       pr, "packed x8 (1024 thr) r64 fold 1pass affine origin", false);
 }
 
+// "wide": the fp16 / bf16 add-norms only (session 15). The library tile gives each thread 32
+// values (a 256-thread block per 8192-element row, three blocks per SM under 80 registers: 48 KiB
+// of x and residual in flight per SM where the float32 tile, two blocks of 32 KiB rows, has 128);
+// these give each thread 64 values (128 threads per 8192-element row) under bounds of 4, 5, 6
+// blocks per SM.
+template <class T, int kLen>
+void run_wide_candidates(const Problem& pr) {
+  constexpr int kLanes = Vec16<T>::kLanes;
+  constexpr int kT32 = kLen / 32, kT64 = kLen / 64;
+  run_config<T, RowKind::kNorm, ClassicRowOnChip<T, RowKind::kNorm, kT32, 1, 32 / kLanes>, true>(pr, "classic x32", true);
+  run_config<T, RowKind::kNorm, RowOnChipConfig<kT32, 1, 32 / kLanes, 768 / kT32, false, true, true, true, true, true, true>,
+             true>(pr, "packed x32 r80 fold 1pass affine origin (library)", false);
+  run_config<T, RowKind::kNorm, RowOnChipConfig<kT64, 1, 64 / kLanes, 512 / kT64, false, true, true, true, true, true, true>,
+             true>(pr, "packed x64 r128 fold 1pass affine origin", false);
+  run_config<T, RowKind::kNorm, RowOnChipConfig<kT64, 1, 64 / kLanes, 640 / kT64, false, true, true, true, true, true, true>,
+             true>(pr, "packed x64 r96 fold 1pass affine origin", false);
+  run_config<T, RowKind::kNorm, RowOnChipConfig<kT64, 1, 64 / kLanes, 768 / kT64, false, true, true, true, true, true, true>,
+             true>(pr, "packed x64 r80 fold 1pass affine origin", false);
+}
+
 bool g_tail_only = false;
+bool g_wide_only = false;
 
 template <class T, int kLen>
 void run_problems(const Problem& base) {
@@ -385,6 +406,21 @@ void run_dtype(int64_t rows, int64_t len, const Buffers& buf, int sms) {
                      buf.x,   buf.y_ref,        buf.y, buf.w, buf.b, buf.stats, copy_ms, sms,
                      false,   buf.r,            buf.s, buf.s_ref};
   if constexpr (sizeof(T) == 2) {
+    if (g_wide_only) {
+      const auto [softmax, log_softmax, layer_norm, rms_norm] = four_row_ops(base);
+      Problem add_layer_norm = layer_norm, add_rms_norm = rms_norm;
+      add_layer_norm.op = "add_ln";
+      add_rms_norm.op = "add_rms";
+      add_layer_norm.residual = add_rms_norm.residual = true;
+      if (len == 8192) {
+        run_wide_candidates<T, 8192>(add_layer_norm);
+        run_wide_candidates<T, 8192>(add_rms_norm);
+      } else {
+        run_wide_candidates<T, 4096>(add_layer_norm);
+        run_wide_candidates<T, 4096>(add_rms_norm);
+      }
+      return;
+    }
     if (g_tail_only) {
       const auto [softmax, log_softmax, layer_norm, rms_norm] = four_row_ops(base);
       run_tail_candidates<T, RowKind::kNorm, 8192>(layer_norm);
@@ -398,6 +434,7 @@ void run_dtype(int64_t rows, int64_t len, const Buffers& buf, int sms) {
 
 int main(int argc, char** argv) {
   g_tail_only = argc > 1 && std::string(argv[1]) == "tail";
+  g_wide_only = argc > 1 && std::string(argv[1]) == "wide";
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
@@ -413,6 +450,11 @@ int main(int argc, char** argv) {
     printf("\n=== pass %d ===\n", pass);
     if (g_tail_only) {
       run_dtype<bfloat16_t>(16384, 8192, buf, sms);
+      continue;
+    }
+    if (g_wide_only) {
+      run_dtype<bfloat16_t>(16384, 8192, buf, sms);
+      run_dtype<bfloat16_t>(65536, 4096, buf, sms);
       continue;
     }
     run_dtype<float>(16384, 8192, buf, sms);
