@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gpuprims
+from conftest import torch
 
 
 def masks(rng, n):
@@ -39,6 +40,20 @@ def test_compact_nd_strided_and_short_out(rng):
     _, count = gpuprims.compact(y, k, out=out)
     assert int(count) == len(y)
     np.testing.assert_array_equal(out, y[:3])
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_compact_of_torch_views_that_reshape_copies():
+    """x.reshape(-1) of a transposed or stepped tensor is a copy, which the call must keep alive
+    until its kernels ran (it once dropped it first: wrong values or a spurious overlap error)."""
+    base = torch.arange(1, 4097, dtype=torch.int64).reshape(64, 64)
+    m = torch.rand(64, 64, generator=torch.Generator().manual_seed(3)) < 0.5
+    for x, mask in ((base.T, m), (base[:, ::2], m[:, ::2]), (base.T, m.T)):
+        for _ in range(20):  # the freed copy is handed out again by the next allocations
+            got = gpuprims.compact(x, mask)
+            scratch = torch.full((4096,), -1, dtype=torch.int64)  # noqa: F841 (reuses freed memory)
+            assert torch.equal(got, x.reshape(-1)[mask.reshape(-1)])
+            assert torch.equal(gpuprims.nonzero(mask), torch.nonzero(mask.reshape(-1)).reshape(-1))
 
 
 def test_compact_errors():

@@ -176,6 +176,38 @@ def test_segmented_reduce_irregular_dtypes(rng, op, dtype):
             assert got[s] == ref, (s, got[s], ref)
 
 
+@pytest.mark.parametrize("fw_name", ("torch", "cupy"))
+def test_copied_views_on_an_explicit_stream(rng, fw_name):
+    """compact, nonzero and scan(axis=None) of views whose C-order reshape copies, launched on a
+    stream other than the producer's current one: the copies stay valid for the launch (their
+    memory handed out again right after the call and overwritten on the current stream)."""
+    fw = Framework(fw_name, "cuda")
+    need(fw)
+    a = rng.standard_normal((512, 384)).astype(np.float32)
+    m = rng.random((512, 384)) < 0.5
+    x, mask = fw.make(a).T, fw.make(m).T
+    if fw_name == "torch":
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        sync = torch.cuda.synchronize
+        clobber = lambda: torch.full((512 * 384,), 7.0, device="cuda")  # noqa: E731
+    else:
+        import cupy
+        stream = cupy.cuda.Stream(non_blocking=True)
+        stream.wait_event(cupy.cuda.get_current_stream().record())
+        sync = cupy.cuda.runtime.deviceSynchronize
+        clobber = lambda: cupy.full((512 * 384,), 7.0, dtype=cupy.float32)  # noqa: E731
+    for _ in range(5):
+        got_c = gpuprims.compact(x, mask, stream=stream)
+        got_n = gpuprims.nonzero(mask, stream=stream)
+        got_s = gpuprims.scan(x, axis=None, stream=stream)
+        junk = [clobber() for _ in range(4)]  # noqa: F841
+        sync()
+        np.testing.assert_array_equal(to_numpy(got_c), a.T[m.T])
+        np.testing.assert_array_equal(to_numpy(got_n), np.flatnonzero(m.T))
+        np.testing.assert_allclose(to_numpy(got_s), np.cumsum(a.T.astype(np.float64)), rtol=1e-4, atol=1e-2)
+
+
 def test_segmented_reduce_all_empty():
     need(TORCH_CUDA)
     x = torch.randn(10000, device="cuda")

@@ -133,6 +133,21 @@ def test_bool_counts_as_uint8(rng):
     np.testing.assert_array_equal(gpuprims.histogram(a, 4, (0, 2)), np.histogram(a.astype(np.uint8), 4, (0, 2))[0])
 
 
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize("wdtype", (torch.float32, torch.float64) if torch is not None else ())
+def test_weights_of_an_empty_torch_input(wdtype):
+    """An empty torch tensor's data pointer is null: the call must still see weights given (float
+    sums), not counts (it once wrote int64 counts into the float32 output, past its end)."""
+    out = torch.full((8,), -7.0, dtype=wdtype)
+    got = gpuprims.histogram(torch.zeros(0), 4, (0.0, 1.0), weights=torch.zeros(0, dtype=wdtype), out=out[:4])
+    assert got.dtype == wdtype
+    assert torch.equal(out, torch.tensor([0, 0, 0, 0, -7, -7, -7, -7], dtype=wdtype))
+    fresh = gpuprims.histogram(torch.zeros(0), 32, (-8, 8), weights=torch.zeros(0, dtype=wdtype))
+    assert fresh.dtype == wdtype and torch.equal(fresh, torch.zeros(32, dtype=wdtype))
+    counts = gpuprims.bincount(torch.zeros(0, dtype=torch.int64), minlength=5, weights=torch.zeros(0, dtype=wdtype))
+    assert torch.equal(counts, torch.zeros(5, dtype=torch.float64))
+
+
 def test_single_value_and_empty_inputs():
     check_histogram(np.full(100, 3.5, np.float32), 5)  # numpy widens to (3, 4)
     check_histogram(np.full(100, 7, np.uint8), 4)

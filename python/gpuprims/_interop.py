@@ -251,6 +251,24 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
     return fw, device, s, view, view.shape, view.dtype, stream is None
 
 
+def release_after_launch(copy, source, x: tuple) -> None:
+    """`copy` is the array a C-order reshape of the caller's `source` made (no view was possible),
+    imported as x and read by the kernels just launched on x's stream. The caller drops it when the
+    call returns; on the producer's current stream that is safe (its allocator reuses the memory in
+    stream order), on another launch stream the allocator must not hand it out before the launch
+    is done: torch tracks the launch stream (record_stream), CuPy's current stream waits for an
+    event recorded after the launch. (JAX arrays are read on a launch stream only when stream= is
+    passed; JAX exposes no hook for this.)"""
+    if copy is source or x[6] or x[1][0] != CUDA:
+        return
+    if x[0] == "torch":
+        copy.record_stream(sys.modules["torch"].cuda.ExternalStream(x[2], device=x[1][1]))
+    elif x[0] == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(x[1][1]):
+            cupy.cuda.get_current_stream().wait_event(cupy.cuda.ExternalStream(x[2]).record())
+
+
 # ---------------------------------------------------------------------------------------------
 # outputs
 

@@ -77,6 +77,7 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     for name, flag in (("exclusive", exclusive), ("deterministic", deterministic)):
         if flag.__class__ is not bool:
             raise TypeError(f"scan: argument '{name}': expected a bool, got {flag!r}")
+    source = x
     if axis is None:
         x = _flattened(x)
         ax = 0
@@ -98,9 +99,11 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     if out is None:
         obj, out_arg = _interop.new_output(xin, shape, result_dtype, "scan")
         _C.scan(xin[3], out_arg, op, ax, exclusive, deterministic, algorithm, xin[2])
+        _interop.release_after_launch(x, source, xin)
         return _interop.result(xin, obj)
     _C.scan(xin[3], _interop.import_output(out, result_dtype, xin, "scan"), op, ax, exclusive, deterministic,
             algorithm, xin[2])
+    _interop.release_after_launch(x, source, xin)
     return out
 
 

@@ -107,6 +107,7 @@ Status prepare(const char* op, const TensorView& x, const TensorView* w, const T
   l->w_dtype = w ? w->dtype : DType::kFloat64;
   GPUPRIMS_TRY(histogram_detail::make_sample_layout(x, w, op, &l->layout, &l->x, &l->w));
   if (w == nullptr) l->w = nullptr;
+  l->weighted = w != nullptr;
   l->bins = static_cast<int32_t>(out.shape[0]);
   l->out = out.data;
   l->out_stride = out.shape[0] > 1 ? out.strides[0] : 1;
@@ -151,9 +152,9 @@ Status run_on_device(HistogramLaunch l, DType out_dtype, HistogramAlgorithm algo
   GPUPRIMS_TRY(guard.enter(l.device, l.op));
   GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
   l.stream = stream;
-  if (l.w == nullptr || out_dtype == DType::kFloat64) {
+  if (!l.weighted || out_dtype == DType::kFloat64) {
     GPUPRIMS_TRY(zero_output(l.out, l.bins, l.out_stride, stream, l.op));
-    return l.w == nullptr ? run_counts(l, algorithm) : count_weighted(l);
+    return l.weighted ? count_weighted(l) : run_counts(l, algorithm);
   }
   // float32 sums: accumulate in float64 scratch, then round once into the output.
   StreamScratch sums;

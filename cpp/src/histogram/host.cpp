@@ -19,8 +19,8 @@ template <class Mapper>
 Status count_on_host(const HistogramLaunch& l, const Mapper& m) {
   using T = typename Mapper::Sample;
   const T* x = static_cast<const T*>(l.x);
-  std::vector<int64_t> counts(l.w == nullptr ? l.bins : 0, 0);
-  std::vector<double> sums(l.w == nullptr ? 0 : l.bins, 0.0);
+  std::vector<int64_t> counts(l.weighted ? 0 : l.bins, 0);
+  std::vector<double> sums(l.weighted ? l.bins : 0, 0.0);
   int64_t dropped = 0;
   for (int64_t i = 0; i < l.layout.n; ++i) {
     int64_t xo = i, wo = i;
@@ -30,7 +30,7 @@ Status count_on_host(const HistogramLaunch& l, const Mapper& m) {
       ++dropped;
       continue;
     }
-    if (l.w == nullptr) {
+    if (!l.weighted) {
       ++counts[b];
     } else {
       sums[b] += l.w_dtype == DType::kFloat32 ? static_cast<double>(static_cast<const float*>(l.w)[wo])
@@ -40,7 +40,7 @@ Status count_on_host(const HistogramLaunch& l, const Mapper& m) {
   if (l.dropped != nullptr) *l.dropped = static_cast<unsigned long long>(dropped);
   for (int32_t b = 0; b < l.bins; ++b) {
     const int64_t at = int64_t(b) * l.out_stride;
-    if (l.w == nullptr) static_cast<int64_t*>(l.out)[at] = counts[b];
+    if (!l.weighted) static_cast<int64_t*>(l.out)[at] = counts[b];
     else if (l.is_bincount || l.w_dtype == DType::kFloat64) static_cast<double*>(l.out)[at] = sums[b];
     else static_cast<float*>(l.out)[at] = static_cast<float>(sums[b]);
   }

@@ -23,7 +23,8 @@ struct HistogramLaunch {
   bool is_bincount;
   const void* x;          // sample 0 after flipping negative strides
   DType x_dtype;
-  const void* w;          // weights, or null
+  const void* w;          // weights (null when absent, and may be null for an empty array)
+  bool weighted;          // weights given: float sums, not int64 counts (never inferred from w)
   DType w_dtype;
   SampleLayout layout;
   BinParams params;       // histogram
