@@ -184,6 +184,17 @@ def test_cpu_dtype_argument(rng):
     assert gpuprims.sum(np.array([True, False, True])) == 2
 
 
+def test_float64_to_float16_results_are_rounded_once(rng):
+    """A float64 result stored as float16 is rounded once, as numpy does: through float32 rounded to
+    nearest first, values just off a float16 tie came out one unit away."""
+    ties = 1.0 + (2 * rng.integers(0, 1024, 200) + 1) * 2.0**-11  # midway between float16 neighbours
+    nudged = np.concatenate([ties + 2.0**-30, ties - 2.0**-30, ties, -ties - 2.0**-30, ties * 2.0**-20])
+    for v in nudged:
+        for op in ("sum", "max"):
+            got = gpuprims.reduce(np.array([v]), op, dtype="float16")
+            assert got == np.float16(v), (op, v, got, np.float16(v))
+
+
 def test_cpu_out_argument(rng):
     a = random_values(rng, 6 * 8, "float32").reshape(6, 8)
     out = np.full(6, np.nan, dtype=np.float32)  # poisoned

@@ -1,6 +1,6 @@
 #pragma once
 // Value conversions shared by kernels and the CPU reference, so both round the same way.
-// fp16/bf16 go through float; float -> integer saturates and maps NaN to 0 (the GPU cvt.rzi.sat
+// fp16/bf16 go through float (rounded to odd from double, so once overall); float -> integer saturates and maps NaN to 0 (the GPU cvt.rzi.sat
 // behaviour, made explicit so the host agrees).
 #include <cstdint>
 #include <cstring>
@@ -82,15 +82,31 @@ GPUPRIMS_HD bfloat16_t to_bfloat16(float f) {
 template <class T> struct is_half_like : std::integral_constant<bool,
     std::is_same<T, half_t>::value || std::is_same<T, bfloat16_t>::value> {};
 
+// v rounded to a float "to odd": v itself when it is a float, else whichever float neighbour of v
+// has its last bit set. Rounding that float to fp16 / bf16 gives v correctly rounded (24 bits hold
+// the 11 or 8 of the target and two more), where float(v), rounded to nearest, followed by a second
+// rounding can land one unit off at the target's ties (numpy rounds double -> float16 once).
+GPUPRIMS_HD float to_float_round_odd(double v) {
+  const float f = static_cast<float>(v);
+  if (static_cast<double>(f) == v || !(f - f == 0.0f)) return f;  // exact, inf or NaN
+  uint32_t u = float_to_bits(f);
+  if ((u & 1u) == 0) u = (v < 0 ? -v : v) > (f < 0 ? -double(f) : double(f)) ? u + 1 : u - 1;
+  return bits_to_float(u);
+}
+
 // cast_value<To>(from): numpy-like value conversion between any two supported types.
 template <class To, class From>
 GPUPRIMS_HD To cast_value(From v) {
   if constexpr (is_half_like<From>::value) {
     return cast_value<To>(to_float(v));
-  } else if constexpr (std::is_same<To, half_t>::value) {
-    return to_half(static_cast<float>(v));
-  } else if constexpr (std::is_same<To, bfloat16_t>::value) {
-    return to_bfloat16(static_cast<float>(v));
+  } else if constexpr (std::is_same<To, half_t>::value || std::is_same<To, bfloat16_t>::value) {
+    // From float: one rounding. From double or an integer: through a float rounded to odd (an
+    // integer is exact in double up to 2^53), so the result is rounded once, as numpy's.
+    float f;
+    if constexpr (std::is_same<From, float>::value) f = v;
+    else f = to_float_round_odd(static_cast<double>(v));
+    if constexpr (std::is_same<To, half_t>::value) return to_half(f);
+    else return to_bfloat16(f);
   } else if constexpr (std::is_same<To, bool>::value) {
     return v != From(0);
   } else if constexpr (std::is_integral<To>::value && std::is_floating_point<From>::value) {
