@@ -21,6 +21,7 @@ or a field tuple ``(data_ptr, dtype, shape, strides_or_None, on_cuda, device_id,
 from __future__ import annotations
 
 import sys
+import warnings
 
 from . import _C
 from ._dtypes import DTYPES, dtype_name
@@ -251,6 +252,16 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
     return fw, device, s, view, view.shape, view.dtype, stream is None
 
 
+def _cupy_stream(ptr: int, device_id: int):
+    """A CuPy stream object for a raw stream handle. CuPy 14 deprecates ExternalStream (for
+    Stream.from_external, which takes an object of the CUDA stream protocol); the library keeps the
+    class every supported CuPy has and silences the warning, which is about CuPy's API, not the
+    caller's code."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return sys.modules["cupy"].cuda.ExternalStream(ptr, device_id)
+
+
 def release_after_launch(copy, source, x: tuple) -> None:
     """`copy` is the array a C-order reshape of the caller's `source` made (no view was possible),
     imported as x and read by the kernels just launched on x's stream. The caller drops it when the
@@ -266,7 +277,7 @@ def release_after_launch(copy, source, x: tuple) -> None:
     elif x[0] == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(x[1][1]):
-            cupy.cuda.get_current_stream().wait_event(cupy.cuda.ExternalStream(x[2]).record())
+            cupy.cuda.get_current_stream().wait_event(_cupy_stream(x[2], x[1][1]).record())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,7 +305,7 @@ def new_output(x: tuple, shape: tuple, dtype: str, op: str) -> tuple:
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(device[1]):
             if s != cupy.cuda.get_current_stream().ptr:
-                with cupy.cuda.ExternalStream(s):
+                with _cupy_stream(s, device[1]):
                     obj = cupy.empty(shape, dtype=dtype)
             else:
                 obj = cupy.empty(shape, dtype=dtype)
