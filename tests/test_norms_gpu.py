@@ -19,6 +19,24 @@ TORCH_CUDA = Framework("torch", "cuda")
 ROW_LENS = (1, 5, 32, 512, 513, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
 
 
+@pytest.mark.parametrize("algorithm", ("auto", "three_pass", "online", "row_on_chip", "split_row", "cluster_row"))
+@pytest.mark.parametrize("n", (256, 40000))
+def test_softmax_bfloat16_keeps_subnormal_outputs(algorithm, n):
+    """bfloat16 shares float's exponent range: outputs between its smallest subnormal (2^-133) and
+    2^-126 are values, not 0 (the lean exponential once flushed them; torch keeps them)."""
+    need(TORCH_CUDA)
+    a = np.zeros((3, n), np.float32)
+    a[:, 1:] = -np.linspace(80.0, 91.0, n - 1, dtype=np.float32)  # outputs exp(x - max): 2e-35 to 3e-40
+    a = round_to(a, "bfloat16")
+    x = torch.tensor(a, device="cuda").to(torch.bfloat16)
+    got = to_numpy(gpuprims.softmax(x, algorithm=algorithm)).astype(np.float64)
+    e = np.exp(a.astype(np.float64) - a.max(axis=1, keepdims=True))
+    want = round_to(e / e.sum(axis=1, keepdims=True), "bfloat16").astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=2.0**-7, atol=2.0**-133)
+    tiny = (want > 0) & (want < 2.0**-126)
+    assert tiny.sum() > n // 10 and (got[tiny] > 0).all()
+
+
 def need(fw):
     if not fw.available():
         pytest.skip(f"{fw.name} is not installed with GPU support")

@@ -53,6 +53,14 @@ __device__ __forceinline__ float ex2_approx_ftz(float x) {
   return y;
 }
 
+// The same without the flush: subnormal results kept (a few more instructions around MUFU.EX2), as
+// bfloat16 outputs, which share float's exponent range, need.
+__device__ __forceinline__ float ex2_approx(float x) {
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // The shared-memory address of a generic pointer into shared memory, as PTX's .shared operands take it.
 __device__ __forceinline__ uint32_t shared_address(const void* ptr) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
