@@ -14,37 +14,30 @@ def _same_shape(x, mask, op):
 
 
 def _run(x, mask, out, stream, op):
-    # The 1-D forms stay referenced until the launches: where a reshape has to copy, the import
-    # keeps only the copy's address; _release makes dropping them safe on another launch stream.
+    # The 1-D forms stay referenced until the launch: where a reshape has to copy, the import keeps
+    # only the copy's address (release_after_launch then makes dropping it safe on any stream).
     flat_mask = _flattened(mask, op, "mask")
     min_ = _interop.prepare_input(flat_mask, stream, op, "mask")
     if min_[5] != "bool":
         raise TypeError(f"{op}: argument 'mask': expected dtype bool, got {min_[5]}")
-    flat_x = None if x is None else _flattened(x, op)
     if x is None:
-        xin, dtype = min_, "int64"
+        flat_x, xin, dtype = None, min_, "int64"
     else:
+        flat_x = _flattened(x, op)
         xin = _interop.prepare_input(flat_x, min_[2], op)
         if xin[1] != min_[1]:
             raise ValueError(f"{op}: arguments 'x' and 'mask' must be on the same device")
         dtype = xin[5]
-
-    def _release():
-        _interop.release_after_launch(flat_mask, mask, min_)
-        if x is not None:
-            _interop.release_after_launch(flat_x, x, xin)
-
     count_obj, count_arg = _interop.new_output(min_, (), "int64", op)
-    values = None if x is None else xin[3]
     if out is None:
         n = _C.count_true(min_[3], min_[2])  # the one device-to-host read: sizes the result exactly
         obj, out_arg = _interop.new_output(xin, (n,), dtype, op)
-        _C.compact(values, min_[3], out_arg, count_arg, min_[2])
-        _release()
-        return _interop.result(xin, obj)
-    _C.compact(values, min_[3], _interop.import_output(out, dtype, xin, op), count_arg, min_[2])
-    _release()
-    return out, _interop.result(min_, count_obj)
+    else:
+        out_arg = _interop.import_output(out, dtype, xin, op)
+    _C.compact(None if x is None else xin[3], min_[3], out_arg, count_arg, min_[2])
+    _interop.release_after_launch(flat_mask, mask, min_)
+    _interop.release_after_launch(flat_x, x, xin)  # nonzero: flat_x is x (None), nothing to release
+    return _interop.result(xin, obj) if out is None else (out, _interop.result(min_, count_obj))
 
 
 def compact(x, mask, *, algorithm="auto", out=None, stream=None):

@@ -98,13 +98,11 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     result_dtype = reduce_result_dtype(op, xin[5], dtype, "scan")
     if out is None:
         obj, out_arg = _interop.new_output(xin, shape, result_dtype, "scan")
-        _C.scan(xin[3], out_arg, op, ax, exclusive, deterministic, algorithm, xin[2])
-        _interop.release_after_launch(x, source, xin)
-        return _interop.result(xin, obj)
-    _C.scan(xin[3], _interop.import_output(out, result_dtype, xin, "scan"), op, ax, exclusive, deterministic,
-            algorithm, xin[2])
-    _interop.release_after_launch(x, source, xin)
-    return out
+    else:
+        out_arg = _interop.import_output(out, result_dtype, xin, "scan")
+    _C.scan(xin[3], out_arg, op, ax, exclusive, deterministic, algorithm, xin[2])
+    _interop.release_after_launch(x, source, xin)  # x: source's C-order copy when axis=None made one
+    return _interop.result(xin, obj) if out is None else out
 
 
 def cumsum(x, axis=None, *, dtype=None, exclusive=False, deterministic=False, algorithm="auto", out=None,

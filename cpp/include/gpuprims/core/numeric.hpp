@@ -1,7 +1,8 @@
 #pragma once
 // Value conversions shared by kernels and the CPU reference, so both round the same way.
-// fp16/bf16 go through float (rounded to odd from double, so once overall); float -> integer saturates and maps NaN to 0 (the GPU cvt.rzi.sat
-// behaviour, made explicit so the host agrees).
+// fp16/bf16 go through float (rounded to odd from double or an integer, so rounded once overall);
+// float -> integer saturates and maps NaN to 0 (the GPU cvt.rzi.sat behaviour, made explicit so the
+// host agrees).
 #include <cstdint>
 #include <cstring>
 #include <limits>
