@@ -356,6 +356,10 @@ void run_candidates(const Problem& pr) {
     if constexpr (sizeof(T) == 4) run_lean_rows<T, kKind, kLen, kValues, 1536, true>(pr);
     run_lean_rows<T, kKind, kLen, 2 * kValues, 0, true>(pr);
     run_lean_rows<T, kKind, kLen, 4 * kValues, 0, true>(pr);
+    // Session 16: the library runs these rows with a block per row (variant_backward_row_on_chip.cu,
+    // row_grid_shape: fp32 8 values at 4096, 16 with y after dy at 8192; fp16 / bf16 16 values);
+    // fp32 16 values with y loaded alongside dy, the one unmeasured neighbour of that choice.
+    if constexpr (sizeof(T) == 4) run_lean_rows<T, kKind, kLen, 2 * kValues>(pr);
   } else if constexpr (sizeof(T) == 4) {
     if constexpr (!k8192) {
       run_staged<T, kKind, kLen, 8, 3, 2>(pr, " chosen");

@@ -1,8 +1,9 @@
 // Backward row_on_chip: dy and the saved row held in registers, dx in one pass, dweight / dbias as
-// per-group partial sums reduced by backward_column_sums. On the vector path, block tiles run the
-// staged kernel (row_backward_staged.cuh) where staged_shape configures one and its stages fit
-// the device's shared memory; the other vector-path tiles run the lean kernel
-// (row_backward_lean.cuh) when kLeanBackward is set.
+// per-group partial sums reduced by backward_column_sums. On the vector path, the softmax kind's
+// block tiles run the lean kernel with a block per row (row_grid_shape); the norm kind's block
+// tiles run the staged kernel (row_backward_staged.cuh) where staged_shape configures one and its
+// stages fit the device's shared memory; the other vector-path tiles run the lean kernel
+// (row_backward_lean.cuh) with a persistent grid when kLeanBackward is set.
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/norms/row_backward.cuh"
 #include "gpuprims/norms/row_backward_lean.cuh"
@@ -46,24 +47,47 @@ using LeanConfig = BackwardLeanConfig<
     kHalveThreads<T, kKind, kRowsPerBlock> ? 2 * kVecs : kVecs, 1,
     kLeanPrefetch<T, kKind, kThreadsPerRow * kRowsPerBlock>, kLeanSharedColumns<T, kKind>>;
 
+// The softmax kind's block tiles on the vector path (softmax / log_softmax backward have no column
+// sums, so no partial rows to bound): the lean kernel without prefetch, a block per row (torch's
+// grid), several resident per SM, each at its own phase of load, reduction and store. H200,
+// session 16 device run 2 (bench/tune/norms_backward_tune.cu, 6 samples each; docs/norms.md,
+// "Backward performance: a block per row"), against the staged kernel it replaces there:
+// softmax / log_softmax fp32 16384 x 8192 0.375 / 0.372 against 0.403 / 0.406 ms (16 values a
+// thread, y after dy's sum), 65536 x 4096 0.732 / 0.740 against 0.799 / 0.805 (8 values); bf16
+// (16 values) 16384 x 8192 0.194 / 0.195 against 0.200 / 0.201, 65536 x 4096 0.375 / 0.375
+// against 0.414 / 0.415. Values a thread for a tile of `capacity` elements (0: not configured,
+// float64 keeps the persistent lean kernel) and kDeferSaved (log_softmax loads y after dy's sum).
+struct RowGridShape {
+  int values;
+  bool defer_saved;
+};
+template <class T>
+constexpr RowGridShape row_grid_shape(int capacity) {
+  if (sizeof(T) == 8) return {0, false};
+  if (sizeof(T) == 2) return {16, false};
+  return capacity > 4096 ? RowGridShape{16, true} : RowGridShape{8, false};
+}
+template <class T, int kCapacity>
+constexpr RowGridShape kRowGridShape = row_grid_shape<T>(kCapacity);
+template <class T, int kCapacity>
+using RowGridConfig = BackwardLeanConfig<kCapacity / kRowGridShape<T, kCapacity>.values, 1,
+                                         kRowGridShape<T, kCapacity>.values / Vec16<T>::kLanes, 1, false, false,
+                                         kRowGridShape<T, kCapacity>.defer_saved>;
+
 // The one-line flip of the staged kernel (docs/norms.md, "Backward performance: staged rows"):
-// true runs the block tiles of the vector path through row_backward_staged_kernel where
-// staged_shape below configures it; false leaves them to the lean kernel, as before.
+// true runs the norm kind's block tiles of the vector path through row_backward_staged_kernel
+// where staged_shape below configures it; false leaves them to the lean kernel, as before.
 constexpr bool kStagedBackward = true;
 
-// The staged kernel's shape for a block tile of `capacity` elements (kThreadsPerRow * kVecs *
-// kLanes: rows up to 4096 or 8192): values a thread (0: no staged kernel), stages, the register
-// bound in blocks per SM, and for the norm kind kHoldRow / kFoldedOutput (row_backward_staged.cuh).
-// From the H200 runs of bench/tune/norms_backward_tune.cu (% of copy, 16384 x 8192 / 65536 x 4096;
+// The staged kernel's shape for a norm-kind block tile of `capacity` elements (kThreadsPerRow *
+// kVecs * kLanes: rows up to 4096 or 8192): values a thread (0: no staged kernel), stages, the
+// register bound in blocks per SM, kHoldRow / kFoldedOutput (row_backward_staged.cuh). From the
+// H200 runs of bench/tune/norms_backward_tune.cu (% of copy, 16384 x 8192 / 65536 x 4096;
 // docs/norms.md, "Backward performance: staged rows" and "... session 11"):
-//   fp32: 8 values a thread (the register tile's block), two stages (softmax kind 95.7-96.4 /
-//     94.7-95.5, norm kind 93.1-97.8 at 8192); the 4096 norm tile three stages with two blocks
-//     per SM (92.6-97.1; unbounded it also runs two, at 64 registers: 92.0-92.4) (session 10 run 2);
-//   bf16 softmax kind: at 8192, 64 values in 128 threads, three stages (session 11 run 1: softmax
-//     98.2, log_softmax 97.2 against 93.5 / 94.9 with 32 values in 256 threads; 512 threads
-//     87.3-90.1 in session 10); at 4096, 16 values in 256 threads, two stages (93.8-94.4; three
-//     stages, 32 values or the lean kernel with a block per row 92.3-94.6);
-//   bf16 norm kind: 8192 two stages of 16 values holding g and xhat for the output pass, folded
+//   fp32: 8 values a thread (the register tile's block), two stages (93.1-97.8 at 8192); the 4096
+//     tile three stages with two blocks per SM (92.6-97.1; unbounded it also runs two, at 64
+//     registers: 92.0-92.4) (session 10 run 2);
+//   bf16: 8192 two stages of 16 values holding g and xhat for the output pass, folded
 //     (session 11 run 1: layer_norm 86.3-87.2, rms_norm 93.8-94.9 against 78.3-79.2 / 87.8-89.0
 //     without; 32 values under a two-block bound 62-74), 4096 three stages of 32 values in 128
 //     threads (three blocks per SM: 90.6-95.3; 16 values 84.9-91.7);
@@ -72,37 +96,40 @@ struct StagedShape {
   int values, stages, min_blocks;
   bool hold = false, folded = false;
 };
-template <class T, RowKind kKind>
+template <class T>
 constexpr StagedShape staged_shape(int capacity) {
   const bool long_rows = capacity > 4096;
   if (sizeof(T) == 8) return {0, 0, 1};
-  if (sizeof(T) == 4) return kKind == RowKind::kNorm && !long_rows ? StagedShape{8, 3, 2} : StagedShape{8, 2, 1};
-  if (kKind == RowKind::kSoftmax) return long_rows ? StagedShape{64, 3, 1} : StagedShape{16, 2, 1};
+  if (sizeof(T) == 4) return long_rows ? StagedShape{8, 2, 1} : StagedShape{8, 3, 2};
   return long_rows ? StagedShape{16, 2, 1, true, true} : StagedShape{32, 3, 1};
 }
-template <class T, RowKind kKind, int kCapacity>
-constexpr StagedShape kStagedShape = staged_shape<T, kKind>(kCapacity);
-template <class T, RowKind kKind, int kCapacity>
+template <class T, int kCapacity>
+constexpr StagedShape kStagedShape = staged_shape<T>(kCapacity);
+template <class T, int kCapacity>
 using StagedConfig = BackwardStagedConfig<
-    kCapacity / kStagedShape<T, kKind, kCapacity>.values, kStagedShape<T, kKind, kCapacity>.values / Vec16<T>::kLanes,
-    kStagedShape<T, kKind, kCapacity>.stages, kStagedShape<T, kKind, kCapacity>.min_blocks, true,
-    kStagedShape<T, kKind, kCapacity>.folded, kStagedShape<T, kKind, kCapacity>.hold>;
+    kCapacity / kStagedShape<T, kCapacity>.values, kStagedShape<T, kCapacity>.values / Vec16<T>::kLanes,
+    kStagedShape<T, kCapacity>.stages, kStagedShape<T, kCapacity>.min_blocks, true, kStagedShape<T, kCapacity>.folded,
+    kStagedShape<T, kCapacity>.hold>;
 
 // The grid is one wave of resident blocks (rows in a grid-stride loop), so the number of partial
-// rows, and with it the column-sum work, is bounded by the device, not by the number of rows.
+// rows, and with it the column-sum work, is bounded by the device, not by the number of rows;
+// with per_row_grid (softmax kind: no partial rows) a block per row group, up to the grid limit.
 // smem: the kernel's dynamic shared memory.
 template <class T, RowKind kKind>
 Status launch_backward(const NormBackwardLaunch& l, const void* kernel, int threads, int rows_per_block,
-                       size_t smem) {
+                       size_t smem, bool per_row_grid = false) {
   using Acc = acc_t<T>;
   const char* op = norm_op_name(l.op);
   if (smem > 0) {
     GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   }
-  int per_sm = 0;
-  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  const int64_t wave = int64_t(max_of(per_sm, 1)) * l.sm_count;
-  const int64_t blocks = min_of<int64_t>(wave, ceil_div<int64_t>(l.params.dy_layout.num_rows, rows_per_block));
+  const int64_t row_groups = ceil_div<int64_t>(l.params.dy_layout.num_rows, rows_per_block);
+  int64_t blocks = grid_for(row_groups);
+  if (!per_row_grid) {
+    int per_sm = 0;
+    GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    blocks = min_of<int64_t>(int64_t(max_of(per_sm, 1)) * l.sm_count, row_groups);
+  }
   const int64_t groups = blocks * rows_per_block;
   const int64_t n = l.params.dy_layout.row_len;
   NormBackwardParams params = l.params;
@@ -143,8 +170,14 @@ Status launch_tile(const NormBackwardLaunch& l) {
   const int64_t n = l.params.dy_layout.row_len;
   bool fits = false;
   constexpr int kCapacity = kThreadsPerRow * kVecs * Vec16<T>::kLanes;
-  if constexpr (kStagedBackward && kVector && kRowsPerBlock == 1 && kStagedShape<T, kKind, kCapacity>.values > 0) {
-    using Cfg = StagedConfig<T, kKind, kCapacity>;
+  if constexpr (kKind == RowKind::kSoftmax && kVector && kRowsPerBlock == 1 && kRowGridShape<T, kCapacity>.values > 0) {
+    using Cfg = RowGridConfig<T, kCapacity>;
+    return launch_backward<T, kKind>(l, reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>),
+                                     Cfg::kThreads, 1, 0, /*per_row_grid=*/true);
+  }
+  if constexpr (kStagedBackward && kKind == RowKind::kNorm && kVector && kRowsPerBlock == 1 &&
+                kStagedShape<T, kCapacity>.values > 0) {
+    using Cfg = StagedConfig<T, kCapacity>;
     const size_t smem = backward_staged_shared_bytes<T, Cfg>(n);
     GPUPRIMS_TRY(shared_fits(l, smem, &fits));
     if (fits) {

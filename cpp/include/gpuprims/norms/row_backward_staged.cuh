@@ -18,7 +18,7 @@
 // in each pass, kWeightInRegisters = false, to spare registers); layer_norm's
 // two row sums go through one block reduction of a pair (one barrier per row, not two); the next
 // row's mean / rstd are loaded one row ahead. Per-element work as in the lean kernel (row sums in
-// kBackwardChains chains, pairwise rounding of dx, exp_lean for fp16 / bf16 log_softmax).
+// kBackwardChains chains, pairwise rounding of dx, exp_lean_backward for fp16 / bf16 log_softmax).
 // Results: dx equals row_backward_lean_kernel's up to the order of the row sums; the partial rows
 // add the same products over the same rows in the same order.
 #include <cstddef>
@@ -227,7 +227,7 @@ row_backward_staged_kernel(NormBackwardParams p) {
         Acc o[kLanes];
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
-          o[l] = p.log ? at(g, l) - exp_lean<T>(at(y, l)) * sum : at(y, l) * (at(g, l) - sum);
+          o[l] = p.log ? at(g, l) - exp_lean_backward<T>(at(y, l)) * sum : at(y, l) * (at(g, l) - sum);
         }
         store_vec16<T, kStore>(out + e0, round_to_vec16<T>(o));
       }
