@@ -52,6 +52,15 @@ constexpr bool kRowOnChipOriginHalfNorm = true;
 constexpr bool kRowOnChipOriginAddNorm = true;
 constexpr bool kRowOnChipAffinePathsAddNorm = true;  // with kRowOnChipOriginAddNorm
 
+// Session 16 (docs/norms.md, "Fused add-norms: staged rows"; H200 harness, device run 5, bf16 % of
+// copy): the fp16 / bf16 add-norms' 8192-element tile (256 threads) copies x and the residual
+// through two shared-memory stages, one row ahead (RowOnChipConfig::kStages), on a persistent
+// grid, under the bound of two blocks per SM (116 registers; under step 6's three it spills 132
+// bytes): add_layer_norm 16384 x 8192 82.3-82.6 -> 88.2-89.1 %, add_rms_norm 85.3 -> 89.8-89.9 %.
+// The 4096-element tile lost 6-8 points staged (87.4-89.1 -> 80.6-82.7 %) and keeps step 6's
+// block per row. 0: step 6's tile everywhere (one line).
+constexpr int kRowOnChipAddNormStages = 2;
+
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
@@ -69,23 +78,25 @@ struct BlockTile {
   static constexpr bool kPacked = kTuned && kRowOnChipPackedHalfNorm && kKind == RowKind::kNorm && sizeof(T) == 2;
   static constexpr bool kPlainPacked = kPacked && !kResidual;
   static constexpr bool kAddOrigin = kPacked && kResidual && kRowOnChipOriginAddNorm;
+  static constexpr int kStages = kAddOrigin && kThreads == 256 ? kRowOnChipAddNormStages : 0;
   // The packed tile's register bound: 1024 resident threads per SM (64 registers, step 3); the
   // add-norms keep the classic one (80 registers: under 64 their residual prologue spills 32 bytes),
-  // with kAddOrigin 768 (80 registers: unbounded it takes 96, two blocks per SM).
-  static constexpr int kPackedMinBlocks = (kResidual ? (kAddOrigin ? 768 : 512) : 1024) / kThreads;
+  // with kAddOrigin 768 (80 registers: unbounded it takes 96, two blocks per SM), staged 512.
+  static constexpr int kPackedMinBlocks =
+      (kResidual ? (kStages > 0 ? 512 : kAddOrigin ? 768 : 512) : 1024) / kThreads;
   static constexpr bool kOnePass = (kPlainPacked && kRowOnChipOnePassHalfNorm) || kAddOrigin;
   using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? kPackedMinBlocks : Classic::kMinBlocks, false,
                                 true, kPacked, kPacked && kRowOnChipFoldHalfNorm, kOnePass,
                                 (kPlainPacked && kRowOnChipAffinePathsHalfNorm) ||
                                     (kAddOrigin && kRowOnChipAffinePathsAddNorm),
-                                kOnePass && (kResidual || kRowOnChipOriginHalfNorm)>;
+                                kOnePass && (kResidual || kRowOnChipOriginHalfNorm), kStages>;
   using type = std::conditional_t<kTuned, Tuned, Classic>;
 };
 
 // The vector path runs VectorCfg, the element-wise path ElementCfg (the block tiles pass the
 // classic configuration: kLean and kPrefetch do not apply there, and a tuned configuration with
-// 512 threads spilled 220 bytes on that path under its 128-register cap). A prefetching kernel
-// runs one persistent wave (row_on_chip_blocks); the others a block per group of rows.
+// 512 threads spilled 220 bytes on that path under its 128-register cap). A prefetching or staged
+// kernel runs one persistent wave (row_on_chip_blocks); the others a block per group of rows.
 template <class T, RowKind kKind, bool kResidual, class VectorCfg, class ElementCfg = VectorCfg>
 Status launch_row_on_chip(const NormLaunch& l) {
   const char* op = norm_op_name(l.op);
@@ -94,15 +105,24 @@ Status launch_row_on_chip(const NormLaunch& l) {
       ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual>)
       : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
   const int threads = vector ? VectorCfg::kThreads : ElementCfg::kThreads;
-  const bool prefetches = vector && row_on_chip_prefetches<VectorCfg, true, kResidual>;
-  int per_sm = 1;
-  if (prefetches) GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
   const int64_t rows = l.params.layout.num_rows;
-  const int64_t blocks = vector ? row_on_chip_blocks<VectorCfg>(rows, prefetches, per_sm, l.sm_count)
+  size_t smem = 0;
+  if constexpr (row_on_chip_stages<VectorCfg, true, kResidual> > 0) {
+    if (vector) {
+      // At most 64 KiB (two stages of two 8192-element fp16 / bf16 rows): within the opt-in
+      // shared memory per block of every GPU the library builds for (sm_80 and later: 99 KiB or more).
+      smem = row_on_chip_shared_bytes<T, VectorCfg, true, kResidual>(l.params.layout.row_len);
+      GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    }
+  }
+  const bool persistent = vector && row_on_chip_persistent<VectorCfg, true, kResidual>;
+  int per_sm = 1;
+  if (persistent) GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  const int64_t blocks = vector ? row_on_chip_blocks<VectorCfg>(rows, persistent, per_sm, l.sm_count)
                                 : row_on_chip_blocks<ElementCfg>(rows, false, per_sm, l.sm_count);
   NormParams params = l.params;
   void* args[] = {&params};
-  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)), dim3(threads), args, 0, l.stream));
+  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)), dim3(threads), args, smem, l.stream));
   return check_launch(op, l.stream);
 }
 

@@ -12,6 +12,8 @@
 #include "gpuprims/norms/row_tile.cuh"
 #include "gpuprims/norms/row_tile_packed.cuh"
 #include "gpuprims/util/math.cuh"
+#include "gpuprims/util/ptx_sm80.cuh"
+#include "gpuprims/util/vec.cuh"
 
 namespace gpuprims {
 namespace norms {
@@ -59,9 +61,16 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 //     add-norms take those sums from their residual prologue (add_residual_vectors), which holds
 //     every value anyway: no statistics pass of their own for an accepted row (rms_norm: the sum of
 //     x^2 likewise).
+//   kStages (with kLean; the add-norms' block tiles on the vector path; 0: off): x and the
+//     residual of a block's rows are copied by cp.async into kStages shared-memory stages,
+//     kStages - 1 rows ahead of the row the block works on (a persistent grid, as kPrefetch), so
+//     the copies stay in flight through the current row's reductions and stores without holding
+//     registers (the backward's staged rows, row_backward_staged.cuh; docs/norms.md, "Fused
+//     add-norms"). Each thread reads back only the slots it copied, so cp.async.wait_group
+//     orders them (no barrier), and a stage is refilled only after this thread has read it.
 template <int kThreadsPerRow_, int kRowsPerBlock_, int kVecs_, int kMinBlocks_, bool kPrefetch_, bool kLean_,
           bool kPacked_ = false, bool kFold_ = false, bool kOnePass_ = false, bool kAffinePaths_ = false,
-          bool kOrigin_ = false>
+          bool kOrigin_ = false, int kStages_ = 0>
 struct RowOnChipConfig {
   static constexpr int kThreadsPerRow = kThreadsPerRow_;
   static constexpr int kRowsPerBlock = kRowsPerBlock_;
@@ -75,6 +84,7 @@ struct RowOnChipConfig {
   static constexpr bool kOnePass = kOnePass_;
   static constexpr bool kAffinePaths = kAffinePaths_;
   static constexpr bool kOrigin = kOrigin_;
+  static constexpr int kStages = kStages_;
 };
 
 // The configuration row_on_chip ran before kPrefetch / kLean (kept for the A/B in
@@ -84,10 +94,22 @@ using ClassicRowOnChip = RowOnChipConfig<kThreadsPerRow, kRowsPerBlock, kVecs,
                                          min_blocks_for(kThreadsPerRow * kRowsPerBlock, true, sizeof(T), kKind),
                                          false, false>;
 
-// Whether row_on_chip_kernel<T, kKind, Cfg, kVector, kResidual> prefetches (and so wants the
-// persistent grid of row_on_chip_blocks).
+// Whether row_on_chip_kernel<T, kKind, Cfg, kVector, kResidual> prefetches, and how many
+// shared-memory stages it runs; either wants the persistent grid of row_on_chip_blocks.
 template <class Cfg, bool kVector, bool kResidual>
 constexpr bool row_on_chip_prefetches = Cfg::kPrefetch && kVector && !kResidual;
+template <class Cfg, bool kVector, bool kResidual>
+constexpr int row_on_chip_stages = kResidual && kVector && Cfg::kLean && Cfg::kRowsPerBlock == 1 ? Cfg::kStages : 0;
+template <class Cfg, bool kVector, bool kResidual>
+constexpr bool row_on_chip_persistent =
+    row_on_chip_prefetches<Cfg, kVector, kResidual> || row_on_chip_stages<Cfg, kVector, kResidual> > 0;
+
+// Dynamic shared memory of that kernel for rows of row_len elements: per stage, x's row then the
+// residual's.
+template <class T, class Cfg, bool kVector, bool kResidual>
+constexpr size_t row_on_chip_shared_bytes(int64_t row_len) {
+  return size_t(row_on_chip_stages<Cfg, kVector, kResidual>) * 2 * size_t(row_len) * sizeof(T);
+}
 
 // kVector: p.vec_ok, as a template argument so that each instantiation holds one access path
 // (with both, the scalar path's addresses inflate the register count of the vector one).
@@ -116,6 +138,7 @@ row_on_chip_kernel(NormParams p) {
     if constexpr (kPrefetch) return typename Group::Alternating{temp};
     else return typename Group::Synced{temp[0]};
   }();
+  constexpr int kStages = row_on_chip_stages<Cfg, kVector, kResidual>;
 
   const RowLayout& layout = p.layout;
   const int len = static_cast<int>(layout.row_len);  // <= Tile::kCapacity, checked by the host
@@ -136,13 +159,44 @@ row_on_chip_kernel(NormParams p) {
   if constexpr (kPrefetch) {
     if (row < layout.num_rows) prefetch(row);
   }
+  // kStages: stage s holds x's row at s * 2 * len elements and the residual's after it (len is a
+  // whole number of vectors on the vector path, so every slot is 16-byte aligned). issue() copies
+  // this thread's slots of row r into stage s as one commit group (empty past the last row, so
+  // every iteration commits one group and the wait below counts the same).
+  extern __shared__ __align__(16) unsigned char row_stage_smem[];
+  const auto stage_x = [&](int s) { return reinterpret_cast<T*>(row_stage_smem) + int64_t(s) * 2 * len; };
+  const auto issue = [&](int64_t r, int s) {
+    if (r < layout.num_rows) {
+      const T* xr = x + layout.x_row_offset(r);
+      const T* rr = static_cast<const T*>(p.residual) + p.residual_layout.x_row_offset(r);
+#pragma unroll
+      for (int k = 0; k < Cfg::kVecs; ++k) {
+        const int e0 = Tile::slot_begin(k, rank);
+        if (e0 >= len) continue;
+        ptx::cp_async_16(ptx::shared_address(stage_x(s) + e0), xr + e0);
+        ptx::cp_async_16(ptx::shared_address(stage_x(s) + len + e0), rr + e0);
+      }
+    }
+    ptx::cp_async_commit();
+  };
+  int stage = 0;  // kStages: the stage of `row`
+  if constexpr (kStages > 0) {
+#pragma unroll
+    for (int i = 0; i < kStages - 1; ++i) issue(row + i * step, i);
+  }
   // The loop bound is uniform over the group that owns a row, so the group's reductions (and a
   // block's __syncthreads) are reached by all of its threads.
-  for (; row < layout.num_rows; row += step) {
+  for (; row < layout.num_rows; row += step, stage = stage + 1 == kStages ? 0 : stage + 1) {
     const T* xr = x + layout.x_row_offset(row);
     Tile tile;
     Acc first = Acc(0);
-    if constexpr (kPrefetch) {
+    if constexpr (kStages > 0) {
+      issue(row + (kStages - 1) * step, stage == 0 ? kStages - 1 : stage - 1);  // the stage read last iteration
+      ptx::cp_async_wait<kStages - 1>();  // this row's group has landed
+      typename Tile::Vectors staged;
+      staged.template load<LoadPolicy::kShared>(stage_x(stage), len, rank);
+      tile.unpack(staged, len, rank, tile_fill<kKind, Acc>());
+    } else if constexpr (kPrefetch) {
       tile.unpack(next, len, rank, tile_fill<kKind, Acc>());
       first = next_first;
       if (row + step < layout.num_rows) prefetch(row + step);
@@ -164,7 +218,12 @@ row_on_chip_kernel(NormParams p) {
       const RowLayout& rl = p.residual_layout;
       const T* rr = static_cast<const T*>(p.residual) + rl.x_row_offset(row);
       T* sum = static_cast<T*>(p.sum);
-      if constexpr (kLean) {
+      if constexpr (kStages > 0) {
+        T* sr = sum + rl.y_row_offset(row);
+        const T* staged_r = stage_x(stage) + len;
+        if (!kOrigin || p.center) prologue_sums = add_residual_vectors<true, LoadPolicy::kShared>(tile, staged_r, sr, len, rank);
+        else prologue_sums = add_residual_vectors<false, LoadPolicy::kShared>(tile, staged_r, sr, len, rank);
+      } else if constexpr (kLean) {
         T* sr = sum + rl.y_row_offset(row);
         if (!kOrigin || p.center) prologue_sums = add_residual_vectors<true>(tile, rr, sr, len, rank);
         else prologue_sums = add_residual_vectors<false>(tile, rr, sr, len, rank);  // rms_norm: x^2 only

@@ -204,8 +204,9 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
 // Four chains per sum, not kLanes: with eight, the bf16 256-thread tile spilled 20-40 bytes under
 // the 80-register bound of three blocks per SM (ptxas, CUDA 13.0; one, two or four: no spill).
 // kSum false: the first member is 0 (rms_norm needs only the squares). A caller that ignores the
-// result pays nothing (the compiler drops the sums).
-template <bool kSum = true, class Tile>
+// result pays nothing (the compiler drops the sums). kLoad: how the residual is read
+// (LoadPolicy::kShared for a row staged in shared memory).
+template <bool kSum = true, LoadPolicy kLoad = LoadPolicy::kReadOnly, class Tile>
 __device__ __forceinline__ SumPair<typename Tile::Acc> add_residual_vectors(Tile& tile,
                                                                            const typename Tile::Value* residual,
                                                                            typename Tile::Value* sum, int len,
@@ -220,7 +221,7 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> add_residual_vectors(Tile
   for (int s = 0; s < Tile::kSlots; ++s) {
     const int e0 = Tile::slot_begin(s, rank);
     if (e0 >= len) continue;
-    const Vec16<T> r = load_vec16<T, LoadPolicy::kReadOnly>(residual + e0);
+    const Vec16<T> r = load_vec16<T, kLoad>(residual + e0);
     Acc o[Tile::kLanes];
 #pragma unroll
     for (int l = 0; l < Tile::kLanes; ++l) o[l] = tile.value(s, l) + cast_value<Acc>(r.lane[l]);
@@ -264,11 +265,12 @@ struct RowTile {
     Vec16<T> q[kVecs];
 
     // Elements [0, len) of an aligned chunk (the vector path: len a multiple of kLanes); slots
-    // past len are not loaded.
+    // past len are not loaded. kLoad: LoadPolicy::kShared for a chunk staged in shared memory.
+    template <LoadPolicy kLoad = LoadPolicy::kReadOnly>
     __device__ __forceinline__ void load(const T* chunk, int len, int rank) {
 #pragma unroll
       for (int s = 0; s < kVecs; ++s) {
-        if (slot_begin(s, rank) < len) q[s] = load_vec16<T, LoadPolicy::kReadOnly>(chunk + slot_begin(s, rank));
+        if (slot_begin(s, rank) < len) q[s] = load_vec16<T, kLoad>(chunk + slot_begin(s, rank));
       }
     }
   };
