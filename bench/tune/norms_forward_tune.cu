@@ -313,9 +313,9 @@ void run_tail_candidates(const Problem& pr) {
 // threads per 8192-element row) under bounds of 4, 5, 6 blocks per SM against the 32-value tile:
 // all slower, on the H100 and (session 16 run 1) on the H200; their rows are in docs/norms.md.
 // Session 16: the 32-value tile with x and the residual staged through shared memory
-// (RowOnChipConfig::kStages, persistent grid) against the same tile without stages (device run 5,
-// H200: the library stages the 8192 tile under r128, 88-90 % against 82-85 %; staged, the 4096
-// tile lost 6-8 points and keeps step 6).
+// (RowOnChipConfig::kStages, persistent grid) against the same tile without stages (device runs 5
+// and 7, H200 and H100: the library stages the 8192 tile in 2 stages under r80; staged, the 4096
+// tile lost 6-10 points and keeps step 6; docs/norms.md).
 template <class T, int kLen>
 void run_wide_candidates(const Problem& pr) {
   constexpr int kLanes = Vec16<T>::kLanes;
@@ -325,7 +325,7 @@ void run_wide_candidates(const Problem& pr) {
              true>(pr, "packed x32 r80 fold 1pass affine origin (step 6)", false);
   run_config<T, RowKind::kNorm,
              RowOnChipConfig<kT32, 1, 32 / kLanes, 768 / kT32, false, true, true, true, true, true, true, 2>, true>(
-      pr, "... 2 stages", false);
+      pr, "... 2 stages (library at 8192)", false);
   run_config<T, RowKind::kNorm,
              RowOnChipConfig<kT32, 1, 32 / kLanes, 768 / kT32, false, true, true, true, true, true, true, 3>, true>(
       pr, "... 3 stages", false);
@@ -333,7 +333,7 @@ void run_wide_candidates(const Problem& pr) {
   // bound of 512 resident threads per SM (128 registers).
   run_config<T, RowKind::kNorm,
              RowOnChipConfig<kT32, 1, 32 / kLanes, 512 / kT32, false, true, true, true, true, true, true, 2>, true>(
-      pr, "... r128 2 stages (library at 8192)", false);
+      pr, "... r128 2 stages", false);
   run_config<T, RowKind::kNorm,
              RowOnChipConfig<kT32, 1, 32 / kLanes, 512 / kT32, false, true, true, true, true, true, true, 3>, true>(
       pr, "... r128 3 stages", false);
