@@ -316,27 +316,26 @@ void run_tail_candidates(const Problem& pr) {
 // (RowOnChipConfig::kStages, persistent grid) against the same tile without stages (device runs 5
 // and 7, H200 and H100: the library stages the 8192 tile in 2 stages under r80; staged, the 4096
 // tile lost 6-10 points and keeps step 6; docs/norms.md).
+// The library's step-6 add-norm tile of kLen / 32 threads (32 values each: packed, fold, one pass,
+// affine paths, origin) under the register bound of kResident threads per SM, with kStages
+// shared-memory stages (0: none).
+template <class T, int kLen, int kResident, int kStages>
+using AddNormTile = RowOnChipConfig<kLen / 32, 1, 32 / Vec16<T>::kLanes, kResident / (kLen / 32), false, true, true,
+                                    true, true, true, true, kStages>;
+
 template <class T, int kLen>
 void run_wide_candidates(const Problem& pr) {
   constexpr int kLanes = Vec16<T>::kLanes;
   constexpr int kT32 = kLen / 32;
   run_config<T, RowKind::kNorm, ClassicRowOnChip<T, RowKind::kNorm, kT32, 1, 32 / kLanes>, true>(pr, "classic x32", true);
-  run_config<T, RowKind::kNorm, RowOnChipConfig<kT32, 1, 32 / kLanes, 768 / kT32, false, true, true, true, true, true, true>,
-             true>(pr, "packed x32 r80 fold 1pass affine origin (step 6)", false);
-  run_config<T, RowKind::kNorm,
-             RowOnChipConfig<kT32, 1, 32 / kLanes, 768 / kT32, false, true, true, true, true, true, true, 2>, true>(
-      pr, "... 2 stages (library at 8192)", false);
-  run_config<T, RowKind::kNorm,
-             RowOnChipConfig<kT32, 1, 32 / kLanes, 768 / kT32, false, true, true, true, true, true, true, 3>, true>(
-      pr, "... 3 stages", false);
+  run_config<T, RowKind::kNorm, AddNormTile<T, kLen, 768, 0>, true>(pr, "packed x32 r80 fold 1pass affine origin (step 6)",
+                                                                   false);
+  run_config<T, RowKind::kNorm, AddNormTile<T, kLen, 768, 2>, true>(pr, "... 2 stages (library at 8192)", false);
+  run_config<T, RowKind::kNorm, AddNormTile<T, kLen, 768, 3>, true>(pr, "... 3 stages", false);
   // Under the 80-register bound the staged tile spills (132 bytes, ptxas): the same under the
   // bound of 512 resident threads per SM (128 registers).
-  run_config<T, RowKind::kNorm,
-             RowOnChipConfig<kT32, 1, 32 / kLanes, 512 / kT32, false, true, true, true, true, true, true, 2>, true>(
-      pr, "... r128 2 stages", false);
-  run_config<T, RowKind::kNorm,
-             RowOnChipConfig<kT32, 1, 32 / kLanes, 512 / kT32, false, true, true, true, true, true, true, 3>, true>(
-      pr, "... r128 3 stages", false);
+  run_config<T, RowKind::kNorm, AddNormTile<T, kLen, 512, 2>, true>(pr, "... r128 2 stages", false);
+  run_config<T, RowKind::kNorm, AddNormTile<T, kLen, 512, 3>, true>(pr, "... r128 3 stages", false);
 }
 
 bool g_tail_only = false;
