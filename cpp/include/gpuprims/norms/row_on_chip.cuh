@@ -218,15 +218,13 @@ row_on_chip_kernel(NormParams p) {
       const RowLayout& rl = p.residual_layout;
       const T* rr = static_cast<const T*>(p.residual) + rl.x_row_offset(row);
       T* sum = static_cast<T*>(p.sum);
-      if constexpr (kStages > 0) {
+      if constexpr (kLean) {
         T* sr = sum + rl.y_row_offset(row);
-        const T* staged_r = stage_x(stage) + len;
-        if (!kOrigin || p.center) prologue_sums = add_residual_vectors<true, LoadPolicy::kShared>(tile, staged_r, sr, len, rank);
-        else prologue_sums = add_residual_vectors<false, LoadPolicy::kShared>(tile, staged_r, sr, len, rank);
-      } else if constexpr (kLean) {
-        T* sr = sum + rl.y_row_offset(row);
-        if (!kOrigin || p.center) prologue_sums = add_residual_vectors<true>(tile, rr, sr, len, rank);
-        else prologue_sums = add_residual_vectors<false>(tile, rr, sr, len, rank);  // rms_norm: x^2 only
+        // kStages: the residual's row as this thread copied it into the row's stage.
+        constexpr LoadPolicy kFrom = kStages > 0 ? LoadPolicy::kShared : LoadPolicy::kReadOnly;
+        const T* from = kStages > 0 ? stage_x(stage) + len : rr;
+        if (!kOrigin || p.center) prologue_sums = add_residual_vectors<true, kFrom>(tile, from, sr, len, rank);
+        else prologue_sums = add_residual_vectors<false, kFrom>(tile, from, sr, len, rank);  // rms_norm: x^2 only
       } else {
         tile.add_rounded(rr, rl.x_elem_stride, 0, len, rank, kVector);
         tile.store(sum + rl.y_row_offset(row), rl.y_elem_stride, 0, len, rank, kVector, nullptr, 1, nullptr, 1,
