@@ -9,7 +9,7 @@
 //   - the row sums in kBackwardChains independent chains folded pairwise (fold_lanes), not one
 //     chain of kVecs * kLanes dependent adds;
 //   - dx rounded to fp16 / bf16 two values at a time by the hardware (round_to_vec16);
-//   - log_softmax's exp(y) for fp16 / bf16 on the MUFU (exp_lean_backward, flushing below
+//   - log_softmax's exp(y) for fp16 / bf16 on the MUFU (exp_lean_flushing, flushing below
 //     2^-126), fp32 / fp64 keep exp_of;
 //   - block reductions alternating two shared slots (RowGroup::Alternating): one barrier each.
 // kPrefetch: the grid is persistent (one wave, as the launcher sizes it) and each group issues
@@ -20,7 +20,7 @@
 // memory (dynamic, backward_lean_shared_bytes), each thread reading and writing only its own
 // slots' columns (so no barrier), instead of 2 * kVecs * kLanes registers a thread.
 // Results: dx equals row_backward_kernel's up to the summation order of the row sums (and NaN
-// payloads; log_softmax fp16 / bf16 also exp_lean_backward's error, far below the output's
+// payloads; log_softmax fp16 / bf16 also exp_lean_flushing's error, far below the output's
 // rounding); the dweight / dbias partial rows add the same products over the same rows in the
 // same order.
 #include <cstdint>
@@ -223,9 +223,9 @@ row_backward_lean_kernel(NormBackwardParams p) {
         Acc o[kLanes];
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
-          // softmax_backward_out, with exp_lean_backward for log_softmax's exp(y).
+          // softmax_backward_out, with exp_lean_flushing for log_softmax's exp(y).
           const Acc y = at(sq[k], l), d = at(gq[k], l);
-          o[l] = p.log ? d - exp_lean_backward<T>(y) * sum : y * (d - sum);
+          o[l] = p.log ? d - exp_lean_flushing<T>(y) * sum : y * (d - sum);
         }
         store_vec16(out + e0, round_to_vec16<T>(o));
       }

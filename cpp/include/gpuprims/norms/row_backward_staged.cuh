@@ -1,7 +1,10 @@
 #pragma once
-// row_backward_staged_kernel: the backward row_on_chip kernel for block tiles on the vector path
-// (NormBackwardParams::vec_ok), with the rows staged through shared memory by cp.async instead of
-// held in registers (docs/norms.md, "Backward performance: staged rows").
+// row_backward_staged_kernel: the backward row_on_chip kernel for the norm kind's block tiles on
+// the vector path (NormBackwardParams::vec_ok), with the rows staged through shared memory by
+// cp.async instead of held in registers (docs/norms.md, "Backward performance: staged rows").
+// Since session 16 the library runs the softmax kind's block tiles with a block per row instead
+// (variant_backward_row_on_chip.cu); its softmax-kind path (kSavedLead included) stays for the
+// A/B rows of bench/tune/norms_backward_tune.cu.
 //
 // Why: the register-tiled kernels (row_backward.cuh, row_backward_lean.cuh) have loads in flight
 // only between a row's first load and its reduction; through the reductions, the barriers and
@@ -18,7 +21,7 @@
 // in each pass, kWeightInRegisters = false, to spare registers); layer_norm's
 // two row sums go through one block reduction of a pair (one barrier per row, not two); the next
 // row's mean / rstd are loaded one row ahead. Per-element work as in the lean kernel (row sums in
-// kBackwardChains chains, pairwise rounding of dx, exp_lean_backward for fp16 / bf16 log_softmax).
+// kBackwardChains chains, pairwise rounding of dx, exp_lean_flushing for fp16 / bf16 log_softmax).
 // Results: dx equals row_backward_lean_kernel's up to the order of the row sums; the partial rows
 // add the same products over the same rows in the same order.
 #include <cstddef>
@@ -227,7 +230,7 @@ row_backward_staged_kernel(NormBackwardParams p) {
         Acc o[kLanes];
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
-          o[l] = p.log ? at(g, l) - exp_lean_backward<T>(at(y, l)) * sum : at(y, l) * (at(g, l) - sum);
+          o[l] = p.log ? at(g, l) - exp_lean_flushing<T>(at(y, l)) * sum : at(y, l) * (at(g, l) - sum);
         }
         store_vec16<T, kStore>(out + e0, round_to_vec16<T>(o));
       }

@@ -186,7 +186,7 @@ row_on_chip_kernel(NormParams p) {
   }
   // The loop bound is uniform over the group that owns a row, so the group's reductions (and a
   // block's __syncthreads) are reached by all of its threads.
-  for (; row < layout.num_rows; row += step, stage = stage + 1 == kStages ? 0 : stage + 1) {
+  for (; row < layout.num_rows; row += step, stage = stage + 1 < kStages ? stage + 1 : 0) {
     const T* xr = x + layout.x_row_offset(row);
     Tile tile;
     Acc first = Acc(0);

@@ -36,28 +36,27 @@ __device__ __forceinline__ RowFrame<acc_t<T>> row_frame(const T* row, int64_t ro
 // (the NaN then reaches the sum: see tile_max) and fp16 / bf16 tiles exponentiate with exp_lean.
 // The reductions go through `reduce(v, op)`: RowGroup::Synced or RowGroup::Alternating.
 
-// exp(d) for d = x - max <= 0 on the lean path. fp16 / bf16 tiles: 2^(d * log2 e) on the
-// special-function unit (an FMUL and a MUFU.EX2, where expf takes about eight instructions), with
-// a relative error of about 2^-22 + |d| * 2^-24, far below the output's rounding (2^-9 bf16,
-// 2^-12 fp16); fp16 flushes results below 2^-126 to 0 (far below its range), bf16 keeps them.
-// float32 / float64 keep the accurate exp_of.
+// exp(d) on the lean path, flushing: fp16 / bf16 tiles take 2^(d * log2 e) on the special-function
+// unit (an FMUL and a MUFU.EX2, where expf takes about eight instructions), with a relative error of
+// about 2^-22 + |d| * 2^-24, far below the output's rounding (2^-9 bf16, 2^-12 fp16), and results
+// below 2^-126 flushed to 0; float32 / float64 keep the accurate exp_of. log_softmax's backward
+// takes exp(y) this way for both 2-byte types: there exp(y) only scales the row sum subtracted from
+// dy, so a flushed exp(y) moves dx by less than 2^-126 * |sum(dy)|, where the non-flushing MUFU
+// path cost 5 % (block per row) to 30 % (staged kernel) in bf16 at 16384 x 8192 (H200, session 16;
+// docs/norms.md).
 template <class T, class Acc>
-__device__ __forceinline__ Acc exp_lean(Acc d) {
-  // bfloat16 keeps float's subnormal results (its own subnormals reach 2^-133): flushed, softmax
-  // outputs below 2^-126 came out 0 (found by scripts/fuzz_api.py); float16's range ends far above.
-  if constexpr (std::is_same<T, bfloat16_t>::value) return ptx::ex2_approx(d * 1.4426950408889634f);
-  else if constexpr (is_half_like<T>::value) return ptx::ex2_approx_ftz(d * 1.4426950408889634f);
+__device__ __forceinline__ Acc exp_lean_flushing(Acc d) {
+  if constexpr (is_half_like<T>::value) return ptx::ex2_approx_ftz(d * 1.4426950408889634f);
   else return exp_of(d);
 }
 
-// exp(y) of log_softmax's backward, dx = dy - exp(y) * sum(dy): fp16 and bf16 both take the
-// flushing form. A flushed exp(y) < 2^-126 moves dx by less than 2^-126 * |sum(dy)|, where the
-// non-flushing form cost 5 % (block per row) to 30 % (staged kernel) in bf16 log_softmax backward
-// at 16384 x 8192 (H200, session 16; docs/norms.md).
+// exp(d) for d = x - max <= 0 in the forward tiles: exp_lean_flushing, except that bfloat16 keeps
+// float's subnormal results (its own subnormals reach 2^-133: flushed, softmax outputs below 2^-126
+// came out 0, found by scripts/fuzz_api.py); float16's range ends far above 2^-126.
 template <class T, class Acc>
-__device__ __forceinline__ Acc exp_lean_backward(Acc y) {
-  if constexpr (is_half_like<T>::value) return ptx::ex2_approx_ftz(y * 1.4426950408889634f);
-  else return exp_of(y);
+__device__ __forceinline__ Acc exp_lean(Acc d) {
+  if constexpr (std::is_same<T, bfloat16_t>::value) return ptx::ex2_approx(d * 1.4426950408889634f);
+  else return exp_lean_flushing<T>(d);
 }
 
 template <bool kLean, class Tile, class F>
