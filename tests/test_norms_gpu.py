@@ -19,7 +19,8 @@ TORCH_CUDA = Framework("torch", "cuda")
 ROW_LENS = (1, 5, 32, 512, 513, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
 
 
-@pytest.mark.parametrize("algorithm", ("auto", "three_pass", "online", "row_on_chip", "split_row", "cluster_row"))
+@pytest.mark.parametrize("algorithm", ("auto", "three_pass", "online", "row_on_chip", "split_row", "cluster_row",
+                                       "row_lag"))
 @pytest.mark.parametrize("n", (256, 40000))
 def test_softmax_bfloat16_keeps_subnormal_outputs(algorithm, n):
     """bfloat16 shares float's exponent range: outputs between its smallest subnormal (2^-133) and
@@ -171,9 +172,11 @@ def test_special_values_match_torch_every_variant(rng, op):
 
 
 # cluster_row (sm_90: a row across the shared memory of a thread block cluster; 64 KiB slices of 16384
-# float32 / 32768 float16-bfloat16 elements, up to 16 slices): one slice, a short last slice, 16 full
-# slices, and lengths it hands to split_row (odd: not whole 16-byte vectors; float64; more than 16
-# slices). On GPUs below sm_90 every case runs split_row, and must pass the same way.
+# float32 / 32768 float16-bfloat16 elements, up to 16 slices) and row_lag (chunks of 8192 elements,
+# each read twice in one launch): one slice, a short last slice, 16 full slices, and lengths they hand
+# to split_row (odd: not whole 16-byte vectors; float64; cluster_row: more than 16 slices). On GPUs
+# below sm_90 cluster_row runs split_row, and must pass the same way; "auto" takes row_lag for the
+# float32 norm kind beyond 131072 elements on sm_90.
 CLUSTER_ROW_LENS = (16388, 40000, 100000, 262144, 262145, 524288, 1048576)
 
 
@@ -184,14 +187,29 @@ def test_cluster_row_long_rows(rng, op, dtype):
     for n in CLUSTER_ROW_LENS:
         if dtype in ("float32", "float64") and n > 262145:
             continue  # CPU reference time; float32 beyond 16 slices is covered by float16's 1048576
-        for algorithm in ("auto", "cluster_row"):
+        for algorithm in ("auto", "cluster_row", "row_lag"):
             check_torch(op, data(rng, (2, n), dtype), dtype, rng, algorithm=algorithm)
 
 
 @pytest.mark.parametrize("op", OPS)
-def test_cluster_row_special_values_per_slice(rng, op):
-    """Slices of -inf next to finite ones, a whole row of -inf, +inf and NaN in the last slice, and
-    out=x across slices (every slice's statistics exchanged before any CTA writes)."""
+def test_row_lag_more_chunks_than_its_lag(rng, op):
+    """row_lag over many more chunks than its lag (5/8 of the resident blocks, about 250 on a
+    132-SM GPU) and than one wave of its persistent grid, so phase B of most tickets waits for rows
+    that other blocks complete: 100 rows of 140000 float32 (18 chunks, the last one short) and 1500
+    rows of 16392 (3 chunks). "auto" runs row_lag for the float32 norm kind on the first (sm_90)."""
+    need(TORCH_CUDA)
+    for rows, n in ((100, 140000), (1500, 16392)):
+        a = data(rng, (rows, n), "float32")
+        for algorithm in ("auto", "row_lag"):
+            check_torch(op, a, "float32", rng, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ("cluster_row", "row_lag"))
+@pytest.mark.parametrize("op", OPS)
+def test_cluster_row_special_values_per_slice(rng, op, algorithm):
+    """Slices (chunks) of -inf next to finite ones, a whole row of -inf, +inf and NaN in the last
+    slice, and out=x across slices (every slice's statistics exchanged before any CTA writes; row_lag:
+    chunk 0, the norm kind's frame, overwritten before the row's last chunk is written)."""
     need(TORCH_CUDA)
     n = 3 * 16384 + 4 * 1000
     a = data(rng, (4, n), "float32") + 7.0
@@ -203,12 +221,12 @@ def test_cluster_row_special_values_per_slice(rng, op):
     want = {"softmax": lambda: torch.softmax(t, -1), "log_softmax": lambda: torch.log_softmax(t, -1),
             "layer_norm": lambda: torch.nn.functional.layer_norm(t, (n,)),
             "rms_norm": lambda: torch.nn.functional.rms_norm(t.cpu(), (n,), eps=1e-6)}[op]().cpu().numpy()
-    got = to_numpy(run_op(op, t, algorithm="cluster_row"))
+    got = to_numpy(run_op(op, t, algorithm=algorithm))
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
     b = data(rng, (3, n), "float32") + 7.0
     x = torch.from_numpy(b).cuda()
-    assert run_op(op, x, out=x, algorithm="cluster_row") is x
+    assert run_op(op, x, out=x, algorithm=algorithm) is x
     ref = reference(op, b)[0]
     assert_close(x, ref, tolerance(op, "float32", b, ref), "out=x")
 
@@ -318,7 +336,7 @@ def test_layer_norm_far_first_element_long_rows(rng, dtype):
     for n in (65536, 262144):
         a = rng.standard_normal((4, n))
         a[:, 0] = [3.0, 30.0, 300.0, 3e3]  # float16 holds up to 65504
-        assert_within_twice_torch(round_to(a, dtype), dtype, ("auto", "split_row", "cluster_row"), "far first",
+        assert_within_twice_torch(round_to(a, dtype), dtype, ("auto", "split_row", "cluster_row", "row_lag"), "far first",
                                   drop_first=True)
 
 
@@ -392,6 +410,7 @@ def test_cuda_graph_capture(rng):
     x = torch.from_numpy(data(rng, (64, 40000), "float32")).cuda()
     y = torch.empty_like(x)
     y_split = torch.empty_like(x)  # split_row: scratch inside the graph
+    y_lag = torch.empty_like(x)  # row_lag: scratch and the counters' memset inside the graph
     small = torch.from_numpy(data(rng, (100, 300), "float32")).cuda()
     y_small = torch.empty_like(small)
     s = torch.cuda.Stream()
@@ -399,11 +418,13 @@ def test_cuda_graph_capture(rng):
     with torch.cuda.stream(s):  # warm-up: cluster_row's one-time attribute and occupancy queries
         gpuprims.softmax(x, out=y)
         gpuprims.softmax(x, out=y_split, algorithm="split_row")
+        gpuprims.softmax(x, out=y_lag, algorithm="row_lag")
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         gpuprims.softmax(x, out=y)  # cluster_row (a cluster launch) where it runs
         gpuprims.softmax(x, out=y_split, algorithm="split_row")
+        gpuprims.softmax(x, out=y_lag, algorithm="row_lag")
         gpuprims.layer_norm(small, out=y_small)
     x.copy_(torch.from_numpy(data(rng, (64, 40000), "float32")).cuda())
     small.copy_(torch.from_numpy(data(rng, (100, 300), "float32")).cuda())
@@ -411,6 +432,7 @@ def test_cuda_graph_capture(rng):
     torch.cuda.synchronize()
     torch.testing.assert_close(y, torch.softmax(x, -1))
     torch.testing.assert_close(y_split, torch.softmax(x, -1))
+    torch.testing.assert_close(y_lag, torch.softmax(x, -1))
     torch.testing.assert_close(y_small, torch.nn.functional.layer_norm(small, (300,)), rtol=1e-5, atol=1e-5)
 
 

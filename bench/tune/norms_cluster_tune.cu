@@ -1,8 +1,7 @@
 // Rows too long for one block (issue 5, docs/norms.md "cluster_row", "row_lag"): the library's
 // split_row (chunk statistics -> per-row combine -> apply: x read twice) against cluster_row_kernel
 // (cluster_row.cuh: the row in the shared memory of a thread block cluster, x read once) and
-// row_lag_kernel (norms_row_lag.cuh, a harness-only candidate: one launch, each chunk read twice,
-// the second time from L2) in several shapes, for softmax / log_softmax / layer_norm / rms_norm,
+// row_lag_kernel (row_lag.cuh: one launch, each chunk read twice, the second time from L2) in several shapes, for softmax / log_softmax / layer_norm / rms_norm,
 // float32 and bfloat16, next to a 16-byte copy kernel and cudaMemcpy of the same bytes ("%copy" =
 // best copy time / kernel time, bytes = x read + y written).
 // Every output of every row (split_row's too) is compared with a float64 reference computed on the
@@ -23,9 +22,9 @@
 #include <cstring>
 
 #include "gpuprims/norms/cluster_row.cuh"
+#include "gpuprims/norms/row_lag.cuh"
 #include "gpuprims/norms/row_on_chip.cuh"
 
-#include "norms_row_lag.cuh"
 #include "norms_tune_data.cuh"
 #include "tune_common.cuh"
 
@@ -233,7 +232,7 @@ void run_cluster(const Problem& pr, const char* label) {
             [&] { CHECK(cudaLaunchKernelEx(&cfg, kernel, p)); });
 }
 
-// row_lag_kernel (norms_row_lag.cuh: chunks read twice, the second time from L2). The lag is
+// row_lag_kernel (row_lag.cuh: chunks read twice, the second time from L2). The lag is
 // L = max(per_row * C, resident_pct / 100 * R) tickets, C the chunks per row and R the blocks
 // resident at once (blocks per SM x SMs): phase B of ticket t finds its row complete only once the
 // row's last ticket has finished phase A, and up to R tickets are in flight, while the re-read
@@ -245,10 +244,7 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
   const auto kernel = row_lag_kernel<T, kKind, Cfg>;
   const int64_t chunks_per_row = ceil_div(pr.len, Cfg::template chunk_len<T>());
   int per_sm = 0;
-  if (Cfg::kSmemBytes > 0) {
-    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-  }
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, Cfg::kSmemBytes));
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, 0));
   cudaFuncAttributes fa;
   CHECK(cudaFuncGetAttributes(&fa, kernel));
   const NormParams p = params_for(pr);
@@ -263,39 +259,22 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
 }
 
 // row_lag shapes: "tT eE rR": T threads, E values per thread (E * sizeof(T) / 16 16-byte vectors;
-// chunk T * E elements), R blocks per SM (register bound); schedule "AB" (phase A then phase B),
-// "early" (both reads issued together), "split" (roles by ticket parity) or "bulk" (early's order,
-// both reads by the bulk-copy engine into shared memory); "a4": phase B's re-read
-// 4 slots at a time after the row's wait, "a0": the whole re-read before it; "pf": next ticket
-// prefetched (with a persistent grid). 64 bfloat16 values per thread spilled 60-300 bytes (ptxas,
-// CUDA 13.0), so the shapes count values, not vectors. Run 1 (session 12, H200) measured AB a4 at
-// L = C, 4C, R/2, R, 2R, 4R: best at R/2 (about 70 % softmax kind, 62-67 % norm kind, float32
-// 256 x 262144), waiting below it, L2 misses above; persistent grids, no hints, 512 threads, 16
-// values per thread, 4 blocks per SM and phase A's loads before phase B lost (rows dropped). Run 2
-// measured the rows below (docs/norms.md "row_lag"): AB a4 / a0 at R/2 best for the softmax kind
-// (69-72 %, level with cluster_row), AB a0 pf at R/2 for the float32 norm kind (66-70 %); split,
-// early, bulk and every lag below R/2 lost.
+// chunk T * E elements), R blocks per SM (register bound); "a4": phase B's re-read 4 slots at a
+// time after the row's wait, "a0": the whole re-read before it; "pf": next ticket prefetched (with
+// a persistent grid). 64 bfloat16 values per thread spilled 60-300 bytes (ptxas, CUDA 13.0), so the
+// shapes count values, not vectors. Session 12 (H200) measured L = C, 4C, R/2, R, 2R, 4R (best at
+// R/2), and schedules since removed (both reads issued together, phase A / B roles by ticket
+// parity, bulk copies into shared memory): all lost (docs/norms.md "row_lag"). Session 17 sweeps
+// the prefetching schedule's lag around R/2, where it sits at a cliff (H100: 60 % at 3R/8, 80 % at R/2).
 template <class T, RowKind kKind>
 void run_row_lag_candidates(const Problem& pr) {
   constexpr int kV = 32 / Vec16<T>::kLanes;  // 32 values per thread
   // Softmax kind: 4 blocks per SM fit without spills (64 registers); norm kind: 3.
   constexpr int kR = kKind == RowKind::kSoftmax ? 4 : 3;
-  constexpr LagSchedule kAB = LagSchedule::kAThenB, kEarly = LagSchedule::kEarly, kSplit = LagSchedule::kSplit;
-  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, kAB, true, 4>>(pr, "AB a4", 1, 50, false);  // run 1's best
-  run_row_lag<T, kKind, RowLagConfig<256, kV, kR, kAB, true, 0>>(pr, "AB a0", 1, 50, false);
-  using Prefetched = RowLagConfig<256, kV, kR, kAB, true, 0, true>;
-  for (int pct : {25, 38, 50}) run_row_lag<T, kKind, Prefetched>(pr, "AB a0 pf", 1, pct, true);
-  run_row_lag<T, kKind, RowLagConfig<256, kV, 4, kAB, true, 4, true>>(pr, "AB a4 pf", 1, 50, true);
-  run_row_lag<T, kKind, RowLagConfig<256, kV, 2, kEarly, true, 0, true>>(pr, "early pf", 1, 50, true);
-  using Split = RowLagConfig<256, kV, kR, kSplit, true, 0, false>;
-  for (int pct : {25, 50}) run_row_lag<T, kKind, Split>(pr, "split", 1, pct, false);
-  using SplitPrefetched = RowLagConfig<256, kV, kR, kSplit, true, 0, true>;
-  for (int pct : {25, 50}) run_row_lag<T, kKind, SplitPrefetched>(pr, "split pf", 1, pct, true);
-  // bulk: chunks of 32 / 16 KiB for every dtype (the chunk is not held in registers).
-  using Bulk = RowLagConfig<256, 8, 3, LagSchedule::kBulk, true, 0, true>;  // 2 x 32 KiB
-  for (int pct : {25, 50}) run_row_lag<T, kKind, Bulk>(pr, "bulk pf", 1, pct, true);
-  using BulkHalf = RowLagConfig<256, 4, 6, LagSchedule::kBulk, true, 0, true>;  // 2 x 16 KiB
-  for (int pct : {25, 50}) run_row_lag<T, kKind, BulkHalf>(pr, "bulk pf", 1, pct, true);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, 4, false>>(pr, "AB a4", 1, 50, false);
+  run_row_lag<T, kKind, RowLagConfig<256, kV, kR, 0, false>>(pr, "AB a0", 1, 50, false);
+  using Prefetched = RowLagConfig<256, kV, kR, 0, true>;
+  for (int pct : {50, 62, 75, 88, 100}) run_row_lag<T, kKind, Prefetched>(pr, "AB a0 pf", 1, pct, true);
 }
 
 // The candidates: split_row, the cluster shapes the library runs (64 KiB slices, store loop unrolled

@@ -28,6 +28,8 @@ enum class NormAlgorithm {
   kSplitRow,   // rows cut into block-sized chunks: chunk statistics, a per-row combine, normalize
   kClusterRow, // sm_90: a long row in the shared memory of a thread block cluster, statistics exchanged
                // through distributed shared memory (one read); elsewhere it runs kSplitRow
+  kRowLag,     // a long row's chunks read twice in one launch, the second time from L2 (one DRAM
+               // read); rows not in aligned 16-byte vectors and float64 run kSplitRow
 };
 
 struct NormVariantInfo {

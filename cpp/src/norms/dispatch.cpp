@@ -57,6 +57,13 @@ const NormVariantInfo kClusterRow{
     "row in shared memory and exchanges partial statistics through distributed shared memory (sm_90, "
     "aligned rows of float16/bfloat16/float32); elsewhere it runs split_row",
     true};
+const NormVariantInfo kRowLag{
+    NormAlgorithm::kRowLag, "row_lag",
+    "one DRAM read + one write for rows beyond one block, in one launch: chunks of 8192 elements taken "
+    "in ticket order, each chunk's statistics published, then the chunk re-read from L2 a fixed number "
+    "of tickets later and written once its row is complete (aligned rows of float16/bfloat16/float32); "
+    "elsewhere it runs split_row",
+    true};
 
 }  // namespace
 
@@ -68,7 +75,7 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
       {NormAlgorithm::kOnline, "online",
        "block per row: running (max, sum) in one read (Milakov & Gimelshein), then normalize (2 reads + 1 write)",
        true},
-      kRowOnChip, kSplitRow, kClusterRow};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag};
   static const std::vector<NormVariantInfo> layer_norm = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row: mean, then the centered second moment, then normalize, each pass reading the row "
@@ -76,11 +83,11 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
       {NormAlgorithm::kWelford, "welford",
        "block per row: Welford (mean, M2) per thread in one read, merged in closed form, then normalize "
        "(2 reads + 1 write)", true},
-      kRowOnChip, kSplitRow, kClusterRow};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag};
   static const std::vector<NormVariantInfo> rms_norm = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row: sum of squares, then normalize, each pass reading the row (2 reads + 1 write)", true},
-      kRowOnChip, kSplitRow, kClusterRow};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag};
   switch (op) {
     case NormOp::kSoftmax:
     case NormOp::kLogSoftmax: return softmax;
@@ -115,7 +122,7 @@ using norms::check_same_device;
 using norms::check_stats;
 
 // "auto": the one-pass kernel; rows beyond one block's registers run cluster_row (which runs
-// split_row where it cannot, or where it measured slower).
+// row_lag or split_row where it cannot, or where it measured slower).
 Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
   switch (algorithm) {
     case NormAlgorithm::kClusterRow: return norms::norms_cluster_row(l);
@@ -124,6 +131,7 @@ Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
     case NormAlgorithm::kTwoPass: return norms::norms_two_pass(l);
     case NormAlgorithm::kWelford: return norms::norms_welford(l);
     case NormAlgorithm::kSplitRow: return norms::norms_split_row(l);
+    case NormAlgorithm::kRowLag: return norms::norms_row_lag(l);
     case NormAlgorithm::kAuto:
       if (l.params.layout.row_len > norms::row_on_chip_capacity(l.dtype)) {
         return norms::norms_cluster_row(l, /*automatic=*/true);

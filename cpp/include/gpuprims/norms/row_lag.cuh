@@ -1,0 +1,401 @@
+#pragma once
+// row_lag: rows too long for one block in one launch, x read twice but from DRAM once (issue 5,
+// docs/norms.md "row_lag"). "auto" runs it for the float32 norm kind (layer_norm, rms_norm) on rows
+// beyond cluster_row's reach on sm_90 (cpp/src/norms/variant_row_lag.cu says where and why).
+//
+// A row of n elements is cut into C = ceil(n / S) chunks of S elements (never crossing rows), and
+// the rows' chunks are numbered row-major: chunk k is chunk k % C of row k / C. Blocks take tickets
+// t = 0, 1, ..., chunks + L - 1 from an atomic counter (not blockIdx: tickets go out in the order
+// blocks actually run), L >= C the lag. The block holding ticket t
+//   phase A (t < chunks): reads chunk t (16-byte loads past L1, L2 evict_last), reduces it to the
+//     partial statistics split_row's chunks give (softmax kind: max and sum exp(x - max); norm
+//     kind: the chunk's moments about its own anchor, chunk_moments.cuh) and publishes them:
+//     partial[t], then a releasing increment of its row's arrival counter;
+//   phase B (t >= L): takes chunk j = t - L, waits (acquire) until all C chunks of j's row have
+//     arrived, combines the C partials in a fixed order (every chunk of a row gets the same bits:
+//     deterministic), reads chunk j again -- L tickets after phase A read it, so from L2 (evict_first:
+//     its last use) -- and writes the output (st.global.cs).
+// DRAM sees one read of x and one write of y, as a copy; no block holds a row on chip, and nothing
+// but the tail waits for a whole row. The lag is the tuning knob: below about half the resident
+// blocks phase B waits for chunks still in flight, far above it the re-read misses L2.
+//
+// Forward progress, any grid and any residency: the chunks of j's row have tickets <= (row end)
+// <= j + C - 1 = t - L + C - 1 <= t - 1 (L >= C). A ticket is handed only to a running block, which
+// works on it before any ticket it claims later (kPrefetch claims the next one early, but works on
+// it after the current one); phase A never waits, and phase B of ticket t waits only for phase A of
+// smaller tickets. By induction on t every ticket completes: the smallest unfinished ticket is the
+// one its block is working on, and it waits on nothing unfinished.
+//
+// Scratch (row_lag_scratch_bytes): a 64-bit ticket counter and one arrival counter per row (both
+// zero at launch: launch_row_lag clears them with one cudaMemsetAsync), the chunks' partials and the
+// rows' first elements (norm kind: written by chunk 0's phase A, since with y = x chunk 0 may be
+// overwritten before the row's last phase B reads the frame).
+//
+// Vector path only (NormParams::vec_ok and S a whole number of vectors, so every chunk starts
+// 16-byte aligned).
+#include <cstdint>
+#include <limits>
+
+#include <cuda_runtime.h>
+
+#include "gpuprims/norms/chunk_moments.cuh"
+#include "gpuprims/norms/norm_params.hpp"
+#include "gpuprims/norms/row_stats.cuh"
+#include "gpuprims/norms/row_tile.cuh"
+#include "gpuprims/util/math.cuh"
+#include "gpuprims/util/ptx_sm80.cuh"
+#include "gpuprims/util/vec.cuh"
+
+namespace gpuprims {
+namespace norms {
+
+// How a chunk read travels: past L1 (ld.global.nc.L1::no_allocate) with an L2 eviction priority:
+// phase A's read is read again soon (evict_last), phase B's for the last time (evict_first).
+// (Without the priorities, or with write-back stores, the harness ran 8-20 % slower: session 12.)
+enum class LagLoad { kKeep, kLast };
+
+template <class T, LagLoad kLoad>
+__device__ __forceinline__ Vec16<T> lag_load_vec16(const T* aligned_ptr) {
+  const uint64_t policy = kLoad == LagLoad::kKeep ? ptx::l2_policy_evict_last() : ptx::l2_policy_evict_first();
+  const uint4 bits = ptx::ld_global_nc_na_hint_v4(aligned_ptr, policy);
+  Vec16<T> v;
+  memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
+// The arrival counters between blocks of one launch, at GPU scope: the releasing add orders thread
+// 0's earlier writes (the partial, the row's first element) before the increment; a thread whose
+// acquiring load reads the complete count sees them in its later loads.
+__device__ __forceinline__ void lag_release_add(unsigned* ptr, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(ptr), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned lag_acquire_load(const unsigned* ptr) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
+  return v;
+}
+
+// kThreads threads per block, kVecs 16-byte vectors per thread per chunk (S = kThreads * kVecs *
+// 16 / sizeof(T) elements); kMinBlocks: __launch_bounds__' resident blocks per SM.
+// kApplyUnroll: phase B's slots in flight at once, issued after the row's wait (0: the whole chunk
+//   re-read before the wait, so its L2 latency overlaps the wait and the combine).
+// kPrefetch: a block takes its next ticket while it works on the current one, so the atomic's
+//   round trip leaves the ticket's critical path (meant for a persistent grid; correct with any).
+template <int kThreads_, int kVecs_, int kMinBlocks_, int kApplyUnroll_, bool kPrefetch_>
+struct RowLagConfig {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kVecs = kVecs_;
+  static constexpr int kMinBlocks = kMinBlocks_;
+  static constexpr int kApplyUnroll = kApplyUnroll_;
+  static constexpr bool kPrefetch = kPrefetch_;
+  template <class T>
+  static constexpr int64_t chunk_len() {
+    return int64_t(kThreads) * kVecs * Vec16<T>::kLanes;
+  }
+};
+
+// One chunk as loaded (16-byte vectors of T, converted as read): a tile for chunk_partial's lean
+// passes. Slots past len hold the kind's fill (-inf for softmax: the max ignores them; the sums
+// check per slot).
+template <class T, int kThreads, int kVecs>
+struct LagChunk {
+  using Value = T;
+  using Acc = acc_t<T>;
+  static constexpr int kLanes = Vec16<T>::kLanes;
+  static constexpr int kSlots = kVecs;
+
+  Vec16<T> q[kVecs];
+
+  __device__ __forceinline__ static int slot_begin(int s, int rank) { return (s * kThreads + rank) * kLanes; }
+  __device__ __forceinline__ Acc value(int s, int l) const { return cast_value<Acc>(q[s].lane[l]); }
+
+  template <LagLoad kLoad>
+  __device__ __forceinline__ void load(const T* chunk, int len, int rank, T fill) {
+#pragma unroll
+    for (int s = 0; s < kVecs; ++s) {
+      if (slot_begin(s, rank) < len) {
+        q[s] = lag_load_vec16<T, kLoad>(chunk + slot_begin(s, rank));
+      } else {
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) q[s].lane[l] = fill;
+      }
+    }
+  }
+
+  template <class F>
+  __device__ __forceinline__ Acc sum_of_vectors(int len, int rank, F f) const {
+    return sum_tile_vectors(*this, len, rank, f);
+  }
+
+  __device__ __forceinline__ Acc max_dropping_nan() const {
+    Acc acc[kLanes];
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) acc[l] = value(0, l);
+#pragma unroll
+    for (int s = 1; s < kVecs; ++s) {
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) acc[l] = fmax(acc[l], value(s, l));
+    }
+    return fold_lanes(acc, FmaxOp{});
+  }
+};
+
+// The scratch of one launch, carved from one buffer of row_lag_scratch_bytes.
+template <RowKind kKind, class Acc>
+struct RowLagScratch {
+  unsigned long long* ticket;         // zero at launch
+  unsigned* arrived;                  // per row, zero at launch
+  ChunkPartial<kKind, Acc>* partial;  // per chunk
+  Acc* first;                         // per row: x[row][0] (norm kind: the row's scale)
+};
+
+// Bytes to clear at the start of the buffer (the counters), and the whole buffer.
+inline size_t row_lag_counter_bytes(int64_t rows) { return 8 + 4 * size_t(rows); }
+template <RowKind kKind, class Acc>
+size_t row_lag_scratch_bytes(int64_t rows, int64_t chunks) {
+  const size_t counters = (row_lag_counter_bytes(rows) + 15) / 16 * 16;
+  return counters + size_t(chunks) * sizeof(ChunkPartial<kKind, Acc>) + size_t(rows) * sizeof(Acc);
+}
+template <RowKind kKind, class Acc>
+RowLagScratch<kKind, Acc> row_lag_scratch(void* buffer, int64_t rows, int64_t chunks) {
+  char* base = static_cast<char*>(buffer);
+  RowLagScratch<kKind, Acc> s;
+  s.ticket = reinterpret_cast<unsigned long long*>(base);
+  s.arrived = reinterpret_cast<unsigned*>(base + 8);
+  s.partial = reinterpret_cast<ChunkPartial<kKind, Acc>*>(base + (row_lag_counter_bytes(rows) + 15) / 16 * 16);
+  s.first = reinterpret_cast<Acc*>(s.partial + chunks);
+  return s;
+}
+
+// A published partial, read through L2 (__ldcg): other SMs wrote it during this launch.
+template <class Acc>
+__device__ __forceinline__ RowStats<Acc> load_published(const RowStats<Acc>* p) {
+  return {__ldcg(&p->a), __ldcg(&p->b)};
+}
+template <class Acc>
+__device__ __forceinline__ ChunkMoments<Acc> load_published(const ChunkMoments<Acc>* p) {
+  return {__ldcg(&p->shift), __ldcg(&p->mean), __ldcg(&p->m2)};
+}
+
+// The row statistics from its C published partials, the same bits on every warp that calls it:
+// lane i folds chunks i, i + 32, ... in order, then a butterfly (warp_reduce).
+//   softmax: M = max m_c (NaN-propagating), S = sum over s_c != 0 of s_c exp(m_c - M);
+//   norm: (mean_u, M2_u) about frame.shift by combine_chunk_moments (chunk_moments.cuh), as
+//     split_row's row_combine_kernel; frame: in, the row's scale (and, for kCentred = false, its
+//     shift); out, with the row's final shift (kCentred: about chunk 0's anchor or the row's centre).
+template <RowKind kKind, bool kCentred, class Acc>
+__device__ __forceinline__ RowStats<Acc> combine_row_partials(const ChunkPartial<kKind, Acc>* part, int chunks,
+                                                              int64_t chunk_len, int64_t n, int lane,
+                                                              RowFrame<Acc>& frame, bool center) {
+  if constexpr (kKind == RowKind::kSoftmax) {
+    Acc m = -std::numeric_limits<Acc>::infinity();
+    for (int c = lane; c < chunks; c += kWarpSize) m = nan_max(m, __ldcg(&part[c].a));
+    m = warp_reduce(m, NanMaxOp{});
+    Acc s = Acc(0);
+    for (int c = lane; c < chunks; c += kWarpSize) {
+      const RowStats<Acc> pc = load_published(part + c);
+      if (pc.b != Acc(0)) s += pc.b * exp_of(pc.a - m);
+    }
+    return {m, warp_reduce(s, SumOp{})};
+  } else {
+    const auto count = [=](int c) { return Acc(min_of<int64_t>(chunk_len, n - c * chunk_len)); };
+    if constexpr (kCentred) frame.shift = __ldcg(&part[0].shift);
+    return combine_chunk_moments<kCentred>(frame, n, center, [&](auto f) {
+      Acc acc = Acc(0);
+      for (int c = lane; c < chunks; c += kWarpSize) acc += f(count(c), load_published(part + c));
+      return warp_reduce(acc, SumOp{});
+    });
+  }
+}
+
+// Where chunk j lies: its row, its index in the row, its first element and its length.
+struct LagChunkPos {
+  int64_t row, begin;
+  int c, len;
+};
+template <int64_t kLen>
+__device__ __forceinline__ LagChunkPos lag_chunk_pos(int64_t j, int chunks_per_row, int64_t n) {
+  LagChunkPos at;
+  at.row = j / chunks_per_row;
+  at.c = static_cast<int>(j - at.row * chunks_per_row);
+  at.begin = at.c * kLen;
+  at.len = static_cast<int>(min_of<int64_t>(kLen, n - at.begin));
+  return at;
+}
+
+// Phase A's or phase B's read of chunk j into `chunk`.
+template <class T, RowKind kKind, class Cfg, LagLoad kLoad>
+__device__ __forceinline__ void lag_load(const NormParams& p, int chunks_per_row, int64_t j,
+                                         LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
+  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(j, chunks_per_row, p.layout.row_len);
+  const T* xc = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin;
+  chunk.template load<kLoad>(xc, at.len, threadIdx.x, cast_value<T>(tile_fill<kKind, acc_t<T>>()));
+}
+
+// Phase A after lag_load: the chunk's partial, published. The block's threads all call it (block
+// reductions); thread 0 stores the partial (and, for chunk 0 of a norm row, the row's first
+// element) and then increments the row's arrival counter with release semantics. With out = x,
+// x[row][0] and the chunk's own first element are still x here: chunk 0's phase B, the only one to
+// overwrite x[row][0], waits for every chunk's phase A, and a chunk's own phase B comes later.
+template <class T, RowKind kKind, class Cfg, class Tile, class Reduce, class PairReduce>
+__device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
+                                            int chunks_per_row, int64_t t, const Tile& chunk, Reduce& reduce,
+                                            PairReduce& reduce_pair) {
+  using Acc = acc_t<T>;
+  const int64_t n = p.layout.row_len;
+  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(t, chunks_per_row, n);
+  const T* xr = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row);
+  const RowFrame<Acc> frame =
+      kKind == RowKind::kNorm ? chunk_frame(xr, 1, n, at.begin, at.len, p.center) : RowFrame<Acc>{};
+  const ChunkPartial<kKind, Acc> part =
+      chunk_partial_of<kKind, true>(chunk, at.len, threadIdx.x, frame, p.center, reduce, reduce_pair);
+  if (threadIdx.x == 0) {
+    s.partial[t] = part;
+    if (kKind == RowKind::kNorm && at.c == 0) s.first[at.row] = row_first(xr, n);
+    lag_release_add(s.arrived + at.row, 1u);
+  }
+}
+
+// Phase B of chunk j: wait for its row, combine, write out(x) for every valid slot, x's vector v
+// from vec(v) (a register of a chunk read earlier, or a load issued here). Warps work
+// independently: each warp's lane 0 waits (acquire) and __syncwarp orders the warp's later loads
+// after it.
+template <class T, RowKind kKind, class Cfg, int kUnroll, class Vec>
+__device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
+                                          int chunks_per_row, int64_t j, Vec vec) {
+  using Acc = acc_t<T>;
+  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
+  constexpr int64_t kLen = Cfg::template chunk_len<T>();
+  const RowLayout& layout = p.layout;
+  const int64_t n = layout.row_len;
+  const LagChunkPos at = lag_chunk_pos<kLen>(j, chunks_per_row, n);
+  const int rank = threadIdx.x, lane = threadIdx.x % kWarpSize;
+  if (lane == 0) {
+    while (lag_acquire_load(s.arrived + at.row) < unsigned(chunks_per_row)) __nanosleep(64);
+  }
+  __syncwarp();
+  // The row's scale (and, for float16 / bfloat16, its shift) from its first element as phase A
+  // read it: with out = x, chunk 0 may have been written by now.
+  RowFrame<Acc> frame = kKind == RowKind::kNorm ? make_row_frame(__ldcg(s.first + at.row), p.center) : RowFrame<Acc>{};
+  const RowStats<Acc> total = combine_row_partials<kKind, kChunkCentred<T>>(
+      s.partial + at.row * chunks_per_row, chunks_per_row, kLen, n, lane, frame, p.center);
+  RowStats<Acc> stats = total;
+  Acc shift = Acc(0);
+  if constexpr (kKind == RowKind::kNorm) {
+    stats = norm_row_stats(total, frame, n, p.eps);
+    shift = frame.shift;
+    if (at.c == 0 && rank == 0) write_row_stats(p, at.row, stats, shift);
+  }
+  const RowOutput<kKind, Acc> out(stats, shift, p.log);
+  T* yc = static_cast<T*>(p.y) + layout.y_row_offset(at.row) + at.begin;
+  const T* weight = static_cast<const T*>(p.weight);
+  const T* bias = static_cast<const T*>(p.bias);
+#pragma unroll(kUnroll)
+  for (int v = 0; v < Cfg::kVecs; ++v) {
+    const int e0 = Chunk::slot_begin(v, rank);
+    if (e0 >= at.len) continue;
+    const Vec16<T> q = vec(v);
+    Vec16<T> w, b;
+    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at.begin + e0);
+    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at.begin + e0);
+    Acc o[Chunk::kLanes];
+#pragma unroll
+    for (int l = 0; l < Chunk::kLanes; ++l) {
+      o[l] = out(cast_value<Acc>(q.lane[l]), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
+                 bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0));
+    }
+    store_vec16<T, StorePolicy::kStreaming>(yc + e0, round_to_vec16<T>(o));
+  }
+}
+
+// Phase B from a chunk re-read (lag_load) before the wait.
+template <class T, RowKind kKind, class Cfg>
+__device__ __forceinline__ void lag_write_loaded(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
+                                                 int chunks_per_row, int64_t j,
+                                                 const LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
+  lag_write<T, kKind, Cfg, Cfg::kVecs>(p, s, chunks_per_row, j, [&](int v) { return chunk.q[v]; });
+}
+
+// Phase B with the re-read issued after the wait, kApplyUnroll slots at a time.
+template <class T, RowKind kKind, class Cfg>
+__device__ __forceinline__ void lag_write_streaming(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
+                                                    int chunks_per_row, int64_t j) {
+  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
+  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(j, chunks_per_row, p.layout.row_len);
+  const T* xc = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin;
+  lag_write<T, kKind, Cfg, Cfg::kApplyUnroll>(p, s, chunks_per_row, j, [&](int v) {
+    return lag_load_vec16<T, LagLoad::kLast>(xc + Chunk::slot_begin(v, threadIdx.x));
+  });
+}
+
+// grid: any number of blocks (one per ticket, or a persistent wave); each takes tickets until
+// they run out. chunks_per_row = C, lag = L >= C, chunks = rows * C.
+template <class T, RowKind kKind, class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+row_lag_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_row, int64_t lag, int64_t chunks) {
+  using Acc = acc_t<T>;
+  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
+  using Group = RowGroup<Acc, Cfg::kThreads>;
+  using PairGroup = RowGroup<SumPair<Acc>, Cfg::kThreads>;
+  __shared__ typename Group::TempStorage temp[2];
+  __shared__ typename PairGroup::TempStorage pair_temp[2];  // the norm kind's chunk moments
+  // Slot `turn` is rewritten two tickets later, after the barrier of the ticket in between, which
+  // every thread reaches only once it has read the slot.
+  __shared__ long long ticket_slot[2];
+  typename Group::Alternating reduce{temp};
+  typename PairGroup::Alternating reduce_pair{pair_temp};
+  const int64_t total = chunks + lag;
+  const auto take = [&] { return static_cast<long long>(atomicAdd(s.ticket, 1ull)); };
+  // kPrefetch: thread 0's claimed next ticket. A claimed ticket waits behind its block's current
+  // one, which is smaller, so the forward-progress argument holds.
+  long long next = Cfg::kPrefetch && threadIdx.x == 0 ? take() : 0;
+  for (int turn = 0;; turn ^= 1) {
+    if (threadIdx.x == 0) {
+      if constexpr (Cfg::kPrefetch) {
+        ticket_slot[turn] = next;
+        if (next < total) next = take();
+      } else {
+        ticket_slot[turn] = take();
+      }
+    }
+    __syncthreads();
+    const int64_t t = ticket_slot[turn];
+    if (t >= total) break;
+    Chunk chunk;
+    if (t < chunks) {
+      lag_load<T, kKind, Cfg, LagLoad::kKeep>(p, chunks_per_row, t, chunk);
+      lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reduce, reduce_pair);
+    }
+    if (t >= lag) {
+      if constexpr (Cfg::kApplyUnroll == 0) {
+        lag_load<T, kKind, Cfg, LagLoad::kLast>(p, chunks_per_row, t - lag, chunk);
+        lag_write_loaded<T, kKind, Cfg>(p, s, chunks_per_row, t - lag, chunk);
+      } else {
+        lag_write_streaming<T, kKind, Cfg>(p, s, chunks_per_row, t - lag);
+      }
+    }
+  }
+}
+
+// Launches row_lag_kernel on `stream` with `blocks` blocks (<= 0: one per ticket) and lag L
+// (clamped to >= C). scratch: row_lag_scratch_bytes<kKind, acc_t<T>>(rows, rows * C) bytes; its counters are
+// cleared here (stream-ordered). Returns the first CUDA error.
+template <class T, RowKind kKind, class Cfg>
+cudaError_t launch_row_lag(const NormParams& p, void* scratch, int64_t lag, int64_t blocks, cudaStream_t stream) {
+  using Acc = acc_t<T>;
+  const int64_t rows = p.layout.num_rows;
+  const int64_t per_row = max_of<int64_t>(1, ceil_div(p.layout.row_len, Cfg::template chunk_len<T>()));
+  const int64_t chunks = rows * per_row;
+  lag = max_of(lag, per_row);
+  const int64_t tickets = chunks + lag;
+  blocks = blocks <= 0 ? tickets : min_of(blocks, tickets);
+  const cudaError_t e = cudaMemsetAsync(scratch, 0, row_lag_counter_bytes(rows), stream);
+  if (e != cudaSuccess) return e;
+  const RowLagScratch<kKind, Acc> s = row_lag_scratch<kKind, Acc>(scratch, rows, chunks);
+  const unsigned grid = static_cast<unsigned>(min_of<int64_t>(blocks, 0x7fffffff));
+  row_lag_kernel<T, kKind, Cfg><<<grid, Cfg::kThreads, 0, stream>>>(p, s, static_cast<int>(per_row), lag, chunks);
+  return cudaGetLastError();
+}
+
+}  // namespace norms
+}  // namespace gpuprims
