@@ -14,10 +14,11 @@
 // (session 14 run 2): draws-first kernel (the library before) pair 80.1-80.9 %, no draws 90.6-91.6 %;
 // loads issued before the draws (the library now) pair 82.0-83.0 %, no draws 91.9-92.5 %.
 // Each row: median of 30 timed launches (CUDA events) after 3 warm-ups; the sweep runs twice, each
-// time with the grid of 8 blocks per SM (the library before session 15) and with one wave of the
-// kernel's occupancy (the library now: dropout_device.cu). H200 (session 15 run 7): bfloat16 pair
-// 75.7-76.8 % with 8 blocks per SM (37 registers hold 6: a second wave of a third), 91.7-93.4 % in
-// one wave; no draws 87.9-88.7 % -> 93.6-95.0 %; float32 (8 per SM either way) 92.6-94.9 %.
+// time with one, two and four waves of the kernel's occupancy and with a block per 256 steps (the
+// library since session 17: dropout_device.cu). H200 (session 15 run 7, then 8 blocks per SM against
+// one wave): bfloat16 pair 75.7-76.8 % with 8 blocks per SM (37 registers hold 6: a second wave of a
+// third), 91.7-93.4 % in one wave. H100 (session 17 run 13): bfloat16 pair 88.9-91.2 % in one wave,
+// 102.2-107.4 % with a block per 256 steps; float32 95.8-97.5 -> 101.7-102.5 %.
 // Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/dropout_tune.cu -o /tmp/dropout_tune && /tmp/dropout_tune
 #include <algorithm>
@@ -36,6 +37,7 @@ using namespace gpuprims;
 using namespace gpuprims::norms;
 
 int blocks_per_sm = 0;  // the grid: this many blocks per SM, 0 = one wave of the kernel's occupancy (the library)
+int waves = 1;          // that many waves of it; 0: no cap (a block per 256 steps)
 
 struct Case {
   int64_t rows, len;
@@ -103,7 +105,8 @@ void run_config(const Case& c, const char* label, bool is_library, bool training
   const int64_t steps = (c.rows * c.len + dropout_step(Vec16<T>::kLanes) - 1) / dropout_step(Vec16<T>::kLanes);
   int resident = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, 256, 0));
-  const int64_t blocks = std::min<int64_t>((steps + 255) / 256, int64_t(c.sms) * (blocks_per_sm ? blocks_per_sm : resident));
+  const int64_t cap = int64_t(c.sms) * (blocks_per_sm ? blocks_per_sm : resident) * waves;
+  const int64_t blocks = waves == 0 ? (steps + 255) / 256 : std::min<int64_t>((steps + 255) / 256, cap);
   DropoutParams p = params_for(c, is_library ? c.out_ref : c.out);
   p.training = training;
   char running[128];
@@ -167,9 +170,10 @@ int main() {
   for (void** p : {&c.x, &c.r, &c.out_ref, &c.out}) CHECK(cudaMalloc(p, max_bytes));
   CHECK(cudaMalloc(&c.b, 8192 * 4));
   CHECK(cudaMalloc(&c.stats, 16));
-  for (int pass = 1; pass <= 4; ++pass) {
-    blocks_per_sm = pass % 2 ? 8 : 0;
-    printf("\n=== pass %d: %s ===\n", (pass + 1) / 2, blocks_per_sm ? "8 blocks per SM (the library before)" : "one wave of the occupancy");
+  for (int pass = 1; pass <= 8; ++pass) {
+    const int w[4] = {1, 2, 4, 0};
+    waves = w[(pass - 1) % 4];
+    printf("\n=== pass %d: %d waves of the occupancy (0: a block per 256 steps) ===\n", (pass + 3) / 4, waves);
     for (int64_t len : {int64_t(8192), int64_t(4096)}) {
       c.rows = (int64_t(1) << 27) / len * (len == 4096 ? 2 : 1);  // 16384 x 8192, 65536 x 4096
       c.len = len;

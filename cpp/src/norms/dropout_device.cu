@@ -1,7 +1,6 @@
-// bias_dropout_add on the GPU: a grid-stride loop over one wave of 256-thread blocks.
+// bias_dropout_add on the GPU: 256-thread blocks, one step (16-byte vectors, whole Philox draws) per thread.
 #include "gpuprims/norms/dropout.cuh"
 #include "gpuprims/util/math.cuh"
-#include "gpuprims/util/occupancy.cuh"
 #include "dropout_launch.hpp"
 #include "launch.hpp"
 
@@ -20,15 +19,14 @@ Status run(const DropoutLaunch& l) {
   void* args[] = {&params};
   const void* kernel = params.vec_ok ? reinterpret_cast<const void*>(&bias_dropout_add_kernel<T, true, kPairRounding>)
                                      : reinterpret_cast<const void*>(&bias_dropout_add_kernel<T, false, false>);
-  // Exactly one wave of what the SMs hold: the grid used to be 8 blocks per SM, which the
-  // 16-bit kernels (37 registers: 6 resident blocks) and float64 (46: 5) ran as one full wave and
-  // a second of a third, whose few blocks could not keep the memory busy (bfloat16 16384 x 8192 on
-  // an H200: 79.5 % of copy; docs/norms.md "bias_dropout_add").
-  static const int resident_vector = resident_blocks_per_sm(&bias_dropout_add_kernel<T, true, kPairRounding>, kThreads);
-  static const int resident_scalar = resident_blocks_per_sm(&bias_dropout_add_kernel<T, false, false>, kThreads);
+  // A block per kThreads steps: every thread takes one step (the kernel's grid-stride loop only
+  // matters beyond grid.x's limit). On an H100 (session 17 device run 13, bench/tune/dropout_tune.cu,
+  // % of copy over two passes) this grid ran bfloat16 at 102.2-107.4 % and float32 at 101.7-102.5 %,
+  // where one wave of the resident blocks (the grid since session 15, which had fixed the second
+  // wave of a third that 8 blocks per SM left the 16-bit kernels: docs/norms.md "bias_dropout_add")
+  // ran at 88.9-91.2 % / 95.8-97.5 %, two waves 91.0-92.3 / 95.6, four 94.7-97.1 / 96.1-97.7.
   const int64_t steps = ceil_div<int64_t>(l.params.total, dropout_step(Vec16<T>::kLanes));
-  const int64_t wave = int64_t(l.sm_count) * (params.vec_ok ? resident_vector : resident_scalar);
-  const int64_t blocks = min_of<int64_t>(ceil_div<int64_t>(steps, kThreads), wave);
+  const int64_t blocks = min_of<int64_t>(ceil_div<int64_t>(steps, kThreads), 0x7fffffff);
   GPUPRIMS_CUDA_CHECK("bias_dropout_add",
                       cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), args, 0, l.stream));
   return check_launch("bias_dropout_add", l.stream);

@@ -86,7 +86,6 @@ Status bias_dropout_add(const DropoutTensors& t, const DropoutOptions& options, 
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(x.device.id, kOp));
   l.device = x.device.id;
-  GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
   return norms::bias_dropout_add_device(l);
 }
 

@@ -13,7 +13,6 @@ struct DropoutLaunch {
   DropoutParams params;
   DType dtype;
   int device;  // -1 for the CPU reference
-  int sm_count;
   cudaStream_t stream;
 };
 
