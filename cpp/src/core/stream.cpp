@@ -13,6 +13,8 @@ struct DeviceInfo {
   int sm_count = 0;  // 0: not queried yet
   int cc_major = 0;
   int smem_optin = 0;  // bytes of shared memory a block may opt in to
+  int memory_khz = 0;  // peak memory clock; 0 where not reported
+  int bus_bits = 0;    // memory bus width; 0 where not reported
 };
 std::vector<DeviceInfo> g_device_info;  // per device
 
@@ -183,6 +185,12 @@ Status device_info(int device, DeviceInfo* info) {
                       cudaDeviceGetAttribute(&queried.cc_major, cudaDevAttrComputeCapabilityMajor, device));
   GPUPRIMS_CUDA_CHECK("device query", cudaDeviceGetAttribute(&queried.smem_optin,
                                                              cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  // Performance hints only: a driver that does not report them leaves 0 (and no sticky error).
+  if (cudaDeviceGetAttribute(&queried.memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&queried.bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
+    cudaGetLastError();
+    queried.memory_khz = queried.bus_bits = 0;
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
   if (static_cast<int>(g_device_info.size()) <= device) g_device_info.resize(device + 1);
   g_device_info[device] = queried;
@@ -210,6 +218,13 @@ Status shared_memory_per_block_optin(int device, int* bytes) {
   DeviceInfo info;
   GPUPRIMS_TRY(device_info(device, &info));
   *bytes = info.smem_optin;
+  return Status::ok();
+}
+
+Status dram_gbps_per_sm(int device, double* gbps) {
+  DeviceInfo info;
+  GPUPRIMS_TRY(device_info(device, &info));
+  *gbps = 2.0 * info.memory_khz * 1e3 * (info.bus_bits / 8) / 1e9 / info.sm_count;
   return Status::ok();
 }
 

@@ -16,20 +16,18 @@ namespace {
 
 // 256 threads x 32 values (chunks of 8192 elements), phase B's whole re-read issued before the
 // row's wait, a persistent grid of the resident blocks R taking tickets with the next one claimed
-// early, lag L = 5R/8: bench/tune/norms_cluster_tune.cu, H100, session 17 device run 8 (the chunk
-// moments about their own anchors, chunk_moments.cuh), float32 256 x 262144 layer_norm / rms_norm,
-// % of copy over two passes: L = R/2 68.7-69.9 / 76.1-77.5, 5R/8 70.8-70.9 / 77.9-78.8, 3R/4
-// 70.3-71.0 / 77.4-78.9, 7R/8 69.9-70.3 / 76.6-77.4, R 68.8-69.3 / 75.0-76.0; one block per ticket
-// at R/2 65.6-66.3 / 72.4-73.1. (Run 5, with every chunk's moments about the row's first element,
-// which test_layer_norm_far_first_element_long_rows showed to err by up to 300 rounding units:
-// 79-81 / 83-85 at 5R/8 and a cliff below R/2, 55-58 / 62 at 3R/8.) The norm kind runs 3 blocks
-// per SM (80 registers), the softmax kind 4 (64).
+// early, lag L = 3R/4 (bench/tune/norms_cluster_tune.cu, float32 256 x 262144 layer_norm / rms_norm,
+// % of copy over two passes). H100, session 17 device run 8: L = R/2 68.7-69.9 / 76.1-77.5, 5R/8
+// 70.8-70.9 / 77.9-78.8, 3R/4 70.3-71.0 / 77.4-78.9, 7R/8 69.9-70.3 / 76.6-77.4, R 68.8-69.3 /
+// 75.0-76.0; one block per ticket at R/2 65.6-66.3 / 72.4-73.1. H200, run 15: R/2 46.3-48.1 /
+// 47.8-52.4 (a cliff: phase B waits for chunks still in flight), 5R/8 54.7-55.6 / 59.7-60.3, 3R/4
+// 55.6-56.5 / 60.9-61.3. The norm kind runs 3 blocks per SM (80 registers), the softmax kind 4 (64).
 constexpr int kThreads = 256;
 constexpr int kValues = 32;
 template <class T, RowKind kKind>
 using LagConfig = RowLagConfig<kThreads, kValues / Vec16<T>::kLanes, kKind == RowKind::kSoftmax ? 4 : 3,
                                /*apply unroll: the whole re-read first*/ 0, /*prefetch*/ true>;
-constexpr int kLagEighths = 5;
+constexpr int kLagEighths = 6;
 
 template <class T, RowKind kKind>
 Status run(const NormLaunch& l) {
@@ -62,23 +60,29 @@ Status norms_row_lag(const NormLaunch& l) {
   });
 }
 
-// Where "auto" ran split_row before (cluster_row's measured range ends at 8 CTAs, 131072
-// float32 elements) and row_lag measured ahead of both: the float32 norm kind on sm_90
-// (bench/tune/norms_cluster_tune.cu, % of copy). H100, session 17 run 8, 256 x 262144 layer_norm /
-// rms_norm: row_lag 70.8-70.9 / 77.9-78.8, cluster_row 65.7-66.4 / 68.2-68.8, split_row 59.9-60.4 /
-// 64.3-64.9. H200, session 12 run 2 (the schedule at R/2, chunk moments about the row's first
-// element): 65.8-66.4 / 68.5-70.0 against cluster_row 50.8-52.6 and split_row 60.9-62.5. At
-// 640 x 100000 (7 CTAs) it ties cluster_row on the H100 (78.7 / 82.5 against 78.1 / 81.8), so
-// shorter rows keep cluster_row; the softmax kind and float16 / bfloat16 too (cluster_row ahead on
-// both GPUs); sm_80 was not measured.
+// Where "auto" ran split_row before (cluster_row's measured range ends at 8 CTAs, 131072 float32
+// elements) and row_lag measured ahead: the float32 norm kind on sm_90 GPUs whose SMs each have
+// little DRAM bandwidth to cover. A block works on one ticket at a time (load, two block
+// reductions, publication, wait, re-read, stores), so three blocks per SM keep a fixed amount of
+// work in flight: enough for an H100's 25 GB/s per SM, not for an H200's 37. Measured
+// (bench/tune/norms_cluster_tune.cu and the benchmark, % of copy, 256 x 262144 layer_norm /
+// rms_norm): H100 (session 17 runs 7-8) row_lag 70.0-71.0 / 76.7-78.9, split_row 59.9-60.9 /
+// 63.4-65.1, cluster_row 65.7-66.4 / 68.0-68.8; H200 (runs 14-15) row_lag 54.7-56.5 / 59.2-61.3 at
+// L = 5R/8 to 3R/4, split_row 54.0-59.8 / 58.0-61.0 (the benchmark's 59.8 / 61.0 ahead), so the
+// H200 keeps split_row. At 640 x 100000 (7 CTAs) row_lag ties cluster_row on the H100 (78.7 / 82.5
+// against 78.1 / 81.8), so shorter rows keep cluster_row; the softmax kind and float16 / bfloat16
+// too (cluster_row ahead on both GPUs); sm_80 was not measured.
 bool row_lag_preferred(const NormLaunch& l) {
   constexpr int64_t kMinRow = 131072;
   if (l.dtype != DType::kFloat32 || row_kind(l.op) != RowKind::kNorm || !l.params.vec_ok ||
       l.params.layout.row_len <= kMinRow) {
     return false;
   }
+  constexpr double kMaxGbpsPerSm = 30.0;
   int major = 0;
-  return compute_capability_major(l.device, &major).is_ok() && major >= 9;
+  double gbps = 0.0;
+  return compute_capability_major(l.device, &major).is_ok() && major >= 9 &&
+         dram_gbps_per_sm(l.device, &gbps).is_ok() && gbps > 0.0 && gbps < kMaxGbpsPerSm;
 }
 
 }  // namespace norms

@@ -1,7 +1,8 @@
 #pragma once
 // row_lag: rows too long for one block in one launch, x read twice but from DRAM once (issue 5,
 // docs/norms.md "row_lag"). "auto" runs it for the float32 norm kind (layer_norm, rms_norm) on rows
-// beyond cluster_row's reach on sm_90 (cpp/src/norms/variant_row_lag.cu says where and why).
+// beyond cluster_row's reach on sm_90 GPUs with little DRAM bandwidth per SM (variant_row_lag.cu
+// says where and why).
 //
 // A row of n elements is cut into C = ceil(n / S) chunks of S elements (never crossing rows), and
 // the rows' chunks are numbered row-major: chunk k is chunk k % C of row k / C. Blocks take tickets
