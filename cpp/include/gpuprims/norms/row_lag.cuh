@@ -96,7 +96,7 @@ struct RowLagConfig {
 };
 
 // One chunk as loaded (16-byte vectors of T, converted as read): a tile for chunk_partial's lean
-// passes. Slots past len hold the kind's fill (-inf for softmax: the max ignores them; the sums
+// passes (tile_max_dropping_nan, sum_tile_vectors). Slots past len hold the kind's fill (-inf for softmax: the max ignores them; the sums
 // check per slot).
 template <class T, int kThreads, int kVecs>
 struct LagChunk {
@@ -126,18 +126,6 @@ struct LagChunk {
   template <class F>
   __device__ __forceinline__ Acc sum_of_vectors(int len, int rank, F f) const {
     return sum_tile_vectors(*this, len, rank, f);
-  }
-
-  __device__ __forceinline__ Acc max_dropping_nan() const {
-    Acc acc[kLanes];
-#pragma unroll
-    for (int l = 0; l < kLanes; ++l) acc[l] = value(0, l);
-#pragma unroll
-    for (int s = 1; s < kVecs; ++s) {
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) acc[l] = fmax(acc[l], value(s, l));
-    }
-    return fold_lanes(acc, FmaxOp{});
   }
 };
 

@@ -77,7 +77,7 @@ template <bool kLean, class Tile, class Reduce>
 __device__ __forceinline__ typename Tile::Acc tile_max(const Tile& tile, Reduce& reduce) {
   using Acc = typename Tile::Acc;
   if constexpr (kLean) {
-    return reduce(tile.max_dropping_nan(), FmaxOp{});
+    return reduce(tile_max_dropping_nan(tile), FmaxOp{});
   } else {
     Acc m = -std::numeric_limits<Acc>::infinity();
 #pragma unroll

@@ -67,6 +67,23 @@ __device__ __forceinline__ A fold_lanes(A (&acc)[kN], Op op) {
   return acc[0];
 }
 
+// Max over every slot of a register tile (RowTile, row_lag's LagChunk: value(s, l), kSlots, kLanes),
+// the fill included, with fmax in kLanes accumulators: a NaN is dropped here, unlike nan_max;
+// softmax_exponentiate and chunk_partial's lean path let it reach the row sum.
+template <class Tile>
+__device__ __forceinline__ typename Tile::Acc tile_max_dropping_nan(const Tile& tile) {
+  using Acc = typename Tile::Acc;
+  Acc acc[Tile::kLanes];
+#pragma unroll
+  for (int l = 0; l < Tile::kLanes; ++l) acc[l] = tile.value(0, l);
+#pragma unroll
+  for (int s = 1; s < Tile::kSlots; ++s) {
+#pragma unroll
+    for (int l = 0; l < Tile::kLanes; ++l) acc[l] = fmax(acc[l], tile.value(s, l));
+  }
+  return fold_lanes(acc, [](Acc a, Acc b) { return fmax(a, b); });
+}
+
 // Reductions across the threads of one row: warp shuffles for a warp, BlockReduce for a block.
 template <class Acc, int kThreadsPerRow>
 struct RowGroup {
@@ -366,19 +383,6 @@ struct RowTile {
     return sum_tile_vectors(*this, len, rank, f);
   }
 
-  // Max over every slot (the fill included) with fmax, kLanes accumulators: a NaN is dropped here,
-  // unlike nan_max; softmax_exponentiate and chunk_partial's lean path let it reach the row sum.
-  __device__ __forceinline__ Acc max_dropping_nan() const {
-    Acc acc[kLanes];
-#pragma unroll
-    for (int l = 0; l < kLanes; ++l) acc[l] = v[0][l];
-#pragma unroll
-    for (int s = 1; s < kVecs; ++s) {
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) acc[l] = fmax(acc[l], v[s][l]);
-    }
-    return fold_lanes(acc, [](Acc a, Acc b) { return fmax(a, b); });
-  }
 
   // Writes out(value, weight, bias) to elements [begin, begin + len) of y's row. Affine vectors
   // are indexed by the element's position in the row; null ones read as weight 1, bias 0.
