@@ -121,8 +121,9 @@ using norms::check_affine;
 using norms::check_same_device;
 using norms::check_stats;
 
-// "auto": the one-pass kernel; rows beyond one block's registers run cluster_row (which runs
-// row_lag or split_row where it cannot, or where it measured slower).
+// "auto": the one-pass kernel; rows beyond one block's registers run row_lag where it measured
+// fastest (row_lag_preferred), else cluster_row (which runs split_row where it cannot, or where it
+// measured slower).
 Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
   switch (algorithm) {
     case NormAlgorithm::kClusterRow: return norms::norms_cluster_row(l);
@@ -134,6 +135,7 @@ Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
     case NormAlgorithm::kRowLag: return norms::norms_row_lag(l);
     case NormAlgorithm::kAuto:
       if (l.params.layout.row_len > norms::row_on_chip_capacity(l.dtype)) {
+        if (norms::row_lag_preferred(l)) return norms::norms_row_lag(l);
         return norms::norms_cluster_row(l, /*automatic=*/true);
       }
       break;

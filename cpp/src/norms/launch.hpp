@@ -28,8 +28,7 @@ Status norms_add_norm(const NormLaunch& launch);  // variant_add_norm.cu: row_on
 // One entry per variant, each in its own translation unit (variant_<name>.cu).
 Status norms_row_on_chip(const NormLaunch& launch);
 Status norms_split_row(const NormLaunch& launch);
-// split_row where no cluster kernel runs; automatic ("auto"): also where it measured slower, and
-// row_lag where row_lag_preferred.
+// split_row where no cluster kernel runs; automatic ("auto"): also where it measured slower.
 Status norms_cluster_row(const NormLaunch& launch, bool automatic = false);
 // split_row for float64 and rows that are not aligned 16-byte vectors.
 Status norms_row_lag(const NormLaunch& launch);

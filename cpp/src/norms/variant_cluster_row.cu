@@ -1,8 +1,7 @@
 // cluster_row: a row too long for one block held in the shared memory of a thread block cluster
 // (cluster_row.cuh): x read once. Where the cluster kernel cannot run (float64, rows that are not
 // whole aligned 16-byte vectors, rows beyond kMaxClusterSize slices, GPUs below sm_90, a library
-// built without sm_90) the call runs split_row, which computes the same function. For "auto" it
-// hands the rows where row_lag measured faster (row_lag_preferred) to row_lag.
+// built without sm_90) the call runs split_row, which computes the same function.
 #include <atomic>
 #include <cstdint>
 #include <type_traits>
@@ -26,14 +25,15 @@ namespace {
 //     66.3-66.6 [62.9-63.3] at 256 x 262144 (C = 16), 78.1 [62.4] at 640 x 100000 (C = 7), 89.6
 //     [62.6] at 2048 x 32768 (C = 2); rms_norm 68.4-69.1 [63.7-63.8], 81.8 [63.0], 89.4 [63.2]). On
 //     the H200 with clusters of 16 the same shape ran 10 points below split_row (session 10, 51 against
-//     61: only 112 of its 132 SMs hold clusters of 16), so "auto" takes it up to 8 CTAs a row; beyond
-//     them it ran split_row, and since session 17 row_lag (variant_row_lag.cu, row_lag_preferred),
-//     ahead of both there (algorithm="cluster_row" runs the cluster kernel at any size).
+//     61: only 112 of its 132 SMs hold clusters of 16), so "auto" takes it up to kAutoMaxClusters = 8
+//     CTAs a row and split_row beyond (algorithm="cluster_row" runs it at any size); dispatch hands
+//     those longer rows to row_lag first where row_lag_preferred (variant_row_lag.cu).
 template <class T, RowKind kKind>
 struct ClusterTile {
   static constexpr bool kFloat32 = sizeof(T) == 4;
   using type = std::conditional_t<kFloat32 && kKind == RowKind::kSoftmax, ClusterRowConfig<128, 32, 3>,
                                   ClusterRowConfig<512, 8, 3>>;
+  static constexpr int kAutoMaxClusters = kFloat32 && kKind == RowKind::kNorm ? 8 : kMaxClusterSize;
 };
 
 constexpr int kMaxDevices = 64;
@@ -87,14 +87,14 @@ int resident_clusters(int device, int csize) {
 
 template <class T, RowKind kKind>
 Status run(const NormLaunch& l, bool automatic) {
-  if (automatic && row_lag_preferred(l)) return norms_row_lag(l);
   if constexpr (std::is_same<T, double>::value) {
     return norms_split_row(l);
   } else {
-    using Cfg = typename ClusterTile<T, kKind>::type;
+    using Tile = ClusterTile<T, kKind>;
+    using Cfg = typename Tile::type;
     const int64_t rows = l.params.layout.num_rows;
     const int64_t csize = max_of<int64_t>(1, ceil_div(l.params.layout.row_len, Cfg::template slice_capacity<T>()));
-    const int clusters = !l.params.vec_ok || csize > kMaxClusterSize
+    const int clusters = (automatic && csize > Tile::kAutoMaxClusters) || !l.params.vec_ok || csize > kMaxClusterSize
                              ? 0
                              : resident_clusters<T, kKind, Cfg>(l.device, static_cast<int>(csize));
     if (clusters == 0) return norms_split_row(l);

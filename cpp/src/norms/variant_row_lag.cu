@@ -39,7 +39,7 @@ Status run(const NormLaunch& l) {
   if (per_row > INT_MAX) return norms_split_row(l);  // rows of more than 2^44 elements
   static const int per_sm = resident_blocks_per_sm(row_lag_kernel<T, kKind, Cfg>, Cfg::kThreads);
   const int64_t resident = int64_t(per_sm) * l.sm_count;
-  const int64_t lag = max_of<int64_t>(per_row, resident * kLagEighths / 8);
+  const int64_t lag = resident * kLagEighths / 8;  // launch_row_lag raises it to per_row if below
   StreamScratch scratch;
   GPUPRIMS_TRY(scratch.allocate(row_lag_scratch_bytes<kKind, Acc>(rows, rows * per_row), l.device, l.stream, op));
   GPUPRIMS_CUDA_CHECK(op, (launch_row_lag<T, kKind, Cfg>(l.params, scratch.data(), lag, resident, l.stream)));

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <limits>
 
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include "gpuprims/norms/chunk_moments.cuh"
@@ -44,37 +45,21 @@
 #include "gpuprims/norms/row_stats.cuh"
 #include "gpuprims/norms/row_tile.cuh"
 #include "gpuprims/util/math.cuh"
-#include "gpuprims/util/ptx_sm80.cuh"
 #include "gpuprims/util/vec.cuh"
 
 namespace gpuprims {
 namespace norms {
 
-// How a chunk read travels: past L1 (ld.global.nc.L1::no_allocate) with an L2 eviction priority:
-// phase A's read is read again soon (evict_last), phase B's for the last time (evict_first).
-// (Without the priorities, or with write-back stores, the harness ran 8-20 % slower: session 12.)
-enum class LagLoad { kKeep, kLast };
-
-template <class T, LagLoad kLoad>
-__device__ __forceinline__ Vec16<T> lag_load_vec16(const T* aligned_ptr) {
-  const uint64_t policy = kLoad == LagLoad::kKeep ? ptx::l2_policy_evict_last() : ptx::l2_policy_evict_first();
-  const uint4 bits = ptx::ld_global_nc_na_hint_v4(aligned_ptr, policy);
-  Vec16<T> v;
-  memcpy(&v, &bits, sizeof(v));
-  return v;
-}
+// How a chunk read travels: past L1 with an L2 eviction priority: phase A's read is read again
+// soon (kFirstRead: evict_last), phase B's for the last time (kSecondRead: evict_first). (Without the
+// priorities, or with write-back stores, the harness ran 8-20 % slower: session 12.)
+constexpr LoadPolicy kFirstRead = LoadPolicy::kStreamingEvictLast;
+constexpr LoadPolicy kSecondRead = LoadPolicy::kL2EvictFirst;
 
 // The arrival counters between blocks of one launch, at GPU scope: the releasing add orders thread
 // 0's earlier writes (the partial, the row's first element) before the increment; a thread whose
 // acquiring load reads the complete count sees them in its later loads.
-__device__ __forceinline__ void lag_release_add(unsigned* ptr, unsigned v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(ptr), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned lag_acquire_load(const unsigned* ptr) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
-  return v;
-}
+using ArrivalCounter = cuda::atomic_ref<unsigned, cuda::thread_scope_device>;
 
 // kThreads threads per block, kVecs 16-byte vectors per thread per chunk (S = kThreads * kVecs *
 // 16 / sizeof(T) elements); kMinBlocks: __launch_bounds__' resident blocks per SM.
@@ -110,12 +95,12 @@ struct LagChunk {
   __device__ __forceinline__ static int slot_begin(int s, int rank) { return (s * kThreads + rank) * kLanes; }
   __device__ __forceinline__ Acc value(int s, int l) const { return cast_value<Acc>(q[s].lane[l]); }
 
-  template <LagLoad kLoad>
+  template <LoadPolicy kLoad>
   __device__ __forceinline__ void load(const T* chunk, int len, int rank, T fill) {
 #pragma unroll
     for (int s = 0; s < kVecs; ++s) {
       if (slot_begin(s, rank) < len) {
-        q[s] = lag_load_vec16<T, kLoad>(chunk + slot_begin(s, rank));
+        q[s] = load_vec16<T, kLoad>(chunk + slot_begin(s, rank));
       } else {
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) q[s].lane[l] = fill;
@@ -213,7 +198,7 @@ __device__ __forceinline__ LagChunkPos lag_chunk_pos(int64_t j, int chunks_per_r
 }
 
 // Phase A's or phase B's read of chunk j into `chunk`.
-template <class T, RowKind kKind, class Cfg, LagLoad kLoad>
+template <class T, RowKind kKind, class Cfg, LoadPolicy kLoad>
 __device__ __forceinline__ void lag_load(const NormParams& p, int chunks_per_row, int64_t j,
                                          LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
   const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(j, chunks_per_row, p.layout.row_len);
@@ -241,7 +226,7 @@ __device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScr
   if (threadIdx.x == 0) {
     s.partial[t] = part;
     if (kKind == RowKind::kNorm && at.c == 0) s.first[at.row] = row_first(xr, n);
-    lag_release_add(s.arrived + at.row, 1u);
+    ArrivalCounter(s.arrived[at.row]).fetch_add(1u, cuda::memory_order_release);
   }
 }
 
@@ -260,7 +245,9 @@ __device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScrat
   const LagChunkPos at = lag_chunk_pos<kLen>(j, chunks_per_row, n);
   const int rank = threadIdx.x, lane = threadIdx.x % kWarpSize;
   if (lane == 0) {
-    while (lag_acquire_load(s.arrived + at.row) < unsigned(chunks_per_row)) __nanosleep(64);
+    while (ArrivalCounter(s.arrived[at.row]).load(cuda::memory_order_acquire) < unsigned(chunks_per_row)) {
+      __nanosleep(64);
+    }
   }
   __syncwarp();
   // The row's scale (and, for float16 / bfloat16, its shift) from its first element as phase A
@@ -313,7 +300,7 @@ __device__ __forceinline__ void lag_write_streaming(const NormParams& p, const R
   const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(j, chunks_per_row, p.layout.row_len);
   const T* xc = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin;
   lag_write<T, kKind, Cfg, Cfg::kApplyUnroll>(p, s, chunks_per_row, j, [&](int v) {
-    return lag_load_vec16<T, LagLoad::kLast>(xc + Chunk::slot_begin(v, threadIdx.x));
+    return load_vec16<T, kSecondRead>(xc + Chunk::slot_begin(v, threadIdx.x));
   });
 }
 
@@ -352,12 +339,12 @@ row_lag_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_ro
     if (t >= total) break;
     Chunk chunk;
     if (t < chunks) {
-      lag_load<T, kKind, Cfg, LagLoad::kKeep>(p, chunks_per_row, t, chunk);
+      lag_load<T, kKind, Cfg, kFirstRead>(p, chunks_per_row, t, chunk);
       lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reduce, reduce_pair);
     }
     if (t >= lag) {
       if constexpr (Cfg::kApplyUnroll == 0) {
-        lag_load<T, kKind, Cfg, LagLoad::kLast>(p, chunks_per_row, t - lag, chunk);
+        lag_load<T, kKind, Cfg, kSecondRead>(p, chunks_per_row, t - lag, chunk);
         lag_write_loaded<T, kKind, Cfg>(p, s, chunks_per_row, t - lag, chunk);
       } else {
         lag_write_streaming<T, kKind, Cfg>(p, s, chunks_per_row, t - lag);

@@ -383,7 +383,6 @@ struct RowTile {
     return sum_tile_vectors(*this, len, rank, f);
   }
 
-
   // Writes out(value, weight, bias) to elements [begin, begin + len) of y's row. Affine vectors
   // are indexed by the element's position in the row; null ones read as weight 1, bias 0.
   // vec_ok as for load(), and the affine vectors are contiguous and 16-byte aligned.

@@ -16,8 +16,9 @@ namespace gpuprims {
 // How a 16-byte load travels: the read-only path (LDG.128 through L1), streaming past L1, or the
 // read-only path with an L2 eviction hint: evict_last (the line is read again soon, from L2) or
 // evict_first past L1 (its last read).
+// kStreamingEvictLast: past L1 with evict_last (read again soon, from L2, with no use for L1).
 // kShared: the pointer is into shared memory (a stage filled by cp.async): a plain load.
-enum class LoadPolicy { kReadOnly, kStreaming, kL2EvictLast, kL2EvictFirst, kShared };
+enum class LoadPolicy { kReadOnly, kStreaming, kL2EvictLast, kL2EvictFirst, kStreamingEvictLast, kShared };
 
 template <class T>
 struct alignas(16) Vec16 {
@@ -33,6 +34,8 @@ __device__ __forceinline__ Vec16<T> load_vec16(const T* aligned_ptr) {
     bits = ptx::ld_global_nc_hint_v4(aligned_ptr, ptx::l2_policy_evict_last());
   else if constexpr (kPolicy == LoadPolicy::kL2EvictFirst)
     bits = ptx::ld_global_nc_na_hint_v4(aligned_ptr, ptx::l2_policy_evict_first());
+  else if constexpr (kPolicy == LoadPolicy::kStreamingEvictLast)
+    bits = ptx::ld_global_nc_na_hint_v4(aligned_ptr, ptx::l2_policy_evict_last());
   else if constexpr (kPolicy == LoadPolicy::kShared) bits = *reinterpret_cast<const uint4*>(aligned_ptr);
   else bits = __ldg(reinterpret_cast<const uint4*>(aligned_ptr));
   Vec16<T> v;
