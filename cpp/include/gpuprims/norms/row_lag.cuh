@@ -151,8 +151,35 @@ __device__ __forceinline__ ChunkMoments<Acc> load_published(const ChunkMoments<A
   return {__ldcg(&p->shift), __ldcg(&p->mean), __ldcg(&p->m2)};
 }
 
+// The row's C published partials as one warp folds them: lane i < 32 loads chunk i's once, right
+// after the row's wait, and every pass of the combination folds it from a register; chunks i + 32,
+// i + 64, ... (rows of more than 32 chunks) are loaded as the folds reach them. Loading the
+// partials in every pass put two or three dependent L2 round trips on phase B's critical path:
+// float32 256 x 262144 layer_norm / rms_norm ran at 70.2-71.2 / 77.5-78.4 % of copy that way, at
+// 76.1-78.3 / 81.3-83.5 % this way (H100, bench/tune/norms_cluster_tune.cu, session 18 runs 2-3,
+// L = 5R/8 and 3R/4).
+template <RowKind kKind, class Acc>
+struct HeldPartials {
+  using Partial = ChunkPartial<kKind, Acc>;
+  const Partial* part;
+  int chunks, lane;
+  Partial held{};  // lanes >= chunks: unused
+
+  __device__ __forceinline__ HeldPartials(const Partial* p, int c, int l) : part(p), chunks(c), lane(l) {
+    if (lane < chunks) held = load_published(part + lane);
+  }
+  // op over f(c, partial of chunk c) for this lane's chunks c = lane, lane + 32, ..., in that order,
+  // from acc.
+  template <class F, class Op>
+  __device__ __forceinline__ Acc fold(Acc acc, F f, Op op) const {
+    if (lane < chunks) acc = op(acc, f(lane, held));
+    for (int c = lane + kWarpSize; c < chunks; c += kWarpSize) acc = op(acc, f(c, load_published(part + c)));
+    return acc;
+  }
+};
+
 // The row statistics from its C published partials, the same bits on every warp that calls it:
-// lane i folds chunks i, i + 32, ... in order, then a butterfly (warp_reduce).
+// lane i folds chunks i, i + 32, ... in order (HeldPartials), then a butterfly (warp_reduce).
 //   softmax: M = max m_c (NaN-propagating), S = sum over s_c != 0 of s_c exp(m_c - M);
 //   norm: (mean_u, M2_u) about frame.shift by combine_chunk_moments (chunk_moments.cuh), as
 //     split_row's row_combine_kernel; frame: in, the row's scale (and, for kCentred = false, its
@@ -161,23 +188,21 @@ template <RowKind kKind, bool kCentred, class Acc>
 __device__ __forceinline__ RowStats<Acc> combine_row_partials(const ChunkPartial<kKind, Acc>* part, int chunks,
                                                               int64_t chunk_len, int64_t n, int lane,
                                                               RowFrame<Acc>& frame, bool center) {
+  const HeldPartials<kKind, Acc> held(part, chunks, lane);
   if constexpr (kKind == RowKind::kSoftmax) {
-    Acc m = -std::numeric_limits<Acc>::infinity();
-    for (int c = lane; c < chunks; c += kWarpSize) m = nan_max(m, __ldcg(&part[c].a));
-    m = warp_reduce(m, NanMaxOp{});
-    Acc s = Acc(0);
-    for (int c = lane; c < chunks; c += kWarpSize) {
-      const RowStats<Acc> pc = load_published(part + c);
-      if (pc.b != Acc(0)) s += pc.b * exp_of(pc.a - m);
-    }
+    const Acc m = warp_reduce(
+        held.fold(-std::numeric_limits<Acc>::infinity(), [](int, const RowStats<Acc>& pc) { return pc.a; }, NanMaxOp{}),
+        NanMaxOp{});
+    const Acc s = held.fold(
+        Acc(0), [=](int, const RowStats<Acc>& pc) { return pc.b != Acc(0) ? pc.b * exp_of(pc.a - m) : Acc(0); },
+        SumOp{});
     return {m, warp_reduce(s, SumOp{})};
   } else {
     const auto count = [=](int c) { return Acc(min_of<int64_t>(chunk_len, n - c * chunk_len)); };
-    if constexpr (kCentred) frame.shift = __ldcg(&part[0].shift);
+    if constexpr (kCentred) frame.shift = gpuprims::shfl_idx(held.held.shift, 0);  // chunk 0's anchor
     return combine_chunk_moments<kCentred>(frame, n, center, [&](auto f) {
-      Acc acc = Acc(0);
-      for (int c = lane; c < chunks; c += kWarpSize) acc += f(count(c), load_published(part + c));
-      return warp_reduce(acc, SumOp{});
+      return warp_reduce(held.fold(Acc(0), [&](int c, const ChunkMoments<Acc>& m) { return f(count(c), m); }, SumOp{}),
+                         SumOp{});
     });
   }
 }
