@@ -266,6 +266,7 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
 // R/2), and schedules since removed (both reads issued together, phase A / B roles by ticket
 // parity, bulk copies into shared memory): all lost (docs/norms.md "row_lag"). Session 17 sweeps
 // the prefetching schedule's lag around R/2, where it sits at a cliff (H100: 60 % at 3R/8, 80 % at R/2).
+// Session 18 adds rows of 64-256 chunks (lags up to 4C): split_row leads there on the H100.
 template <class T, RowKind kKind>
 void run_row_lag_candidates(const Problem& pr) {
   constexpr int kV = 32 / Vec16<T>::kLanes;  // 32 values per thread
@@ -275,6 +276,10 @@ void run_row_lag_candidates(const Problem& pr) {
   run_row_lag<T, kKind, RowLagConfig<256, kV, kR, 0, false>>(pr, "AB a0", 1, 50, false);
   using Prefetched = RowLagConfig<256, kV, kR, 0, true>;
   for (int pct : {50, 62, 75, 88, 100}) run_row_lag<T, kKind, Prefetched>(pr, "AB a0 pf", 1, pct, true);
+  // Rows of many chunks (session 18): lags of 2C-4C tickets.
+  if (ceil_div(pr.len, Prefetched::template chunk_len<T>()) > 32) {
+    for (int per_row : {2, 3, 4}) run_row_lag<T, kKind, Prefetched>(pr, "AB a0 pf", per_row, 0, true);
+  }
 }
 
 // The candidates: split_row, the cluster shapes the library runs (64 KiB slices, store loop unrolled
@@ -326,7 +331,7 @@ int main() {
   printf("%s, %d SMs, L2 %d MiB, %zu KiB shared memory per SM\n", prop.name, sms, prop.l2CacheSize >> 20,
          prop.sharedMemPerMultiprocessor >> 10);
   const int64_t max_bytes = int64_t(256) << 20;  // 256 x 262144 float32, 4x the H200's L2
-  const int64_t max_len = 1 << 20, max_rows = 2048;
+  const int64_t max_len = 1 << 21, max_rows = 2048;
   void *x, *y, *w, *b, *scratch;
   double* ref_stats;
   unsigned* cmp;
@@ -345,6 +350,10 @@ int main() {
       run_shape<float>(640, 100000, x, y, w, b, ref_stats, cmp, scratch, sms);
       run_shape<float>(2048, 32768, x, y, w, b, ref_stats, cmp, scratch, sms);
       run_shape<bfloat16_t>(128, 1048576, x, y, w, b, ref_stats, cmp, scratch, sms);
+      // Rows of 64-256 chunks, where "auto" leaves row_lag for split_row (session 18).
+      run_shape<float>(128, 524288, x, y, w, b, ref_stats, cmp, scratch, sms);
+      run_shape<float>(64, 1048576, x, y, w, b, ref_stats, cmp, scratch, sms);
+      run_shape<float>(32, 2097152, x, y, w, b, ref_stats, cmp, scratch, sms);
     }
   }
   CHECK(cudaFree(x));
