@@ -176,7 +176,8 @@ def test_special_values_match_torch_every_variant(rng, op):
 # each read twice in one launch): one slice, a short last slice, 16 full slices, and lengths they hand
 # to split_row (odd: not whole 16-byte vectors; float64; cluster_row: more than 16 slices). On GPUs
 # below sm_90 cluster_row runs split_row, and must pass the same way; "auto" takes row_lag for the
-# float32 norm kind beyond 131072 elements on sm_90 GPUs with little DRAM bandwidth per SM (H100).
+# float32 norm kind from 131073 to 262144 elements on sm_90 GPUs with little DRAM bandwidth per SM
+# (H100). float16's 1048576 runs row_lag over 128 chunks a row (partials beyond a warp's 32 lanes).
 CLUSTER_ROW_LENS = (16388, 40000, 100000, 262144, 262145, 524288, 1048576)
 
 
