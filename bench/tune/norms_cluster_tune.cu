@@ -259,10 +259,10 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
 }
 
 // row_lag shapes: "tT eE rR": T threads, E values per thread (E * sizeof(T) / 16 16-byte vectors;
-// chunk T * E elements), R blocks per SM (register bound); "a4": phase B's re-read 4 slots at a
-// time after the row's wait, "a0": the whole re-read before it; "pf": next ticket prefetched (with
-// a persistent grid). 64 bfloat16 values per thread spilled 60-300 bytes (ptxas, CUDA 13.0), so the
-// shapes count values, not vectors. Session 12 (H200) measured L = C, 4C, R/2, R, 2R, 4R (best at
+// chunk T * E elements), R blocks per SM (register bound); "a0": phase B's whole re-read before
+// the row's wait (the only schedule left since session 18; "a4", 4 slots at a time after the wait,
+// was removed); "pf": next ticket prefetched (with a persistent grid). 64 bfloat16 values per
+// thread spilled 60-300 bytes (ptxas, CUDA 13.0), so the shapes count values, not vectors. Session 12 (H200) measured L = C, 4C, R/2, R, 2R, 4R (best at
 // R/2), and schedules since removed (both reads issued together, phase A / B roles by ticket
 // parity, bulk copies into shared memory): all lost (docs/norms.md "row_lag"). Session 17 sweeps
 // the prefetching schedule's lag around R/2, where it sits at a cliff (H100: 60 % at 3R/8, 80 % at R/2).
@@ -272,9 +272,8 @@ void run_row_lag_candidates(const Problem& pr) {
   constexpr int kV = 32 / Vec16<T>::kLanes;  // 32 values per thread
   // Softmax kind: 4 blocks per SM fit without spills (64 registers); norm kind: 3.
   constexpr int kR = kKind == RowKind::kSoftmax ? 4 : 3;
-  run_row_lag<T, kKind, RowLagConfig<256, kV, 3, 4, false>>(pr, "AB a4", 1, 50, false);
-  run_row_lag<T, kKind, RowLagConfig<256, kV, kR, 0, false>>(pr, "AB a0", 1, 50, false);
-  using Prefetched = RowLagConfig<256, kV, kR, 0, true>;
+  run_row_lag<T, kKind, RowLagConfig<256, kV, kR, false>>(pr, "AB a0", 1, 50, false);
+  using Prefetched = RowLagConfig<256, kV, kR, true>;
   for (int pct : {50, 62, 75, 88, 100}) run_row_lag<T, kKind, Prefetched>(pr, "AB a0 pf", 1, pct, true);
   // Rows of many chunks (session 18): lags of 2C-4C tickets.
   if (ceil_div(pr.len, Prefetched::template chunk_len<T>()) > 32) {

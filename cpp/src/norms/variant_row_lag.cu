@@ -29,7 +29,7 @@ constexpr int kThreads = 256;
 constexpr int kValues = 32;
 template <class T, RowKind kKind>
 using LagConfig = RowLagConfig<kThreads, kValues / Vec16<T>::kLanes, kKind == RowKind::kSoftmax ? 4 : 3,
-                               /*apply unroll: the whole re-read first*/ 0, /*prefetch*/ true>;
+                               /*prefetch*/ true>;
 constexpr int kLagEighths = 5;
 
 template <class T, RowKind kKind>

@@ -63,16 +63,17 @@ using ArrivalCounter = cuda::atomic_ref<unsigned, cuda::thread_scope_device>;
 
 // kThreads threads per block, kVecs 16-byte vectors per thread per chunk (S = kThreads * kVecs *
 // 16 / sizeof(T) elements); kMinBlocks: __launch_bounds__' resident blocks per SM.
-// kApplyUnroll: phase B's slots in flight at once, issued after the row's wait (0: the whole chunk
-//   re-read before the wait, so its L2 latency overlaps the wait and the combine).
 // kPrefetch: a block takes its next ticket while it works on the current one, so the atomic's
 //   round trip leaves the ticket's critical path (meant for a persistent grid; correct with any).
-template <int kThreads_, int kVecs_, int kMinBlocks_, int kApplyUnroll_, bool kPrefetch_>
+// Phase B re-reads its whole chunk before the row's wait, so the L2 latency overlaps the wait and
+// the combination. (Re-reading 4 slots at a time after the wait ran within 3 points of it either
+// way on the H200 without the prefetched ticket, session 12, docs/norms.md "row_lag"; the
+// prefetching schedule the library runs was tuned with the whole re-read first.)
+template <int kThreads_, int kVecs_, int kMinBlocks_, bool kPrefetch_>
 struct RowLagConfig {
   static constexpr int kThreads = kThreads_;
   static constexpr int kVecs = kVecs_;
   static constexpr int kMinBlocks = kMinBlocks_;
-  static constexpr int kApplyUnroll = kApplyUnroll_;
   static constexpr bool kPrefetch = kPrefetch_;
   template <class T>
   static constexpr int64_t chunk_len() {
@@ -255,15 +256,14 @@ __device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScr
   }
 }
 
-// Phase B of chunk j: wait for its row, combine, write out(x) for every valid slot, x's vector v
-// from vec(v) (a register of a chunk read earlier, or a load issued here). Warps work
-// independently: each warp's lane 0 waits (acquire) and __syncwarp orders the warp's later loads
-// after it.
-template <class T, RowKind kKind, class Cfg, int kUnroll, class Vec>
+// Phase B of chunk j, re-read into `chunk` (lag_load) before the call: wait for its row, combine,
+// write out(x) for every valid slot. Warps work independently: each warp's lane 0 waits (acquire)
+// and __syncwarp orders the warp's later loads after it.
+template <class T, RowKind kKind, class Cfg>
 __device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
-                                          int chunks_per_row, int64_t j, Vec vec) {
+                                          int chunks_per_row, int64_t j,
+                                          const LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
   using Acc = acc_t<T>;
-  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
   constexpr int64_t kLen = Cfg::template chunk_len<T>();
   const RowLayout& layout = p.layout;
   const int64_t n = layout.row_len;
@@ -287,46 +287,28 @@ __device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScrat
     shift = frame.shift;
     if (at.c == 0 && rank == 0) write_row_stats(p, at.row, stats, shift);
   }
+  // store_tile_vectors<true, Affine::kAny, StorePolicy::kStreaming> computes the same; called here
+  // it made ptxas spill 10 bytes in the bfloat16 norm kernel for sm_80 (CUDA 13.0), this loop none.
+  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
   const RowOutput<kKind, Acc> out(stats, shift, p.log);
   T* yc = static_cast<T*>(p.y) + layout.y_row_offset(at.row) + at.begin;
   const T* weight = static_cast<const T*>(p.weight);
   const T* bias = static_cast<const T*>(p.bias);
-#pragma unroll(kUnroll)
+#pragma unroll
   for (int v = 0; v < Cfg::kVecs; ++v) {
     const int e0 = Chunk::slot_begin(v, rank);
     if (e0 >= at.len) continue;
-    const Vec16<T> q = vec(v);
     Vec16<T> w, b;
     if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at.begin + e0);
     if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at.begin + e0);
     Acc o[Chunk::kLanes];
 #pragma unroll
     for (int l = 0; l < Chunk::kLanes; ++l) {
-      o[l] = out(cast_value<Acc>(q.lane[l]), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
+      o[l] = out(chunk.value(v, l), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
                  bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0));
     }
     store_vec16<T, StorePolicy::kStreaming>(yc + e0, round_to_vec16<T>(o));
   }
-}
-
-// Phase B from a chunk re-read (lag_load) before the wait.
-template <class T, RowKind kKind, class Cfg>
-__device__ __forceinline__ void lag_write_loaded(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
-                                                 int chunks_per_row, int64_t j,
-                                                 const LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
-  lag_write<T, kKind, Cfg, Cfg::kVecs>(p, s, chunks_per_row, j, [&](int v) { return chunk.q[v]; });
-}
-
-// Phase B with the re-read issued after the wait, kApplyUnroll slots at a time.
-template <class T, RowKind kKind, class Cfg>
-__device__ __forceinline__ void lag_write_streaming(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
-                                                    int chunks_per_row, int64_t j) {
-  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
-  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(j, chunks_per_row, p.layout.row_len);
-  const T* xc = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin;
-  lag_write<T, kKind, Cfg, Cfg::kApplyUnroll>(p, s, chunks_per_row, j, [&](int v) {
-    return load_vec16<T, kSecondRead>(xc + Chunk::slot_begin(v, threadIdx.x));
-  });
 }
 
 // grid: any number of blocks (one per ticket, or a persistent wave); each takes tickets until
@@ -368,12 +350,8 @@ row_lag_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_ro
       lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reduce, reduce_pair);
     }
     if (t >= lag) {
-      if constexpr (Cfg::kApplyUnroll == 0) {
-        lag_load<T, kKind, Cfg, kSecondRead>(p, chunks_per_row, t - lag, chunk);
-        lag_write_loaded<T, kKind, Cfg>(p, s, chunks_per_row, t - lag, chunk);
-      } else {
-        lag_write_streaming<T, kKind, Cfg>(p, s, chunks_per_row, t - lag);
-      }
+      lag_load<T, kKind, Cfg, kSecondRead>(p, chunks_per_row, t - lag, chunk);
+      lag_write<T, kKind, Cfg>(p, s, chunks_per_row, t - lag, chunk);
     }
   }
 }
