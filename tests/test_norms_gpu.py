@@ -194,7 +194,7 @@ def test_cluster_row_long_rows(rng, op, dtype):
 
 @pytest.mark.parametrize("op", OPS)
 def test_row_lag_more_chunks_than_its_lag(rng, op):
-    """row_lag over many more chunks than its lag (3/4 of the resident blocks, about 300 on a
+    """row_lag over many more chunks than its lag (5/8 of the resident blocks, about 250 on a
     132-SM GPU) and than one wave of its persistent grid, so phase B of most tickets waits for rows
     that other blocks complete: 100 rows of 140000 float32 (18 chunks, the last one short) and 1500
     rows of 16392 (3 chunks). "auto" runs row_lag for the float32 norm kind on the first (H100)."""
