@@ -39,17 +39,13 @@ def test_variants_without_a_family_lists_them_all():
 def test_single_implementation_ops_take_auto_only(rng):
     x = rng.standard_normal(8) + 2.0
     mask = x > 2.0
-    offsets = np.array([0, 3, 8], np.int64)
     np.testing.assert_array_equal(gpuprims.compact(x, mask, algorithm="auto"), x[mask])
     np.testing.assert_array_equal(gpuprims.nonzero(mask, algorithm="auto"), np.flatnonzero(mask))
-    np.testing.assert_allclose(gpuprims.segmented_reduce(x, offsets, algorithm="auto"),
-                               [x[:3].sum(), x[3:].sum()], rtol=1e-12)
     y = gpuprims.bias_dropout_add(x, None, x, 0.0, seed=1, offset=0, algorithm="auto")
     np.testing.assert_allclose(y, 2 * x, rtol=1e-12)
     calls = {
         "compact": lambda a: gpuprims.compact(x, mask, algorithm=a),
         "nonzero": lambda a: gpuprims.nonzero(mask, algorithm=a),
-        "segmented_reduce": lambda a: gpuprims.segmented_reduce(x, offsets, algorithm=a),
         "bias_dropout_add": lambda a: gpuprims.bias_dropout_add(x, None, x, 0.5, seed=1, offset=0, algorithm=a),
     }
     for op, call in calls.items():

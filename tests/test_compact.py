@@ -116,3 +116,20 @@ def test_segmented_reduce_errors():
     with pytest.raises(ValueError, match="argument 'op'"):
         gpuprims.segmented_reduce(x, np.array([0, 5]), "mean")
     assert gpuprims.segmented_reduce(x, np.array([0])).shape == (0,)
+    with pytest.raises(ValueError, match=r"^segmented_reduce: argument 'algorithm': expected one of 'auto', 'ranges', "
+                                         r"'blocks', got 'fast'$"):
+        gpuprims.segmented_reduce(x, np.array([0, 5]), algorithm="fast")
+    with pytest.raises(TypeError, match=r"^segmented_reduce: argument 'algorithm': expected a str, got None$"):
+        gpuprims.segmented_reduce(x, np.array([0, 5]), algorithm=None)
+
+
+def test_segmented_reduce_variants_on_the_cpu(rng):
+    """Both GPU paths are listed; on CPU arrays every algorithm= runs the CPU reference."""
+    rows = gpuprims.variants("segmented_reduce")
+    assert [v.name for v in rows] == ["ranges", "blocks"]
+    assert all(v.deterministic and v.description for v in rows)
+    x = rng.standard_normal(1000)
+    offsets = np.array([0, 3, 3, 700, 1000], np.int64)
+    want = [x[0:3].sum(), 0.0, x[3:700].sum(), x[700:].sum()]
+    for algorithm in ("auto", "ranges", "blocks"):
+        np.testing.assert_allclose(gpuprims.segmented_reduce(x, offsets, algorithm=algorithm), want, rtol=1e-12)

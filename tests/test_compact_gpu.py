@@ -221,31 +221,41 @@ def test_segmented_reduce_all_empty():
     assert torch.equal(got, torch.full((6,), float("inf"), device="cuda"))
 
 
-def test_segmented_reduce_deterministic(rng):
+@pytest.mark.parametrize("algorithm", ("ranges", "blocks"))
+@pytest.mark.parametrize("case", ("power_law", "huge_then_tiny"))
+def test_segmented_reduce_deterministic(rng, case, algorithm):
+    """Bitwise equal run to run; the single-pass reductions in between share the stream's counters
+    with the block path's list (each kernel returns them to zero)."""
     need(TORCH_CUDA)
-    offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(irregular_lengths(rng, "power_law"))])).cuda()
+    offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(irregular_lengths(rng, case))])).cuda()
     x = torch.randn(int(offsets[-1]), device="cuda")
-    first = gpuprims.segmented_reduce(x, offsets)
+    first = gpuprims.segmented_reduce(x, offsets, algorithm=algorithm)
+    rows = torch.randn(4, 2**20, device="cuda")
+    rows_want, rows_tol = rows.double().sum(1), 64 * 2.0**-24 * rows.double().abs().sum(1)
     for _ in range(5):
-        assert torch.equal(gpuprims.segmented_reduce(x, offsets), first)
+        assert torch.equal(gpuprims.segmented_reduce(x, offsets, algorithm=algorithm), first)
+        rows_got = gpuprims.reduce(rows, axis=1, algorithm="vectorized")  # a ticket per row
+        assert ((rows_got.double() - rows_want).abs() <= rows_tol).all()
 
 
-def test_segmented_reduce_graph_and_side_stream(rng):
-    """The tile kernel and its fixup (launched with programmatic stream serialization on sm_90+)
-    captured in a CUDA graph and replayed, and issued on a side stream right behind the kernel that
-    writes x: results equal the eager call's, bit for bit."""
+@pytest.mark.parametrize("algorithm", ("ranges", "blocks"))
+def test_segmented_reduce_graph_and_side_stream(rng, algorithm):
+    """Each path's two kernels (the second launched with programmatic stream serialization on
+    sm_90+; the block path's list counters, under capture, zeroed by a memset node) captured in a
+    CUDA graph and replayed, and issued on a side stream right behind the kernel that writes x:
+    results equal the eager call's, bit for bit."""
     need(TORCH_CUDA)
     lengths = irregular_lengths(rng, "huge_then_tiny")
     offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(lengths)])).cuda()
     x = torch.randn(int(offsets[-1]), device="cuda")
-    want = gpuprims.segmented_reduce(x, offsets)
+    want = gpuprims.segmented_reduce(x, offsets, algorithm=algorithm)
     out = torch.full_like(want, float("nan"))
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g, stream=side):
-            gpuprims.segmented_reduce(x, offsets, out=out)
+            gpuprims.segmented_reduce(x, offsets, out=out, algorithm=algorithm)
     for _ in range(3):
         out.fill_(float("nan"))
         g.replay()
@@ -255,10 +265,137 @@ def test_segmented_reduce_graph_and_side_stream(rng):
     with torch.cuda.stream(side):
         torch.cuda._sleep(20_000_000)  # the producer of y is still running when the reduction is issued
         y.copy_(x)
-        got = gpuprims.segmented_reduce(y, offsets)
+        got = gpuprims.segmented_reduce(y, offsets, algorithm=algorithm)
     torch.cuda.synchronize()
     assert torch.equal(got, want)
 
+
+
+# The block path (algorithm="blocks"; auto's choice for segments of 12 KiB and more on average)
+# lists segments over 8 of its rounds (128 threads x 8 16-byte vectors: 128 KiB) for a second
+# kernel that cuts them into chunks. These lengths sit on both sides of that bound, start at every
+# 16-byte alignment, and include a segment of 41 chunks.
+def block_path_lengths(itemsize):
+    long = 131072 // itemsize
+    return np.array([0, 1, 7, 3, long - 1, long, long + 1, 0, 2, 12345, 3 * long + 5, 1, 40 * long + 3, 5, 0])
+
+
+def reference_values(rng, op, dtype, n):
+    """x on the GPU for op and dtype (products stay finite), and its values as float64 / exact ints."""
+    if dtype == "bool":
+        xt = torch.from_numpy(rng.random(n) < (0.9999 if op == "prod" else 0.5)).cuda()
+    elif dtype.startswith(("float", "bfloat")):
+        v = rng.uniform(0.9999, 1.0001, n) if op == "prod" else rng.standard_normal(n)
+        xt = torch.from_numpy(v).to(getattr(torch, dtype)).cuda()
+    else:
+        if op == "prod":  # unsigned products wrap like numpy's uint64 product
+            v = rng.choice([1, 1, 1, 3], n) if dtype.startswith("uint") else rng.choice([1, -1], n)
+        else:
+            v = rng.integers(0, 2**31, n) if dtype.startswith("uint") else rng.integers(-(10**6), 10**6, n)
+        xt = torch.from_numpy(v.astype(dtype)).cuda()
+    host = xt.cpu()
+    exact = host.numpy() if dtype.startswith(("int", "uint", "bool")) else host.double().numpy()
+    return xt, exact
+
+
+def check_segments(got, exact, offsets, op, dtype):
+    ufunc = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[op]
+    g = got.cpu()
+    g = g.numpy() if g.dtype not in (torch.float16, torch.bfloat16) else g.double().numpy()
+    for s, (b, e) in enumerate(zip(offsets[:-1], offsets[1:])):
+        if b == e:
+            continue
+        if dtype.startswith(("float", "bfloat")) and op in ("sum", "prod"):
+            ref = ufunc.reduce(exact[b:e])
+            eps = {"float16": 2**-11, "bfloat16": 2**-8, "float32": 2**-24, "float64": 2**-53}[dtype]
+            acc_eps = 2**-53 if dtype == "float64" else 2**-24
+            # sums: a tree of depth ~log n over sum|x|. Products of values near 1: (k - 1) roundings,
+            # biased (the spacing of floats doubles at 1), so the bound is linear in k, not sqrt(k).
+            acc = 64 * acc_eps * np.abs(exact[b:e]).sum() if op == "sum" else (e - b) * acc_eps * abs(ref)
+            assert abs(g[s] - ref) <= 2 * eps * abs(ref) + acc + 1e-30, (s, g[s], ref)
+        else:
+            wide = exact[b:e].astype(g.dtype) if op in ("sum", "prod") else exact[b:e]
+            assert g[s] == ufunc.reduce(wide), (s, g[s], ufunc.reduce(wide))
+
+
+@pytest.mark.parametrize("algorithm", ("ranges", "blocks"))
+@pytest.mark.parametrize("op", ("sum", "prod", "min", "max"))
+@pytest.mark.parametrize("dtype", ("bool", "int32", "int64", "uint32", "uint64", "float16", "bfloat16", "float32",
+                                   "float64"))
+def test_segmented_reduce_paths(rng, algorithm, op, dtype):
+    need(TORCH_CUDA)
+    itemsize = torch.empty(0, dtype=getattr(torch, dtype)).element_size()
+    offsets = np.concatenate([[0], np.cumsum(block_path_lengths(itemsize))])
+    xt, exact = reference_values(rng, op, dtype, int(offsets[-1]))
+    for off in (offsets.astype(np.int64), offsets.astype(np.int32)):
+        got = gpuprims.segmented_reduce(xt, torch.from_numpy(off).cuda(), op, algorithm=algorithm)
+        check_segments(got, exact, off, op, dtype)
+
+
+@pytest.mark.parametrize("view", ("misaligned", "strided"))
+def test_segmented_reduce_blocks_on_other_layouts(rng, view):
+    """algorithm="blocks" on x that its 16-byte loads cannot read (offset by one element, every
+    other element) runs the range kernels: the same results as auto."""
+    need(TORCH_CUDA)
+    offsets = np.concatenate([[0], np.cumsum(block_path_lengths(4))])
+    n = int(offsets[-1])
+    base = torch.randn(2 * n + 2, device="cuda")
+    x = base[1:n + 1] if view == "misaligned" else base[: 2 * n : 2]
+    off = torch.from_numpy(offsets).cuda()
+    got = gpuprims.segmented_reduce(x, off, algorithm="blocks")
+    assert torch.equal(got, gpuprims.segmented_reduce(x, off, algorithm="ranges"))
+    check_segments(got, x.double().cpu().numpy(), offsets, "sum", "float32")
+
+
+def test_segmented_reduce_blocks_long_lists(rng):
+    """Hundreds of listed segments (chunk marks across many slots), short ones between them, and a
+    segment long enough for chunks larger than the minimum (1024 chunks of 33 rounds)."""
+    need(TORCH_CUDA)
+    long = 32768  # float32 items in 8 rounds
+    lengths = np.stack([rng.integers(long + 1, 3 * long, 200), rng.integers(0, 5000, 200)], axis=1).ravel()
+    lengths = np.concatenate([lengths[:100], [1024 * long + 12345], lengths[100:]])
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    x = rng.standard_normal(int(offsets[-1])).astype(np.float32)
+    off = torch.from_numpy(offsets).cuda()
+    got = gpuprims.segmented_reduce(torch.from_numpy(x).cuda(), off, algorithm="blocks").cpu().numpy()
+    prefix = np.concatenate([[0.0], np.cumsum(x.astype(np.float64))])
+    prefix_abs = np.concatenate([[0.0], np.cumsum(np.abs(x.astype(np.float64)))])
+    ref = prefix[offsets[1:]] - prefix[offsets[:-1]]
+    tol = 64 * 2.0**-24 * (prefix_abs[offsets[1:]] - prefix_abs[offsets[:-1]]) + 1e-30
+    bad = np.flatnonzero(~(np.abs(got - ref) <= tol))
+    assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]])
+
+
+def test_sanitize_segmented_reduce_blocks_bad_offsets(rng):
+    """Offsets that are not nondecreasing (unchecked on the GPU) overfill the block path's list:
+    every access stays in bounds (compute-sanitizer runs this test), and the stream's counters
+    come back to zero, so the next call is right."""
+    need(TORCH_CUDA)
+    n = 2**20
+    x = torch.randn(n, device="cuda")
+    bad = torch.tensor([0, n] * 200, dtype=torch.int64, device="cuda")  # 200 segments of all of x
+    got = gpuprims.segmented_reduce(x, bad, algorithm="blocks")
+    assert got.shape == (399,) and bool(torch.isfinite(got).all())
+    offsets = np.concatenate([[0], np.cumsum([100000, 3, 2**19, 0, 50000])])
+    off = torch.from_numpy(offsets).cuda()
+    for _ in range(2):
+        got = gpuprims.segmented_reduce(x[: int(offsets[-1])], off, algorithm="blocks")
+        check_segments(got, x.double().cpu().numpy(), offsets, "sum", "float32")
+
+
+@pytest.mark.big
+@pytest.mark.parametrize("algorithm", ("ranges", "blocks"))
+def test_segmented_reduce_beyond_2_31(algorithm):
+    need(TORCH_CUDA)
+    n = 2**31 + 40
+    free, _ = torch.cuda.mem_get_info()
+    if free < 2 * n:
+        pytest.skip("needs 2 bytes per item of free GPU memory")
+    x = torch.randint(0, 2, (n,), dtype=torch.uint8, device="cuda").bool()
+    offsets = torch.tensor([0, 5, 2**31 + 5, 2**31 + 40], dtype=torch.int64, device="cuda")
+    got = gpuprims.segmented_reduce(x, offsets, algorithm=algorithm)
+    want = torch.stack([x[int(b):int(e)].sum() for b, e in zip(offsets[:-1], offsets[1:])])
+    assert torch.equal(got, want)
 
 
 @pytest.mark.parametrize("op", ("min", "max"))

@@ -1,6 +1,7 @@
 // Tuning sweep for segmented_reduce (docs/scan.md "Segmented reduce"): the segment-per-group
 // kernels (a warp or a 128-thread block per segment, the library's choice by average length) next
-// to the merge-path range kernels (segmented_reduce_ranges.cuh) and cub::DeviceSegmentedReduce on
+// to the merge-path range kernels (segmented_reduce_ranges.cuh), the block path
+// (segmented_reduce_blocks.cuh; "final" only) and cub::DeviceSegmentedReduce on
 // the same data: 65536 x 4096 and 262144 x 1024 float32, one 2^28-1000-item segment + 1000
 // length-1 ones, power-law lengths totalling 2^28, half the segments empty plus 2^20 trailing
 // empty ones; int64 and int32 offsets; a min, a max and an int64 sum row. Every output is checked
@@ -21,6 +22,7 @@
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include "gpuprims/reduce/reduce_ops.hpp"
+#include "gpuprims/scan/segmented_reduce_blocks.cuh"
 #include "gpuprims/scan/segmented_reduce_kernel.cuh"
 #include "gpuprims/scan/segmented_reduce_ranges.cuh"
 
@@ -67,6 +69,22 @@ std::vector<int64_t> power_law(int64_t n, int64_t segments) {  // length of rank
   for (int64_t k = 0; k < segments; ++k) sum += l[k] = int64_t(w[k] / total * double(n));
   l[0] += n - sum;
   std::shuffle(l.begin(), l.end(), std::mt19937_64(12345));
+  return l;
+}
+// Lengths drawn uniformly from 1..short_max, one in 8 from 1..long_max (when long_max > 0), the
+// last segment taking what is left of n.
+std::vector<int64_t> uniform_lengths(int64_t n, int64_t short_max, int64_t long_max, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::vector<int64_t> l;
+  int64_t total = 0;
+  const int64_t room = std::max(short_max, long_max);
+  while (total < n - room) {
+    const int64_t len = long_max > 0 && g() % 8 == 0 ? 1 + int64_t(g() % uint64_t(long_max))
+                                                      : 1 + int64_t(g() % uint64_t(short_max));
+    l.push_back(len);
+    total += len;
+  }
+  l.push_back(n - total);
   return l;
 }
 std::vector<int64_t> many_empty(int64_t n) {  // 2^20 alternating empty / n/2^19 items, then 2^20 empty
@@ -167,6 +185,8 @@ void measure(const char* label, const Row& row, std::function<void()> launch, Ou
 struct Buffers {
   void* scratch;
   size_t scratch_bytes;
+  void* long_scratch = nullptr;     // the block path's list (sized for 4-byte items, 8-byte partials)
+  unsigned* counters = nullptr;     // its head and done count: zero, and returned to zero by each launch
 };
 
 // A float32 sum row checked against the float64 reference alone (no exact expectation).
@@ -210,6 +230,17 @@ std::function<void()> per_segment(const T* x, Segments seg, int sms) {
   return [=] { segmented_reduce_kernel<T, Acc, Op, 128, 128><<<unsigned(seg.count), 128>>>(x, seg, true); };
 }
 
+// The block path (segmented_reduce_blocks.cuh): a block per segment, segments over 8 rounds listed
+// for the long kernel, launched overlapped (as the library does on sm_90) or in plain stream order.
+template <class T, class Acc, class Op>
+std::function<void()> blocks(const T* x, Segments seg, Buffers& buf, int sms, bool overlap) {
+  using Shape = BlockPathShape;
+  const int64_t entries = Shape::max_entries<T>(seg.n, seg.count), chunks = Shape::max_chunks<T>(seg.n, seg.count);
+  const LongSegments<Acc> longs = long_segments_in<Acc>(buf.long_scratch, entries, chunks, buf.counters);
+  const int64_t long_blocks = std::min<int64_t>(chunks, int64_t(sms) * Shape::kMinBlocks);
+  return [=] { CHECK((launch_segment_blocks<T, Acc, Op>(x, seg, longs, long_blocks, 0, overlap))); };
+}
+
 template <int D, int W, int U, int L, int B = 0, LoadPolicy P = LoadPolicy::kReadOnly, int K = 0>
 using R = RangeShape<D, W, U, L, B, P, K>;
 
@@ -235,11 +266,15 @@ void block_tile_rows(const Row& row, const float* x, const Segments& seg, float*
               out, ref, reps);
 }
 
-// The library's shape (DefaultRangeShape) and the two changes to it that round 2 measured apart:
-// the fixup launched overlapped, and block tiles.
+// The library's range shape (DefaultRangeShape) and the two changes to it that round 2 measured
+// apart (the fixup launched overlapped, block tiles), then the block path (session 19).
 void final_rows(const Row& row, const float* x, const Segments& seg, float* out, Buffers& buf,
-                const Reference<float>& ref, int reps) {
+                const Reference<float>& ref, int reps, int sms) {
   using Sum = reduce_detail::Sum;
+  measure_sum("blocks path (long kernel overlapped)", row, blocks<float, float, Sum>(x, seg, buf, sms, true), out, ref,
+              reps);
+  measure_sum("blocks path, long kernel plain", row, blocks<float, float, Sum>(x, seg, buf, sms, false), out, ref,
+              reps);
   measure_sum("library: ranges 4096u 256t 3/SM streaming", row,
               ranges<DefaultRangeShape, float, float, Sum>(x, seg, buf), out, ref, reps);
   measure_sum("library shape, fixup overlapped", row,
@@ -276,7 +311,7 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
     } else {
       measure_sum("per-segment (library before)", row,
                   per_segment<float, float, reduce_detail::Sum>(x, seg, sms), out, ref, reps);
-      final_rows(row, x, seg, out, buf, ref, reps);
+      final_rows(row, x, seg, out, buf, ref, reps, sms);
     }
     CHECK(cudaFree(temp));
     return;
@@ -395,8 +430,9 @@ void exact_rows(const Problem& p, const float* x, float* out, int64_t* out64, Bu
   CHECK(cudaFree(x64));
 }
 
-// No argument: the sweep (rounds 1-2); "final": the library's shape and its two alternatives on
-// every problem, then the min / max / int64 rows (~20 s).
+// No argument: the sweep (rounds 1-2); "final": the library's two paths and the range shape's
+// alternatives on every problem (regular, irregular and mixed lengths), then the min / max / int64
+// rows (~40 s).
 int main(int argc, char** argv) {
   const bool final_only = argc > 1 && std::string(argv[1]) == "final";
   int sms;
@@ -412,17 +448,28 @@ int main(int argc, char** argv) {
   // Scratch for the smallest tile (4096 units) over 2^28 items + 2^21 segments.
   Buffers buf{nullptr, R<4096, 256, 4, 16>::scratch_bytes((kItems + max_segments) / 4096 + 1)};
   CHECK(cudaMalloc(&buf.scratch, buf.scratch_bytes));
+  CHECK(cudaMalloc(&buf.long_scratch, long_segments_bytes<double>(kItems / 8192, kItems / 4096)));
+  CHECK(cudaMalloc(&buf.counters, 4 * sizeof(unsigned)));
+  CHECK(cudaMemset(buf.counters, 0, 4 * sizeof(unsigned)));
   if (final_only) {
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k < 11; ++k) {
       Problem p = k == 0   ? make_problem("65536 x 4096", 30, regular(65536, kItems))
                   : k == 1 ? make_problem("262144 x 1024", 30, regular(262144, kItems))
                   : k == 2 ? make_problem("one 2^28-1000 segment + 1000 of 1", 5, one_huge(kItems))
                   : k == 3 ? make_problem("power-law lengths (2^20 segments, k^-1.5)", 5, power_law(kItems, int64_t(1) << 20))
-                           : make_problem("many empty (2^20 of 2^21, 2^20 trailing)", 10, many_empty(kItems));
+                  : k == 4 ? make_problem("many empty (2^20 of 2^21, 2^20 trailing)", 10, many_empty(kItems))
+                  : k == 5 ? make_problem("16384 x 16384", 30, regular(16384, kItems))
+                  : k == 6 ? make_problem("32768 x 8192", 30, regular(32768, kItems))
+                  : k == 7 ? make_problem("131072 x 2048", 30, regular(131072, kItems))
+                  : k == 8 ? make_problem("4096 x 65536 (all listed)", 30, regular(4096, kItems))
+                  : k == 9 ? make_problem("lengths 1-9000", 30, uniform_lengths(kItems, 9000, 1, 7))
+                           : make_problem("lengths 1-4000, 1 in 8 of 1-100000", 30, uniform_lengths(kItems, 4000, 100000, 9));
       float_sum_problem(p, x, out, buf, sms, false, Pass::kFinal);
       if (k == 3) exact_rows(p, x, out, out64, buf, sms);
       free_problem(p);
     }
+    CHECK(cudaFree(buf.long_scratch));
+    CHECK(cudaFree(buf.counters));
     CHECK(cudaFree(x));
     CHECK(cudaFree(out));
     CHECK(cudaFree(out64));

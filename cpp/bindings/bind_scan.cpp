@@ -72,20 +72,23 @@ void bind_scan(nb::module_& m) {
 
   m.def(
       "segmented_reduce",
-      [](nb::handle x, nb::handle offsets, nb::handle out, const char* op, uintptr_t stream) {
+      [](nb::handle x, nb::handle offsets, nb::handle out, const char* op, const char* algorithm, uintptr_t stream) {
         const TensorView in_view = view_of(x, "segmented_reduce", "x"),
                          offsets_view = view_of(offsets, "segmented_reduce", "offsets"),
                          out_view = view_of(out, "segmented_reduce", "out");
         ReduceOp reduce_op;
         throw_if_error(parse_reduce_op(op, &reduce_op));
+        SegmentedReduceAlgorithm which;
+        throw_if_error(parse_segmented_reduce_algorithm(algorithm, &which));
         Status status;
         {
           nb::gil_scoped_release release;
-          status = segmented_reduce(in_view, offsets_view, out_view, reduce_op, reinterpret_cast<cudaStream_t>(stream));
+          status = segmented_reduce(in_view, offsets_view, out_view, reduce_op, which,
+                                    reinterpret_cast<cudaStream_t>(stream));
         }
         throw_if_error(status);
       },
-      nb::arg("x"), nb::arg("offsets"), nb::arg("out"), nb::arg("op"), nb::arg("stream"),
+      nb::arg("x"), nb::arg("offsets"), nb::arg("out"), nb::arg("op"), nb::arg("algorithm"), nb::arg("stream"),
       "out[s] = op over x[offsets[s]:offsets[s+1]], ordered on stream.");
 
   m.def("scan_variants", [] {
@@ -93,6 +96,12 @@ void bind_scan(nb::module_& m) {
     for (const auto& v : scan_variants()) rows.emplace_back(v.name, v.description, v.deterministic);
     return rows;
   }, "(name, description, deterministic) of every scan variant.");
+
+  m.def("segmented_reduce_variants", [] {
+    std::vector<std::tuple<std::string, std::string, bool>> rows;
+    for (const auto& v : segmented_reduce_variants()) rows.emplace_back(v.name, v.description, v.deterministic);
+    return rows;
+  }, "(name, description, deterministic) of every segmented_reduce variant.");
 }
 
 }  // namespace gpuprims

@@ -19,7 +19,8 @@ class Variant(NamedTuple):
 
 # bincount shares the histogram variants (the same counting kernels).
 _FAMILIES = {"reduce": _C.reduce_variants, "scan": _C.scan_variants, "histogram": _C.histogram_variants,
-             "bincount": _C.histogram_variants, "matmul": _C.matmul_variants, "gemv": _C.gemv_variants}
+             "bincount": _C.histogram_variants, "matmul": _C.matmul_variants, "gemv": _C.gemv_variants,
+             "segmented_reduce": _C.segmented_reduce_variants}
 _FAMILIES.update({op: functools.partial(_C.norm_variants, op) for op in ("softmax", "log_softmax", "layer_norm",
                                                                           "rms_norm")})
 _FAMILIES.update({op + "_backward": functools.partial(_C.norm_backward_variants, op)
@@ -29,7 +30,7 @@ _FAMILIES.update({op: _FAMILIES["reduce"] for op in ("sum", "prod", "min", "max"
 _FAMILIES.update(cumsum=_FAMILIES["scan"], cumprod=_FAMILIES["scan"], add_layer_norm=_FAMILIES["layer_norm"],
                  add_rms_norm=_FAMILIES["rms_norm"])
 # ... and the ops with one implementation list none (their algorithm= takes "auto" only).
-_SINGLE = ("compact", "nonzero", "segmented_reduce", "bias_dropout_add")
+_SINGLE = ("compact", "nonzero", "bias_dropout_add")
 _FAMILIES.update({op: list for op in _SINGLE})
 
 

@@ -77,14 +77,24 @@ def segmented_reduce(x, offsets, op="sum", *, algorithm="auto", out=None, stream
     result dtype follows :func:`gpuprims.reduce` (integer sums int64/uint64); ``out=`` must share no
     memory with x or offsets. An empty segment gives
     the identity (0, 1, the dtype's max for min, its lowest for max; +-inf for floats).
-    Deterministic (bitwise, run to run). Work is split by items and segments together, so very
-    irregular lengths (one huge segment among tiny ones, runs of empty segments) stay near the
-    memory system's rate (docs/scan.md "Segmented reduce"). Offsets are validated on the CPU;
+    Deterministic (bitwise, run to run), whichever path runs. ``algorithm``: "auto", "ranges" or
+    "blocks" (``gpuprims.variants("segmented_reduce")``). "ranges" splits the work by items and
+    segment ends together, so very irregular lengths (one huge segment among tiny ones, runs of
+    empty segments) stay near the memory system's rate; "blocks" gives each segment a block and
+    splits segments of more than 8 of its 16 KiB rounds over the GPU, which reads long segments
+    faster. "auto" takes "blocks" when x is unit-stride and 16-byte aligned and the segments
+    average 12 KiB or more, else "ranges"; "blocks" on other inputs (strided or misaligned x, bool
+    min / max) runs "ranges" (docs/scan.md "Segmented reduce"). Offsets are validated on the CPU;
     on the GPU they are not checked (that would need a synchronization): values outside
     [0, len(x)] are clamped into it, and decreasing offsets give unspecified values, never an
-    out-of-bounds access. ``algorithm``: "auto" only (one implementation).
+    out-of-bounds access.
     """
-    check_auto_only("segmented_reduce", algorithm)
+    if algorithm.__class__ is not str:
+        raise TypeError(f"segmented_reduce: argument 'algorithm': expected a str, got {algorithm!r}")
+    names = ("auto",) + tuple(row[0] for row in _C.segmented_reduce_variants())
+    if algorithm not in names:
+        raise ValueError(f"segmented_reduce: argument 'algorithm': expected one of "
+                         f"{', '.join(repr(n) for n in names)}, got {algorithm!r}")
     if op not in ("sum", "prod", "min", "max"):
         raise ValueError(f"segmented_reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
     xin = _interop.prepare_input(x, stream, "segmented_reduce")
@@ -96,7 +106,8 @@ def segmented_reduce(x, offsets, op="sum", *, algorithm="auto", out=None, stream
     shape = (oin[4][0] - 1,)
     if out is None:
         obj, out_arg = _interop.new_output(xin, shape, dtype, "segmented_reduce")
-        _C.segmented_reduce(xin[3], oin[3], out_arg, op, xin[2])
+        _C.segmented_reduce(xin[3], oin[3], out_arg, op, algorithm, xin[2])
         return _interop.result(xin, obj)
-    _C.segmented_reduce(xin[3], oin[3], _interop.import_output(out, dtype, xin, "segmented_reduce"), op, xin[2])
+    _C.segmented_reduce(xin[3], oin[3], _interop.import_output(out, dtype, xin, "segmented_reduce"), op, algorithm,
+                        xin[2])
     return out

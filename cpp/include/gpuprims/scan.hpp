@@ -67,11 +67,28 @@ Status compact(const CompactArgs& args, cudaStream_t stream);
 // exact-size compact()/nonzero() calls this first to size their result).
 Status count_true(const TensorView& mask, int64_t* count, cudaStream_t stream);
 
+// Segmented reduction's two GPU paths (every one computes the same function, bitwise reproducibly).
+enum class SegmentedReduceAlgorithm {
+  kAuto,    // blocks for unit-stride inputs whose segments average 12 KiB or more, else ranges
+  kRanges,  // merge-path warp tiles of items + segment ends: balanced on any lengths
+  kBlocks,  // a block per segment, long segments split over the GPU by a second kernel
+};
+
+struct SegmentedReduceVariantInfo {
+  SegmentedReduceAlgorithm algorithm;
+  const char* name;
+  const char* description;
+  bool deterministic;
+};
+
+const std::vector<SegmentedReduceVariantInfo>& segmented_reduce_variants();
+Status parse_segmented_reduce_algorithm(const std::string& name, SegmentedReduceAlgorithm* out);
+
 // Segmented reduction over CSR offsets: out[s] = op over in[offsets[s] .. offsets[s+1]), the
 // identity for an empty segment. offsets are int32 or int64, nondecreasing, within [0, len(in)]
 // (checked on the CPU reference; on the GPU a violating segment raises no error but reads nothing
 // out of bounds: indices are clamped).
 Status segmented_reduce(const TensorView& in, const TensorView& offsets, const TensorView& out, ReduceOp op,
-                        cudaStream_t stream);
+                        SegmentedReduceAlgorithm algorithm, cudaStream_t stream);
 
 }  // namespace gpuprims

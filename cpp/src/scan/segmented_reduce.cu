@@ -1,11 +1,15 @@
-// segmented_reduce(): validation, the CPU reference and the GPU launch (merge-path range kernels).
+// segmented_reduce(): validation, the CPU reference and the GPU launch (a block per segment for long
+// segments on average, else the merge-path range kernels).
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <string>
 
 #include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/scan.hpp"
+#include "gpuprims/scan/segmented_reduce_blocks.cuh"
 #include "gpuprims/scan/segmented_reduce_ranges.cuh"
 #include "runners.cuh"
 
@@ -16,41 +20,101 @@ using reduce_detail::AccWidth;
 using reduce_detail::acc_t;
 using scan_detail::Segments;
 
-// The merge-path range kernels (scan/segmented_reduce_ranges.cuh) for every input: each warp takes
-// 4096 work units (items + segment ends) whatever the lengths, so one huge segment among tiny
-// ones, power-law lengths or runs of empty segments stay at the memory system's read rate; the
-// host cannot see the offsets, so no choice is made here. Shape and measurements against
-// DeviceSegmentedReduce and the former per-segment kernels: docs/scan.md "Segmented reduce".
+// Every input can go through the merge-path range kernels (scan/segmented_reduce_ranges.cuh): each
+// warp takes 4096 work units (items + segment ends) whatever the lengths, so one huge segment
+// among tiny ones, power-law lengths or runs of empty segments stay at the memory system's read
+// rate. Shape and measurements against DeviceSegmentedReduce: docs/scan.md "Segmented reduce".
 using Ranges = scan_detail::DefaultRangeShape;
-// The fixup launched with programmatic stream serialization (sm_90+: its blocks are scheduled during
-// the tile kernel's last wave and wait in cudaGridDependencySynchronize), hiding its launch gap:
-// session 12 device run 6 (bench/tune/segmented_reduce_tune.cu final, H200, x CUB) 65536 x 4096
-// 0.980 against 0.973, 262144 x 1024 2.072 against 2.060, runs of empty segments 4.242 against
-// 4.210, the irregular problems level.
-constexpr bool kOverlapFixup = true;
+// Unit-stride, 16-byte aligned inputs whose segments average at least this many bytes take the
+// block path (scan/segmented_reduce_blocks.cuh: a block per segment, segments over 8 of its
+// rounds split over the GPU by a second kernel), which reads regular and mixed lengths of 4096
+// float32 items and more faster than the range kernels. Session 19 device run 4 (H100, float32,
+// x CUB, blocks path / ranges): 65536 x 4096 0.998 / 0.974, 16384 x 16384 0.987-0.998 /
+// 0.930-0.948, lengths 1-9000 1.022 / 0.924, 131072 x 2048 1.127-1.137 / 1.145-1.146 (hence the
+// bound between 8 and 16 KiB), one 2^28-item segment 165-167 / 162-163.
+constexpr int64_t kBlockPathMinAverageBytes = 12 * 1024;
+// The second kernel of a pair (the range fixup, the long-segment kernel) launched with
+// programmatic stream serialization (sm_90+: its blocks are scheduled during the first kernel's
+// last wave and wait in cudaGridDependencySynchronize), hiding its launch gap: session 12 device
+// run 6 (bench/tune/segmented_reduce_tune.cu final, H200, x CUB) 65536 x 4096 0.980 against 0.973,
+// 262144 x 1024 2.072 against 2.060, runs of empty segments 4.242 against 4.210, the irregular
+// problems level.
+constexpr bool kOverlapSecondKernel = true;
 constexpr int kMaxDevices = 64;
 
-// Whether the fixup may be launched overlapped on `device` (the current one): its wait for the tile
-// kernel (cudaGridDependencySynchronize) is compiled into sm_90+ binaries only, so a binary the
-// driver built from the compute_80 PTX (a newer GPU without matching SASS, an sm_80-only build)
-// would run early without it. Cached per kernel and device; a failed query means no overlap.
-template <class Acc, class Op>
-bool fixup_overlaps(int device) {
+// Whether a second kernel may be launched overlapped on `device` (the current one): its wait for
+// the first (cudaGridDependencySynchronize) is compiled into sm_90+ code only, so code the driver
+// built from the compute_80 PTX (a newer GPU without matching SASS, an sm_80-only build: binary
+// version 90 or more, PTX version 80) would run early without it. Every kernel of this file comes
+// from one compilation with one architecture list, so one kernel's versions answer for all of
+// them; cached per device. A failed query means no overlap.
+bool second_kernel_overlaps(int device) {
   static std::atomic<int> known[kMaxDevices];  // 1 + (overlaps); 0: not asked yet
-  if (!kOverlapFixup || device < 0 || device >= kMaxDevices) return false;
+  if (!kOverlapSecondKernel || device < 0 || device >= kMaxDevices) return false;
   int v = known[device].load(std::memory_order_relaxed);
   if (v == 0) {
     cudaFuncAttributes attr;
-    const cudaError_t e = cudaFuncGetAttributes(&attr, Ranges::fixup_kernel<Acc, Op>());
+    const cudaError_t e = cudaFuncGetAttributes(&attr, Ranges::fixup_kernel<float, reduce_detail::Sum>());
     if (e != cudaSuccess) cudaGetLastError();  // this query's own error, not sticky
-    v = 1 + (e == cudaSuccess && attr.binaryVersion >= 90);
+    v = 1 + (e == cudaSuccess && attr.binaryVersion >= 90 && attr.ptxVersion >= 90);
     known[device].store(v, std::memory_order_relaxed);
   }
   return v == 2;
 }
 
+// The block path's launch, with the long-segment list in stream scratch and its two counters
+// from the stream's counters (zero between kernels; under graph capture, scratch zeroed by a
+// memset node inside the graph).
+template <class S, class Acc, class Op>
+Status run_blocks(const S* x, const Segments& seg, int device, cudaStream_t stream) {
+  using Shape = scan_detail::BlockPathShape;
+  const int64_t max_entries = Shape::max_entries<S>(seg.n, seg.count);
+  const int64_t max_chunks = Shape::max_chunks<S>(seg.n, seg.count);
+  scan_detail::LongSegments<Acc> longs{};
+  StreamScratch scratch;
+  int64_t long_blocks = 0;
+  if (max_entries > 0) {
+    unsigned int* counters = nullptr;
+    GPUPRIMS_TRY(stream_counters(device, stream, 4, &counters, "segmented_reduce"));
+    const std::size_t list_bytes = scan_detail::long_segments_bytes<Acc>(max_entries, max_chunks);
+    GPUPRIMS_TRY(scratch.allocate(list_bytes + (counters == nullptr ? 16 : 0), device, stream, "segmented_reduce"));
+    if (counters == nullptr) {
+      counters = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + list_bytes);
+      GPUPRIMS_CUDA_CHECK("segmented_reduce", cudaMemsetAsync(counters, 0, 16, stream));
+    }
+    longs = scan_detail::long_segments_in<Acc>(scratch.data(), max_entries, max_chunks, counters);
+    int sms = 0;
+    GPUPRIMS_TRY(multiprocessor_count(device, &sms));
+    long_blocks = std::min<int64_t>(max_chunks, int64_t(sms) * Shape::kMinBlocks);
+  }
+  GPUPRIMS_CUDA_CHECK("segmented_reduce", (scan_detail::launch_segment_blocks<S, Acc, Op>(
+                                              x, seg, longs, long_blocks, stream, second_kernel_overlaps(device))));
+  return check_launch("segmented_reduce", stream);
+}
+
+// What the block path needs (besides partials of 4 or 8 bytes): the vector loads, a grid of one
+// block per segment, and room in the list head's fields (24-bit slots, 40-bit chunks) for the
+// bounds plus the appends of blocks that raced a full list (append_long: at most the resident
+// blocks, each at most kMaxChunksPerSegment chunks). Inputs without it run the range kernels,
+// whatever algorithm= says.
+template <class S>
+bool block_path_fits(const Segments& seg, bool vector_ok) {
+  using Shape = scan_detail::BlockPathShape;
+  constexpr int shift = scan_detail::kLongHeadShift;
+  return vector_ok && seg.count <= INT32_MAX &&
+         Shape::max_entries<S>(seg.n, seg.count) < (int64_t(1) << (63 - shift)) &&
+         Shape::max_chunks<S>(seg.n, seg.count) < (int64_t(1) << (shift - 1));
+}
+
+// "auto"'s rule: the block path when the segments average kBlockPathMinAverageBytes or more.
+template <class S>
+bool long_on_average(const Segments& seg) {
+  return seg.n / seg.count * int64_t(sizeof(S)) >= kBlockPathMinAverageBytes;
+}
+
 template <class T, class Op>
-Status run_segments(const TensorView& in, const Segments& seg, int device, cudaStream_t stream) {
+Status run_segments(const TensorView& in, const Segments& seg, SegmentedReduceAlgorithm algorithm, int device,
+                    cudaStream_t stream) {
   using S = std::conditional_t<std::is_same<T, bool>::value, uint8_t, T>;
   // Integer min/max stay in the element type, so an empty segment's identity is the result dtype's
   // max/lowest (a 64-bit accumulator's identity would not survive the narrowing store).
@@ -72,25 +136,32 @@ Status run_segments(const TensorView& in, const Segments& seg, int device, cudaS
   }
   if (seg.count == 0) return Status::ok();
   const bool vector_ok = seg.step == 1 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+  if constexpr (sizeof(Acc) >= 4) {  // (bool min / max keep 1-byte accumulators: the range kernels)
+    if (algorithm != SegmentedReduceAlgorithm::kRanges && block_path_fits<S>(seg, vector_ok) &&
+        (algorithm == SegmentedReduceAlgorithm::kBlocks || long_on_average<S>(seg))) {
+      return run_blocks<S, Acc, Op>(x, seg, device, stream);
+    }
+  }
   const int64_t tiles = Ranges::tiles(seg);
   StreamScratch scratch;
   GPUPRIMS_TRY(scratch.allocate(Ranges::scratch_bytes(tiles), device, stream, "segmented_reduce"));
   const auto parts = Ranges::partials<Acc>(scratch.data(), tiles);
   GPUPRIMS_CUDA_CHECK("segmented_reduce",
-                      (Ranges::launch<S, Acc, Op>(x, seg, vector_ok, parts, stream, fixup_overlaps<Acc, Op>(device))));
+                      (Ranges::launch<S, Acc, Op>(x, seg, vector_ok, parts, stream, second_kernel_overlaps(device))));
   return check_launch("segmented_reduce", stream);
 }
 
 template <class T>
-Status run_op(const TensorView& in, const Segments& seg, ReduceOp op, int device, cudaStream_t stream) {
+Status run_op(const TensorView& in, const Segments& seg, ReduceOp op, SegmentedReduceAlgorithm algorithm, int device,
+              cudaStream_t stream) {
   using namespace reduce_detail;
   switch (op) {
-    case ReduceOp::kSum: return run_segments<T, Sum>(in, seg, device, stream);
-    case ReduceOp::kProd: return run_segments<T, Prod>(in, seg, device, stream);
-    case ReduceOp::kMin: return run_segments<T, Min>(in, seg, device, stream);
+    case ReduceOp::kSum: return run_segments<T, Sum>(in, seg, algorithm, device, stream);
+    case ReduceOp::kProd: return run_segments<T, Prod>(in, seg, algorithm, device, stream);
+    case ReduceOp::kMin: return run_segments<T, Min>(in, seg, algorithm, device, stream);
     case ReduceOp::kMax: break;
   }
-  return run_segments<T, Max>(in, seg, device, stream);
+  return run_segments<T, Max>(in, seg, algorithm, device, stream);
 }
 
 Status check_offsets_host(const Segments& seg) {
@@ -109,8 +180,37 @@ Status check_offsets_host(const Segments& seg) {
 
 }  // namespace
 
+const std::vector<SegmentedReduceVariantInfo>& segmented_reduce_variants() {
+  static const std::vector<SegmentedReduceVariantInfo> variants = {
+      {SegmentedReduceAlgorithm::kRanges, "ranges",
+       "merge-path warp tiles of 4096 work units (items + segment ends), long segments cut at tile boundaries "
+       "and folded in tile order by a second kernel: balanced on any lengths", true},
+      {SegmentedReduceAlgorithm::kBlocks, "blocks",
+       "a block per segment reading it in rounds of 16 KiB, segments over 8 rounds listed and split into "
+       "chunks across the GPU by a second kernel, the partials folded in chunk order. Unit-stride, 16-byte "
+       "aligned inputs (others, and bool min / max, run ranges)", true},
+  };
+  return variants;
+}
+
+Status parse_segmented_reduce_algorithm(const std::string& name, SegmentedReduceAlgorithm* out) {
+  if (name == "auto") {
+    *out = SegmentedReduceAlgorithm::kAuto;
+    return Status::ok();
+  }
+  std::string names = "'auto'";
+  for (const auto& v : segmented_reduce_variants()) {
+    if (name == v.name) {
+      *out = v.algorithm;
+      return Status::ok();
+    }
+    names += std::string(", '") + v.name + "'";
+  }
+  return value_error("segmented_reduce: argument 'algorithm': expected one of " + names + ", got '" + name + "'");
+}
+
 Status segmented_reduce(const TensorView& in, const TensorView& offsets, const TensorView& out, ReduceOp op,
-                        cudaStream_t stream) {
+                        SegmentedReduceAlgorithm algorithm, cudaStream_t stream) {
   if (in.ndim != 1 || offsets.ndim != 1 || out.ndim != 1) {
     return value_error("segmented_reduce: arguments 'x', 'offsets' and 'out' must be 1-D, got shapes " +
                        shape_string(in) + ", " + shape_string(offsets) + ", " + shape_string(out));
@@ -145,15 +245,15 @@ Status segmented_reduce(const TensorView& in, const TensorView& offsets, const T
     GPUPRIMS_TRY(check_offsets_host(seg));
   }
   switch (in.dtype) {
-    case DType::kBool: return run_op<bool>(in, seg, op, device, stream);
-    case DType::kInt32: return run_op<int32_t>(in, seg, op, device, stream);
-    case DType::kInt64: return run_op<int64_t>(in, seg, op, device, stream);
-    case DType::kUInt32: return run_op<uint32_t>(in, seg, op, device, stream);
-    case DType::kUInt64: return run_op<uint64_t>(in, seg, op, device, stream);
-    case DType::kFloat16: return run_op<half_t>(in, seg, op, device, stream);
-    case DType::kBFloat16: return run_op<bfloat16_t>(in, seg, op, device, stream);
-    case DType::kFloat32: return run_op<float>(in, seg, op, device, stream);
-    case DType::kFloat64: return run_op<double>(in, seg, op, device, stream);
+    case DType::kBool: return run_op<bool>(in, seg, op, algorithm, device, stream);
+    case DType::kInt32: return run_op<int32_t>(in, seg, op, algorithm, device, stream);
+    case DType::kInt64: return run_op<int64_t>(in, seg, op, algorithm, device, stream);
+    case DType::kUInt32: return run_op<uint32_t>(in, seg, op, algorithm, device, stream);
+    case DType::kUInt64: return run_op<uint64_t>(in, seg, op, algorithm, device, stream);
+    case DType::kFloat16: return run_op<half_t>(in, seg, op, algorithm, device, stream);
+    case DType::kBFloat16: return run_op<bfloat16_t>(in, seg, op, algorithm, device, stream);
+    case DType::kFloat32: return run_op<float>(in, seg, op, algorithm, device, stream);
+    case DType::kFloat64: return run_op<double>(in, seg, op, algorithm, device, stream);
     default: break;
   }
   return type_error(std::string("segmented_reduce: argument 'x': expected bool, int32, int64, uint32, uint64, "

@@ -98,24 +98,42 @@ def _compact_case(torch, n, l2, copy):
     return [bandwidth_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
 
 
-def _segmented_case(torch, segments, length, l2, copy):
-    n = segments * length
+def _segmented_case(torch, lengths, name, l2, copy):
+    """Float32 sums over segments of the given lengths (a CPU int64 tensor): CUB, then gpuprims'
+    auto and each variant."""
+    segments, n = lengths.numel(), int(lengths.sum())
     gen = torch.Generator(device="cuda").manual_seed(10)
     cur, rotate = _rotating(torch, lambda: torch.randn(n, device="cuda", generator=gen), 4 * n, l2)
-    offsets = torch.arange(0, n + 1, length, dtype=torch.int64, device="cuda")
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)]).cuda()
     out = torch.empty(segments, device="cuda")
     stream = torch.cuda.current_stream().cuda_stream
     temp_bytes = _cub_ref.segmented_sum_f32(0, 0, segments, 0, 0, 0, stream)
     temp = _temp(torch, temp_bytes)
-    case = f"segmented sum float32 {segments} x {length}"
+    case = f"segmented sum float32 {name}"
     cub_ms = median_ms(lambda: _cub_ref.segmented_sum_f32(cur[0].data_ptr(), out.data_ptr(), segments,
                                                           offsets.data_ptr(), temp.data_ptr(), temp_bytes, stream),
                        before=rotate)
-    rows = [("cub::DeviceSegmentedReduce::Sum", cub_ms),
-            ("gpuprims.segmented_reduce", median_ms(lambda: gpuprims.segmented_reduce(cur[0], offsets, out=out),
-                                                    before=rotate))]
+    rows = [("cub::DeviceSegmentedReduce::Sum", cub_ms)]
+    for algorithm in ["auto"] + [v.name for v in gpuprims.variants("segmented_reduce")]:
+        label = "gpuprims.segmented_reduce" + ("" if algorithm == "auto" else f" {algorithm}")
+        rows.append((label, median_ms(lambda: gpuprims.segmented_reduce(cur[0], offsets, out=out, algorithm=algorithm),
+                                      before=rotate)))
     nbytes = 4 * n + 8 * (segments + 1) + 4 * segments
     return [bandwidth_row(case, impl, ms, nbytes, copy, cub_ms, "cub") for impl, ms in rows]
+
+
+def _segmented_cases(torch, quick, l2, copy):
+    """The issue's 65536 x 4096, longer regular segments, and random lengths of 1-8191 items."""
+    scale = 16 if quick else 1
+    full = torch.full
+    cases = _segmented_case(torch, full((65536 // scale,), 4096, dtype=torch.int64), f"{65536 // scale} x 4096",
+                            l2, copy)
+    cases += _segmented_case(torch, full((16384 // scale,), 16384, dtype=torch.int64), f"{16384 // scale} x 16384",
+                             l2, copy)
+    gen = torch.Generator().manual_seed(11)
+    random = torch.randint(1, 8192, (65536 // scale,), generator=gen, dtype=torch.int64)
+    cases += _segmented_case(torch, random, f"{65536 // scale} random lengths 1-8191", l2, copy)
+    return cases
 
 
 def run(quick: bool = False) -> dict:
@@ -132,7 +150,7 @@ def run(quick: bool = False) -> dict:
         cases += _device_scan_case(torch, 2**31 + 17, torch.int32, l2, copy, ["decoupled_lookback", "lagged_lookback"])
     cases += _row_scan_case(torch, (1024, 8192) if quick else (4096, 8192), l2, copy)
     cases += _compact_case(torch, n, l2, copy)
-    cases += _segmented_case(torch, 4096 if quick else 65536, 4096, l2, copy)
+    cases += _segmented_cases(torch, quick, l2, copy)
     return {"family": "scan", "copy_GBps": copy, "cases": cases}
 
 

@@ -1,0 +1,293 @@
+#pragma once
+// Segmented reduction with a block per segment, for inputs whose segments are long on average
+// (the host's rule: cpp/src/scan/segmented_reduce.cu). Each block reads its segment in rounds of
+// kThreads x kVecs 16-byte vectors, every load of a round issued before the first is used: a
+// 4096-item float32 segment is one round of 128 threads, the whole 16 KiB requested at once. On
+// regular segments of 4096 items and more this reads faster than the merge-path warp tiles
+// (segmented_reduce_ranges.cuh), whose warps walk the same bytes 2 KiB at a time (docs/scan.md
+// "Segmented reduce", session 19).
+//
+// A segment over kLongRounds rounds would hold one block for long (one huge segment among small
+// ones would be read by a single block), so its block only appends it to a list, and the second
+// kernel (segmented_reduce_long_kernel) cuts every listed segment into chunks that its blocks
+// share across the GPU: each chunk's block-reduced partial goes to scratch, and the block that
+// finishes a segment's last chunk (a ticket per segment) folds the partials in chunk order.
+// Chunk sizes depend only on the segment's length, so results are bitwise reproducible.
+//
+// The list's head is one 64-bit counter, (entries << 40) | chunks, so one atomicAdd gives an
+// appended segment both its slot and its first chunks; the appending block marks each of those
+// chunks with the slot, so a long-kernel block finds its chunk's segment in two loads. The
+// counter and the long kernel's block count
+// come zero from the stream's counters (core/stream.hpp) and the long kernel returns them to zero:
+// its last block to finish does so after every block has read the counter.
+// Offsets that are not nondecreasing give unspecified values, but every index stays inside x,
+// out and the scratch: a segment that finds the list full is read by its own block.
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "gpuprims/block/block_reduce.cuh"
+#include "gpuprims/reduce/reduce_common.cuh"
+#include "gpuprims/scan/segmented_reduce_kernel.cuh"
+
+namespace gpuprims {
+namespace scan_detail {
+
+// A listed long segment; segment < 0 marks a slot whose segment did not fit the chunk space.
+struct LongSegment {
+  int64_t segment, begin, end, chunk_base;
+};
+
+template <class Acc>
+struct LongSegments {
+  unsigned long long* head;  // (entries << 40) | chunks; zero at launch, returned to zero
+  unsigned int* blocks_done; // the long kernel's finished blocks; likewise
+  LongSegment* entries;
+  unsigned int* tickets;     // chunks finished per entry, written zero by the appender
+  unsigned int* chunk_slot;  // each chunk's entry
+  Acc* partials;             // one per chunk
+  int64_t max_entries, max_chunks;
+};
+
+constexpr int kLongHeadShift = 40;
+constexpr unsigned long long kLongChunkMask = (1ull << kLongHeadShift) - 1;
+
+// 128 threads x 8 vectors, 8 resident blocks per SM (64 registers): the best shape of session 19's
+// sweep on the H100 (x CUB: 65536 x 4096 1.004-1.011, 16384 x 16384 1.006-1.014, 32768 x 8192
+// 1.000-1.003, 131072 x 2048 1.157, lengths 1-9000 1.032; 256 x 4 and 512 x 2 lost 5-17 points on
+// some of these, whichever the register cap).
+struct BlockPathShape {
+  static constexpr int kThreads = 128, kVecs = 8, kMinBlocks = 8;
+  static constexpr int kLongRounds = 8;         // longer segments go to the long kernel
+  static constexpr int kMaxChunksPerSegment = 1024;  // about one wave of the long kernel's blocks
+
+  template <class T>
+  static constexpr int64_t round_items() { return int64_t(kThreads) * kVecs * Vec16<T>::kLanes; }
+  template <class T>
+  static constexpr int64_t long_items() { return kLongRounds * round_items<T>(); }
+  // Items per chunk of a long segment: at least kLongRounds rounds, and few enough chunks that the
+  // last block's fold of the partials stays short (a 2^28-item segment: 1024 chunks).
+  template <class T>
+  __host__ __device__ static int64_t chunk_items(int64_t len) {
+    const int64_t even = (len + kMaxChunksPerSegment - 1) / kMaxChunksPerSegment;
+    const int64_t rounded = (even + round_items<T>() - 1) / round_items<T>() * round_items<T>();
+    return rounded > long_items<T>() ? rounded : long_items<T>();
+  }
+  // Bounds of the list for nondecreasing offsets: segments over long_items, and their chunks
+  // (each at most len / long_items + 1).
+  template <class T>
+  static int64_t max_entries(int64_t n, int64_t count) {
+    const int64_t by_items = n / (long_items<T>() + 1);
+    return by_items < count ? by_items : count;
+  }
+  template <class T>
+  static int64_t max_chunks(int64_t n, int64_t count) {
+    return n / long_items<T>() + max_entries<T>(n, count);
+  }
+};
+
+// This thread's share of op over x[begin, begin + len), read by the whole block (x unit-stride
+// and 16-byte aligned): the items before the first 16-byte boundary and after the last one one by
+// one, the vectors between in rounds of kThreads x kVecs with all of a round's loads in flight
+// before any is added. Every item's place in the fold depends only on (begin, len): deterministic.
+template <class T, class Acc, class Op, int kThreads, int kVecs>
+__device__ __forceinline__ Acc block_share(const T* __restrict__ x, int64_t begin, int64_t len) {
+  constexpr int kLanes = Vec16<T>::kLanes;
+  // An accumulator per vector in flight; 8-byte accumulators share one per two vectors (with one
+  // each, the 64-bit kernels spilled 8 bytes at 64 registers).
+  constexpr int kAccs = sizeof(Acc) == 8 ? kVecs / 2 : kVecs;
+  const Op op;
+  const int t = threadIdx.x;
+  Acc acc[kAccs];
+#pragma unroll
+  for (int u = 0; u < kAccs; ++u) acc[u] = Op::template identity<Acc>();
+  const int64_t to_boundary = (kLanes - begin % kLanes) % kLanes;
+  const int head = int(len < to_boundary ? len : to_boundary);
+  if (t < head) acc[0] = op(acc[0], cast_value<Acc>(x[begin + t]));
+  const T* body = x + begin + head;
+  const int64_t vectors = (len - head) / kLanes;
+  if (t < int((len - head) % kLanes)) acc[1 % kAccs] = op(acc[1 % kAccs], cast_value<Acc>(body[vectors * kLanes + t]));
+  constexpr int kRound = kThreads * kVecs;
+  const T* v = body + int64_t(t) * kLanes;
+  const int64_t full_rounds = vectors / kRound;
+  for (int64_t r = 0; r < full_rounds; ++r, v += int64_t(kRound) * kLanes) {
+    Vec16<T> a[kVecs];
+#pragma unroll
+    for (int u = 0; u < kVecs; ++u) a[u] = load_vec16<T>(v + u * kThreads * kLanes);
+#pragma unroll
+    for (int u = 0; u < kVecs; ++u)
+#pragma unroll
+      for (int j = 0; j < kLanes; ++j) acc[u % kAccs] = op(acc[u % kAccs], cast_value<Acc>(a[u].lane[j]));
+  }
+  const int rest = int(vectors - full_rounds * kRound);  // vectors of the last, partial round
+#pragma unroll
+  for (int u = 0; u < kVecs; ++u) {
+    if (t + u * kThreads < rest) {
+      const Vec16<T> a = load_vec16<T>(v + u * kThreads * kLanes);
+#pragma unroll
+      for (int j = 0; j < kLanes; ++j) acc[u % kAccs] = op(acc[u % kAccs], cast_value<Acc>(a.lane[j]));
+    }
+  }
+#pragma unroll
+  for (int u = 1; u < kAccs; ++u) acc[0] = op(acc[0], acc[u]);
+  return acc[0];
+}
+
+// Lists segment s for the long kernel (the whole block calls this): thread 0 takes a slot and the
+// first chunk number, then the block marks the segment's chunks with the slot. False when the list
+// is full (only with offsets that are not nondecreasing); the segment's block then reads it itself.
+template <class T, class Acc, class Shape>
+__device__ __forceinline__ bool append_long(const LongSegments<Acc>& longs, int64_t s, int64_t begin, int64_t end) {
+  __shared__ int64_t slot, base;
+  __shared__ bool fits;
+  const int64_t len = end - begin, items = Shape::template chunk_items<T>(len);
+  const int64_t chunks = (len + items - 1) / items;
+  if (threadIdx.x == 0) {
+    // A full list takes no more appends, so the head's fields cannot overflow (only blocks that read
+    // it before it filled, at most those resident at once, append past the end).
+    slot = int64_t(__ldcg(longs.head) >> kLongHeadShift);
+    if (slot < longs.max_entries) {
+      const unsigned long long old =
+          atomicAdd(longs.head, (1ull << kLongHeadShift) | static_cast<unsigned long long>(chunks));
+      slot = int64_t(old >> kLongHeadShift);
+      base = int64_t(old & kLongChunkMask);
+    }
+    fits = slot < longs.max_entries && base + chunks <= longs.max_chunks;
+    if (slot < longs.max_entries) {
+      longs.entries[slot] = LongSegment{fits ? s : -1, begin, end, base};  // the long kernel skips a -1
+      longs.tickets[slot] = 0;
+    }
+  }
+  __syncthreads();
+  if (fits) {
+    for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) longs.chunk_slot[base + c] = unsigned(slot);
+  }
+  return fits;
+}
+
+// A block per segment (grid = segments). Segments over Shape::long_items go to the list.
+template <class T, class Acc, class Op, class Shape>
+__global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
+segmented_reduce_blocks_kernel(const T* __restrict__ x, Segments seg, LongSegments<Acc> longs) {
+  __shared__ typename BlockReduce<Acc, Shape::kThreads>::TempStorage temp;
+#if __CUDA_ARCH__ >= 900
+  // Lets the long kernel's blocks be scheduled during this grid's last wave (they wait for its
+  // completion and memory before reading the list), hiding their launch.
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+  const int64_t s = blockIdx.x;
+  const int64_t begin = seg.offset(s), end = seg.offset(s + 1);
+  const int64_t len = end > begin ? end - begin : 0;
+  if (len > Shape::template long_items<T>() && longs.max_entries > 0) {  // uniform in the block
+    if (append_long<T, Acc, Shape>(longs, s, begin, end)) return;
+  }
+  const Acc part = block_share<T, Acc, Op, Shape::kThreads, Shape::kVecs>(x, begin, len);
+  const Acc total = BlockReduce<Acc, Shape::kThreads>::reduce(part, Op{}, temp);
+  if (threadIdx.x == 0) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
+}
+
+// The listed segments, cut into chunks that the blocks take in turn (c = blockIdx.x, + gridDim.x,
+// ...). Launched after the blocks kernel, overlapped on sm_90 (programmatic stream serialization:
+// it waits for that kernel's completion and memory before reading the list).
+template <class T, class Acc, class Op, class Shape>
+__global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
+segmented_reduce_long_kernel(const T* __restrict__ x, Segments seg, LongSegments<Acc> longs) {
+  const Op op;
+  __shared__ typename BlockReduce<Acc, Shape::kThreads>::TempStorage temp;
+  __shared__ bool last_chunk;
+#if __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();  // the list (a no-op after a plain launch)
+#endif
+  const unsigned long long head = __ldcg(longs.head);
+  // Nothing listed: every block reads zero (the head changes only after all have counted
+  // themselves below), and there is nothing to return to zero.
+  if (head == 0) return;
+  const int64_t listed = int64_t(head >> kLongHeadShift), chunk_total = int64_t(head & kLongChunkMask);
+  const int64_t slots = listed < longs.max_entries ? listed : longs.max_entries;
+  const int64_t chunks = chunk_total < longs.max_chunks ? chunk_total : longs.max_chunks;
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    // The chunk's segment. Chunks of a segment that did not fit were never marked: whatever their
+    // mark holds, the checks below skip them.
+    const unsigned slot = longs.chunk_slot[c];
+    if (slot >= slots) continue;  // uniform in the block, like every branch below
+    const LongSegment e = longs.entries[slot];
+    const int64_t len = e.end - e.begin, items = Shape::template chunk_items<T>(len);
+    const int64_t segment_chunks = (len + items - 1) / items, j = c - e.chunk_base;
+    if (e.segment < 0 || j < 0 || j >= segment_chunks) continue;
+    const int64_t begin = e.begin + j * items, rest = e.end - begin;
+    const Acc part = block_share<T, Acc, Op, Shape::kThreads, Shape::kVecs>(x, begin, rest < items ? rest : items);
+    const Acc total = BlockReduce<Acc, Shape::kThreads>::reduce(part, op, temp);
+    if (threadIdx.x == 0) {
+      longs.partials[c] = total;
+      __threadfence();  // the partial is visible to whoever draws the segment's last ticket
+      last_chunk = atomicAdd(&longs.tickets[slot], 1u) == unsigned(segment_chunks - 1);
+    }
+    __syncthreads();
+    if (last_chunk) {
+      __threadfence();
+      const Acc v = reduce_detail::combine_published<Shape::kThreads>(longs.partials + e.chunk_base, segment_chunks,
+                                                                      op, temp);
+      if (threadIdx.x == 0) reduce_detail::store_as(seg.out, e.segment * seg.out_step, seg.out_dtype, v);
+    }
+    __syncthreads();  // temp and last_chunk are reused by the next chunk
+  }
+  // Every block has read the head before it counts itself done: the last one returns both counters
+  // to zero for the stream's next kernel.
+  if (threadIdx.x == 0 && atomicAdd(longs.blocks_done, 1u) == gridDim.x - 1) {
+    *longs.head = 0;
+    *longs.blocks_done = 0;
+  }
+}
+
+// Scratch of the long-segment list (bytes, 256-byte aligned parts): entries, tickets, chunk
+// marks, partials.
+template <class Acc>
+std::size_t long_segments_bytes(int64_t max_entries, int64_t max_chunks) {
+  auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
+  return align(std::size_t(max_entries) * sizeof(LongSegment)) + align(std::size_t(max_entries) * sizeof(unsigned)) +
+         align(std::size_t(max_chunks) * sizeof(unsigned)) + align(std::size_t(max_chunks) * sizeof(Acc));
+}
+template <class Acc>
+LongSegments<Acc> long_segments_in(void* scratch, int64_t max_entries, int64_t max_chunks, unsigned int* counters) {
+  auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
+  char* p = static_cast<char*>(scratch);
+  LongSegments<Acc> l;
+  l.head = reinterpret_cast<unsigned long long*>(counters);  // counters[0..1], 8-byte aligned
+  l.blocks_done = counters + 2;
+  l.entries = reinterpret_cast<LongSegment*>(p);
+  p += align(std::size_t(max_entries) * sizeof(LongSegment));
+  l.tickets = reinterpret_cast<unsigned int*>(p);
+  p += align(std::size_t(max_entries) * sizeof(unsigned));
+  l.chunk_slot = reinterpret_cast<unsigned int*>(p);
+  p += align(std::size_t(max_chunks) * sizeof(unsigned));
+  l.partials = reinterpret_cast<Acc*>(p);
+  l.max_entries = max_entries;
+  l.max_chunks = max_chunks;
+  return l;
+}
+
+// The blocks kernel (a block per segment), then, when a segment can be long (longs.max_entries >
+// 0), the long kernel on `long_blocks` blocks, with programmatic stream serialization when
+// `overlap` (its sm_90 build waits for the blocks kernel; see segmented_reduce_long_kernel).
+template <class T, class Acc, class Op, class Shape = BlockPathShape>
+cudaError_t launch_segment_blocks(const T* x, const Segments& seg, const LongSegments<Acc>& longs, int64_t long_blocks,
+                                  cudaStream_t stream, bool overlap) {
+  static_assert(sizeof(Acc) >= 4, "the long kernel's partials are read as 4- or 8-byte words");
+  segmented_reduce_blocks_kernel<T, Acc, Op, Shape><<<unsigned(seg.count), Shape::kThreads, 0, stream>>>(x, seg, longs);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || longs.max_entries == 0) return e;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(long_blocks));
+  config.blockDim = dim3(Shape::kThreads);
+  config.stream = stream;
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = overlap ? 1 : 0;
+  return cudaLaunchKernelEx(&config, segmented_reduce_long_kernel<T, Acc, Op, Shape>, x, seg, longs);
+}
+
+}  // namespace scan_detail
+}  // namespace gpuprims
