@@ -272,11 +272,11 @@ def test_segmented_reduce_graph_and_side_stream(rng, algorithm):
 
 
 # The block path (algorithm="blocks"; auto's choice for segments of 12 KiB and more on average)
-# lists segments over 8 of its rounds (128 threads x 8 16-byte vectors: 128 KiB) for a second
-# kernel that cuts them into chunks. These lengths sit on both sides of that bound, start at every
-# 16-byte alignment, and include a segment of 41 chunks.
+# lists segments over 16 of its rounds (128 threads x 8 16-byte vectors a round: 256 KiB) for a
+# second kernel that cuts them into chunks. These lengths sit on both sides of that bound, start
+# at every 16-byte alignment, and include a segment of 41 chunks.
 def block_path_lengths(itemsize):
-    long = 131072 // itemsize
+    long = 262144 // itemsize
     return np.array([0, 1, 7, 3, long - 1, long, long + 1, 0, 2, 12345, 3 * long + 5, 1, 40 * long + 3, 5, 0])
 
 
@@ -348,11 +348,11 @@ def test_segmented_reduce_blocks_on_other_layouts(rng, view):
 
 
 def test_segmented_reduce_blocks_long_lists(rng):
-    """Hundreds of listed segments (chunk marks across many slots), short ones between them, and a
-    segment long enough for chunks larger than the minimum (1024 chunks of 33 rounds)."""
+    """A hundred listed segments (chunk marks across many slots), short ones between them, and a
+    segment long enough for chunks larger than the minimum (1024 chunks of 17 rounds)."""
     need(TORCH_CUDA)
-    long = 32768  # float32 items in 8 rounds
-    lengths = np.stack([rng.integers(long + 1, 3 * long, 200), rng.integers(0, 5000, 200)], axis=1).ravel()
+    long = 65536  # float32 items in 16 rounds
+    lengths = np.stack([rng.integers(long + 1, 3 * long, 100), rng.integers(0, 5000, 100)], axis=1).ravel()
     lengths = np.concatenate([lengths[:100], [1024 * long + 12345], lengths[100:]])
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     x = rng.standard_normal(int(offsets[-1])).astype(np.float32)

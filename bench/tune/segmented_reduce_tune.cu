@@ -232,13 +232,13 @@ std::function<void()> per_segment(const T* x, Segments seg, int sms) {
 
 // The block path (segmented_reduce_blocks.cuh): a block per segment, segments over 8 rounds listed
 // for the long kernel, launched overlapped (as the library does on sm_90) or in plain stream order.
-template <class T, class Acc, class Op>
+template <class T, class Acc, class Op, class Shape = BlockPathShape>
 std::function<void()> blocks(const T* x, Segments seg, Buffers& buf, int sms, bool overlap) {
-  using Shape = BlockPathShape;
-  const int64_t entries = Shape::max_entries<T>(seg.n, seg.count), chunks = Shape::max_chunks<T>(seg.n, seg.count);
+  const int64_t entries = Shape::template max_entries<T>(seg.n, seg.count),
+                chunks = Shape::template max_chunks<T>(seg.n, seg.count);
   const LongSegments<Acc> longs = long_segments_in<Acc>(buf.long_scratch, entries, chunks, buf.counters);
   const int64_t long_blocks = std::min<int64_t>(chunks, int64_t(sms) * Shape::kMinBlocks);
-  return [=] { CHECK((launch_segment_blocks<T, Acc, Op>(x, seg, longs, long_blocks, 0, overlap))); };
+  return [=] { CHECK((launch_segment_blocks<T, Acc, Op, Shape>(x, seg, longs, long_blocks, 0, overlap))); };
 }
 
 template <int D, int W, int U, int L, int B = 0, LoadPolicy P = LoadPolicy::kReadOnly, int K = 0>

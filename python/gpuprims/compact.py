@@ -81,7 +81,7 @@ def segmented_reduce(x, offsets, op="sum", *, algorithm="auto", out=None, stream
     "blocks" (``gpuprims.variants("segmented_reduce")``). "ranges" splits the work by items and
     segment ends together, so very irregular lengths (one huge segment among tiny ones, runs of
     empty segments) stay near the memory system's rate; "blocks" gives each segment a block and
-    splits segments of more than 8 of its 16 KiB rounds over the GPU, which reads long segments
+    splits segments of more than 16 of its 16 KiB rounds over the GPU, which reads long segments
     faster. "auto" takes "blocks" when x is unit-stride and 16-byte aligned and the segments
     average 12 KiB or more, else "ranges"; "blocks" on other inputs (strided or misaligned x, bool
     min / max) runs "ranges" (docs/scan.md "Segmented reduce"). Offsets are validated on the CPU;

@@ -26,7 +26,7 @@ using scan_detail::Segments;
 // rate. Shape and measurements against DeviceSegmentedReduce: docs/scan.md "Segmented reduce".
 using Ranges = scan_detail::DefaultRangeShape;
 // Unit-stride, 16-byte aligned inputs whose segments average at least this many bytes take the
-// block path (scan/segmented_reduce_blocks.cuh: a block per segment, segments over 8 of its
+// block path (scan/segmented_reduce_blocks.cuh: a block per segment, segments over 16 of its
 // rounds split over the GPU by a second kernel), which reads regular and mixed lengths of 4096
 // float32 items and more faster than the range kernels. Session 19 device run 4 (H100, float32,
 // x CUB, blocks path / ranges): 65536 x 4096 0.998 / 0.974, 16384 x 16384 0.987-0.998 /
@@ -186,7 +186,7 @@ const std::vector<SegmentedReduceVariantInfo>& segmented_reduce_variants() {
        "merge-path warp tiles of 4096 work units (items + segment ends), long segments cut at tile boundaries "
        "and folded in tile order by a second kernel: balanced on any lengths", true},
       {SegmentedReduceAlgorithm::kBlocks, "blocks",
-       "a block per segment reading it in rounds of 16 KiB, segments over 8 rounds listed and split into "
+       "a block per segment reading it in rounds of 16 KiB, segments over 16 rounds listed and split into "
        "chunks across the GPU by a second kernel, the partials folded in chunk order. Unit-stride, 16-byte "
        "aligned inputs (others, and bool min / max, run ranges)", true},
   };

@@ -53,13 +53,12 @@ struct LongSegments {
 constexpr int kLongHeadShift = 40;
 constexpr unsigned long long kLongChunkMask = (1ull << kLongHeadShift) - 1;
 
-// 128 threads x 8 vectors, 8 resident blocks per SM (64 registers): the best shape of session 19's
-// sweep on the H100 (x CUB: 65536 x 4096 1.004-1.011, 16384 x 16384 1.006-1.014, 32768 x 8192
-// 1.000-1.003, 131072 x 2048 1.157, lengths 1-9000 1.032; 256 x 4 and 512 x 2 lost 5-17 points on
-// some of these, whichever the register cap).
-struct BlockPathShape {
-  static constexpr int kThreads = 128, kVecs = 8, kMinBlocks = 8;
-  static constexpr int kLongRounds = 8;         // longer segments go to the long kernel
+// One launch shape of the block path: threads per block, 16-byte vectors per thread in a round,
+// resident blocks per SM the registers must allow, and the rounds beyond which a segment is listed
+// (also the smallest chunk of a listed segment).
+template <int kThreads_, int kVecs_, int kMinBlocks_, int kLongRounds_>
+struct BlockShape {
+  static constexpr int kThreads = kThreads_, kVecs = kVecs_, kMinBlocks = kMinBlocks_, kLongRounds = kLongRounds_;
   static constexpr int kMaxChunksPerSegment = 1024;  // about one wave of the long kernel's blocks
 
   template <class T>
@@ -86,6 +85,16 @@ struct BlockPathShape {
     return n / long_items<T>() + max_entries<T>(n, count);
   }
 };
+
+// 128 threads x 8 vectors, 8 resident blocks per SM (64 registers): the best shape of session 19's
+// sweep on the H100 (x CUB: 65536 x 4096 1.004-1.011, 16384 x 16384 1.006, 32768 x 8192
+// 1.000-1.003, 131072 x 2048 1.156-1.157, lengths 1-9000 1.032; 256 x 4 and 512 x 2 lost 5-17
+// points on some of these, whichever the register cap). Segments over 16 rounds (256 KiB) are
+// listed: session 19 run 7 (x CUB, listing over 8 / 16 / 32 rounds) 4096 x 65536 0.952 / 0.993-0.995
+// / 0.994-0.996, lengths 1-4000 with 1 in 8 of 1-100000 1.002-1.004 / 1.018-1.021 / 1.038, while
+// one 131072-item segment after 65504 of 4096, read by one block at the end of the grid, costs
+// 1.059-1.060 / 1.041-1.046 / 1.031-1.033.
+using BlockPathShape = BlockShape<128, 8, 8, 16>;
 
 // This thread's share of op over x[begin, begin + len), read by the whole block (x unit-stride
 // and 16-byte aligned): the items before the first 16-byte boundary and after the last one one by
