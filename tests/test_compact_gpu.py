@@ -126,6 +126,16 @@ def irregular_lengths(rng, case):
     return np.array([0] * 5000 + [3000] + [0] * 5000 + [70000] + [0] * 9000 + [5] * 100 + [0] * 3000)
 
 
+def check_float32_sums(got, x, offsets):
+    """Segment sums of float32 x against float64 prefix sums, within float32 summation's bound."""
+    prefix = np.concatenate([[0.0], np.cumsum(x.astype(np.float64))])
+    prefix_abs = np.concatenate([[0.0], np.cumsum(np.abs(x.astype(np.float64)))])
+    ref = prefix[offsets[1:]] - prefix[offsets[:-1]]
+    tol = 64 * 2.0**-24 * (prefix_abs[offsets[1:]] - prefix_abs[offsets[:-1]]) + 1e-30
+    bad = np.flatnonzero(~(np.abs(got - ref) <= tol))
+    assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]])
+
+
 @pytest.mark.parametrize("offsets_dtype", ("int32", "int64"))
 @pytest.mark.parametrize("case", ("huge_then_tiny", "tiny_then_huge", "power_law", "around_tile", "empty_runs"))
 def test_segmented_reduce_irregular_lengths(rng, case, offsets_dtype):
@@ -136,12 +146,7 @@ def test_segmented_reduce_irregular_lengths(rng, case, offsets_dtype):
     off = torch.from_numpy(offsets.astype(offsets_dtype)).cuda()
     x = rng.standard_normal(n).astype(np.float32)
     got = gpuprims.segmented_reduce(torch.from_numpy(x).cuda(), off).cpu().numpy().astype(np.float64)
-    prefix = np.concatenate([[0.0], np.cumsum(x.astype(np.float64))])
-    prefix_abs = np.concatenate([[0.0], np.cumsum(np.abs(x.astype(np.float64)))])
-    ref = prefix[offsets[1:]] - prefix[offsets[:-1]]
-    tol = 64 * 2.0**-24 * (prefix_abs[offsets[1:]] - prefix_abs[offsets[:-1]]) + 1e-30
-    bad = np.flatnonzero(~(np.abs(got - ref) <= tol))
-    assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]])
+    check_float32_sums(got, x, offsets)
     xi = rng.integers(-(2**40), 2**40, n)
     got_i = gpuprims.segmented_reduce(torch.from_numpy(xi).cuda(), off).cpu().numpy()
     prefix_i = np.concatenate([[0], np.cumsum(xi)])
@@ -358,12 +363,7 @@ def test_segmented_reduce_blocks_long_lists(rng):
     x = rng.standard_normal(int(offsets[-1])).astype(np.float32)
     off = torch.from_numpy(offsets).cuda()
     got = gpuprims.segmented_reduce(torch.from_numpy(x).cuda(), off, algorithm="blocks").cpu().numpy()
-    prefix = np.concatenate([[0.0], np.cumsum(x.astype(np.float64))])
-    prefix_abs = np.concatenate([[0.0], np.cumsum(np.abs(x.astype(np.float64)))])
-    ref = prefix[offsets[1:]] - prefix[offsets[:-1]]
-    tol = 64 * 2.0**-24 * (prefix_abs[offsets[1:]] - prefix_abs[offsets[:-1]]) + 1e-30
-    bad = np.flatnonzero(~(np.abs(got - ref) <= tol))
-    assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]])
+    check_float32_sums(got, x, offsets)
 
 
 def test_sanitize_segmented_reduce_blocks_bad_offsets(rng):

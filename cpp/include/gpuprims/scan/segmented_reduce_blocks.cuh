@@ -30,6 +30,7 @@
 #include "gpuprims/block/block_reduce.cuh"
 #include "gpuprims/reduce/reduce_common.cuh"
 #include "gpuprims/scan/segmented_reduce_kernel.cuh"
+#include "gpuprims/util/dependent_launch.cuh"
 
 namespace gpuprims {
 namespace scan_detail {
@@ -286,16 +287,8 @@ cudaError_t launch_segment_blocks(const T* x, const Segments& seg, const LongSeg
   segmented_reduce_blocks_kernel<T, Acc, Op, Shape><<<unsigned(seg.count), Shape::kThreads, 0, stream>>>(x, seg, longs);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess || longs.max_entries == 0) return e;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(long_blocks));
-  config.blockDim = dim3(Shape::kThreads);
-  config.stream = stream;
-  cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attribute;
-  config.numAttrs = overlap ? 1 : 0;
-  return cudaLaunchKernelEx(&config, segmented_reduce_long_kernel<T, Acc, Op, Shape>, x, seg, longs);
+  return launch_dependent(segmented_reduce_long_kernel<T, Acc, Op, Shape>, dim3(unsigned(long_blocks)),
+                          dim3(Shape::kThreads), stream, overlap, x, seg, longs);
 }
 
 }  // namespace scan_detail

@@ -24,6 +24,7 @@
 
 #include "gpuprims/block/block_reduce.cuh"
 #include "gpuprims/scan/segmented_reduce_kernel.cuh"
+#include "gpuprims/util/dependent_launch.cuh"
 
 namespace gpuprims {
 namespace scan_detail {
@@ -388,17 +389,9 @@ struct RangeShape {
     }
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(unsigned((parts.tiles + kFixupThreads - 1) / kFixupThreads));
-    config.blockDim = dim3(kFixupThreads);
-    config.stream = stream;
-    cudaLaunchAttribute attribute;
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = &attribute;
-    config.numAttrs = overlap ? 1 : 0;
-    return cudaLaunchKernelEx(
-        &config, segmented_reduce_fixup_kernel<Acc, Op, kTileUnits, kFixupThreads, kFixupUnroll, kLaneChain>, seg, parts);
+    return launch_dependent(segmented_reduce_fixup_kernel<Acc, Op, kTileUnits, kFixupThreads, kFixupUnroll, kLaneChain>,
+                            dim3(unsigned((parts.tiles + kFixupThreads - 1) / kFixupThreads)), dim3(kFixupThreads),
+                            stream, overlap, seg, parts);
   }
 
  private:
