@@ -213,16 +213,18 @@ def test_copied_views_on_an_explicit_stream(rng, fw_name):
         np.testing.assert_allclose(to_numpy(got_s), np.cumsum(a.T.astype(np.float64)), rtol=1e-4, atol=1e-2)
 
 
-def test_segmented_reduce_all_empty():
+@pytest.mark.parametrize("algorithm", ("auto", "ranges", "blocks"))
+def test_segmented_reduce_all_empty(algorithm):
     need(TORCH_CUDA)
     x = torch.randn(10000, device="cuda")
     for where in (0, 5000, 10000):
         off = torch.full((100001,), where, dtype=torch.int64, device="cuda")
-        assert torch.equal(gpuprims.segmented_reduce(x, off), torch.zeros(100000, device="cuda"))
-        got = gpuprims.segmented_reduce(x, off.int(), "max")
+        assert torch.equal(gpuprims.segmented_reduce(x, off, algorithm=algorithm), torch.zeros(100000, device="cuda"))
+        got = gpuprims.segmented_reduce(x, off.int(), "max", algorithm=algorithm)
         assert torch.equal(got, torch.full((100000,), -float("inf"), device="cuda"))
     no_items = torch.zeros(0, device="cuda")
-    got = gpuprims.segmented_reduce(no_items, torch.zeros(7, dtype=torch.int64, device="cuda"), "min")
+    got = gpuprims.segmented_reduce(no_items, torch.zeros(7, dtype=torch.int64, device="cuda"), "min",
+                                    algorithm=algorithm)
     assert torch.equal(got, torch.full((6,), float("inf"), device="cuda"))
 
 
