@@ -337,21 +337,31 @@ def test_segmented_reduce_paths(rng, algorithm, op, dtype):
     for off in (offsets.astype(np.int64), offsets.astype(np.int32)):
         got = gpuprims.segmented_reduce(xt, torch.from_numpy(off).cuda(), op, algorithm=algorithm)
         check_segments(got, exact, off, op, dtype)
+    shifted = torch.empty(xt.numel() + 1, dtype=xt.dtype, device="cuda")[1:]  # one element into memory
+    shifted.copy_(xt)
+    got = gpuprims.segmented_reduce(shifted, torch.from_numpy(offsets).cuda(), op, algorithm=algorithm)
+    check_segments(got, exact, offsets, op, dtype)
 
 
-@pytest.mark.parametrize("view", ("misaligned", "strided"))
-def test_segmented_reduce_blocks_on_other_layouts(rng, view):
-    """algorithm="blocks" on x that its 16-byte loads cannot read (offset by one element, every
-    other element) runs the range kernels: the same results as auto."""
+@pytest.mark.parametrize("algorithm", ("ranges", "blocks"))
+@pytest.mark.parametrize("view", ("offset_1", "offset_3", "strided"))
+def test_segmented_reduce_views(rng, view, algorithm):
+    """Views of x: at an element offset (no 16-byte alignment: the block path starts each segment's
+    vectors at its first 16-byte boundary, the range kernels read item by item) and strided (the
+    block path hands those to the range kernels: bitwise the same result)."""
     need(TORCH_CUDA)
     offsets = np.concatenate([[0], np.cumsum(block_path_lengths(4))])
     n = int(offsets[-1])
-    base = torch.randn(2 * n + 2, device="cuda")
-    x = base[1:n + 1] if view == "misaligned" else base[: 2 * n : 2]
+    base = torch.randn(2 * n + 4, device="cuda")
+    x = base[: 2 * n : 2] if view == "strided" else base[int(view[-1]):int(view[-1]) + n]
     off = torch.from_numpy(offsets).cuda()
-    got = gpuprims.segmented_reduce(x, off, algorithm="blocks")
-    assert torch.equal(got, gpuprims.segmented_reduce(x, off, algorithm="ranges"))
+    got = gpuprims.segmented_reduce(x, off, algorithm=algorithm)
     check_segments(got, x.double().cpu().numpy(), offsets, "sum", "float32")
+    for op in ("min", "max"):
+        check_segments(gpuprims.segmented_reduce(x, off, op, algorithm=algorithm), x.double().cpu().numpy(),
+                       offsets, op, "float32")
+    if view == "strided":
+        assert torch.equal(got, gpuprims.segmented_reduce(x, off, algorithm="ranges"))
 
 
 def test_segmented_reduce_blocks_long_lists(rng):

@@ -82,9 +82,10 @@ def segmented_reduce(x, offsets, op="sum", *, algorithm="auto", out=None, stream
     segment ends together, so very irregular lengths (one huge segment among tiny ones, runs of
     empty segments) stay near the memory system's rate; "blocks" gives each segment a block and
     splits segments of more than 16 of its 16 KiB rounds over the GPU, which reads long segments
-    faster. "auto" takes "blocks" when x is unit-stride and 16-byte aligned and the segments
-    average 12 KiB or more, else "ranges"; "blocks" on other inputs (strided or misaligned x, bool
-    min / max) runs "ranges" (docs/scan.md "Segmented reduce"). Offsets are validated on the CPU;
+    faster. "auto" takes "blocks" when x is unit-stride and the segments average 12 KiB or more,
+    else "ranges"; "blocks" on other inputs (strided x, bool min / max) runs "ranges"
+    (docs/scan.md "Segmented reduce"). Float results are reproducible for the same x at the same
+    address; the same values at another 16-byte alignment may round differently. Offsets are validated on the CPU;
     on the GPU they are not checked (that would need a synchronization): values outside
     [0, len(x)] are clamped into it, and decreasing offsets give unspecified values, never an
     out-of-bounds access.

@@ -25,7 +25,7 @@ using scan_detail::Segments;
 // among tiny ones, power-law lengths or runs of empty segments stay at the memory system's read
 // rate. Shape and measurements against DeviceSegmentedReduce: docs/scan.md "Segmented reduce".
 using Ranges = scan_detail::DefaultRangeShape;
-// Unit-stride, 16-byte aligned inputs whose segments average at least this many bytes take the
+// Unit-stride inputs whose segments average at least this many bytes take the
 // block path (scan/segmented_reduce_blocks.cuh: a block per segment, segments over 16 of its
 // rounds split over the GPU by a second kernel), which reads regular and mixed lengths of 4096
 // float32 items and more faster than the range kernels. Session 19 device run 4 (H100, float32,
@@ -92,16 +92,16 @@ Status run_blocks(const S* x, const Segments& seg, int device, cudaStream_t stre
   return check_launch("segmented_reduce", stream);
 }
 
-// What the block path needs (besides partials of 4 or 8 bytes): the vector loads, a grid of one
+// What the block path needs (besides partials of 4 or 8 bytes): a unit-stride x, a grid of one
 // block per segment, and room in the list head's fields (24-bit slots, 40-bit chunks) for the
 // bounds plus the appends of blocks that raced a full list (append_long: at most the resident
 // blocks, each at most kMaxChunksPerSegment chunks). Inputs without it run the range kernels,
 // whatever algorithm= says.
 template <class S>
-bool block_path_fits(const Segments& seg, bool vector_ok) {
+bool block_path_fits(const Segments& seg, bool unit_stride) {
   using Shape = scan_detail::BlockPathShape;
   constexpr int shift = scan_detail::kLongHeadShift;
-  return vector_ok && seg.count <= INT32_MAX &&
+  return unit_stride && seg.count <= INT32_MAX &&
          Shape::max_entries<S>(seg.n, seg.count) < (int64_t(1) << (63 - shift)) &&
          Shape::max_chunks<S>(seg.n, seg.count) < (int64_t(1) << (shift - 1));
 }
@@ -137,7 +137,10 @@ Status run_segments(const TensorView& in, const Segments& seg, SegmentedReduceAl
   if (seg.count == 0) return Status::ok();
   const bool vector_ok = seg.step == 1 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
   if constexpr (sizeof(Acc) >= 4) {  // (bool min / max keep 1-byte accumulators: the range kernels)
-    if (algorithm != SegmentedReduceAlgorithm::kRanges && block_path_fits<S>(seg, vector_ok) &&
+    // The block path reads any element-aligned unit-stride x (its 16-byte loads start at the
+    // first 16-byte boundary of each segment); the range kernels need x itself 16-byte aligned.
+    const bool unit_stride = seg.step == 1 && reinterpret_cast<uintptr_t>(x) % sizeof(S) == 0;
+    if (algorithm != SegmentedReduceAlgorithm::kRanges && block_path_fits<S>(seg, unit_stride) &&
         (algorithm == SegmentedReduceAlgorithm::kBlocks || long_on_average<S>(seg))) {
       return run_blocks<S, Acc, Op>(x, seg, device, stream);
     }
@@ -187,8 +190,8 @@ const std::vector<SegmentedReduceVariantInfo>& segmented_reduce_variants() {
        "and folded in tile order by a second kernel: balanced on any lengths", true},
       {SegmentedReduceAlgorithm::kBlocks, "blocks",
        "a block per segment reading it in rounds of 16 KiB, segments over 16 rounds listed and split into "
-       "chunks across the GPU by a second kernel, the partials folded in chunk order. Unit-stride, 16-byte "
-       "aligned inputs (others, and bool min / max, run ranges)", true},
+       "chunks across the GPU by a second kernel, the partials folded in chunk order. Unit-stride inputs "
+       "(strided ones, and bool min / max, run ranges)", true},
   };
   return variants;
 }

@@ -97,8 +97,8 @@ struct BlockShape {
 // 1.059-1.060 / 1.041-1.046 / 1.031-1.033.
 using BlockPathShape = BlockShape<128, 8, 8, 16>;
 
-// This thread's share of op over x[begin, begin + len), read by the whole block (x unit-stride
-// and 16-byte aligned): the items before the first 16-byte boundary and after the last one one by
+// This thread's share of op over x[begin, begin + len), read by the whole block (x unit-stride,
+// any element-aligned address): the items before the first 16-byte boundary and after the last one one by
 // one, the vectors between in rounds of kThreads x kVecs with all of a round's loads in flight
 // before any is added. Every item's place in the fold depends only on (begin, len): deterministic.
 template <class T, class Acc, class Op, int kThreads, int kVecs>
@@ -112,7 +112,7 @@ __device__ __forceinline__ Acc block_share(const T* __restrict__ x, int64_t begi
   Acc acc[kAccs];
 #pragma unroll
   for (int u = 0; u < kAccs; ++u) acc[u] = Op::template identity<Acc>();
-  const int64_t to_boundary = (kLanes - begin % kLanes) % kLanes;
+  const int64_t to_boundary = int64_t((16 - (reinterpret_cast<uintptr_t>(x + begin) & 15)) & 15) / int64_t(sizeof(T));
   const int head = int(len < to_boundary ? len : to_boundary);
   if (t < head) acc[0] = op(acc[0], cast_value<Acc>(x[begin + t]));
   const T* body = x + begin + head;
