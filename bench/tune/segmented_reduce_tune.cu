@@ -461,7 +461,7 @@ int main(int argc, char** argv) {
                   : k == 5 ? make_problem("16384 x 16384", 30, regular(16384, kItems))
                   : k == 6 ? make_problem("32768 x 8192", 30, regular(32768, kItems))
                   : k == 7 ? make_problem("131072 x 2048", 30, regular(131072, kItems))
-                  : k == 8 ? make_problem("4096 x 65536 (all listed)", 30, regular(4096, kItems))
+                  : k == 8 ? make_problem("2048 x 131072 (every segment listed)", 30, regular(2048, kItems))
                   : k == 9 ? make_problem("lengths 1-9000", 30, uniform_lengths(kItems, 9000, 1, 7))
                            : make_problem("lengths 1-4000, 1 in 8 of 1-100000", 30, uniform_lengths(kItems, 4000, 100000, 9));
       float_sum_problem(p, x, out, buf, sms, false, Pass::kFinal);
