@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gpuprims/core/checks.hpp"
+#include "gpuprims/core/variant_lookup.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/gemm.hpp"
 #include "launch.hpp"
@@ -61,33 +62,11 @@ const std::vector<GemmVariantInfo>& gemv_variants() {
   return v;
 }
 
-namespace {
-
-template <class Algo>
-Status parse_algorithm(const char* op, const std::vector<GemmVariantInfo>& table, const std::string& name,
-                       Algo* out) {
-  if (name == "auto") {
-    *out = Algo::kAuto;
-    return Status::ok();
-  }
-  std::string names = "'auto'";
-  for (const auto& v : table) {
-    if (name == v.name) {
-      *out = static_cast<Algo>(v.algorithm);
-      return Status::ok();
-    }
-    names += std::string(", '") + v.name + "'";
-  }
-  return value_error(std::string(op) + ": argument 'algorithm': expected one of " + names + ", got '" + name + "'");
-}
-
-}  // namespace
-
 Status parse_matmul_algorithm(const std::string& name, GemmAlgorithm* out) {
-  return parse_algorithm("matmul", matmul_variants(), name, out);
+  return parse_variant_name("matmul", matmul_variants(), name, out);
 }
 Status parse_gemv_algorithm(const std::string& name, GemvAlgorithm* out) {
-  return parse_algorithm("gemv", gemv_variants(), name, out);
+  return parse_variant_name("gemv", gemv_variants(), name, out);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "gpuprims/core/checks.hpp"
+#include "gpuprims/core/variant_lookup.hpp"
 #include "gpuprims/core/numeric.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/histogram.hpp"
@@ -33,19 +34,7 @@ const std::vector<HistogramVariantInfo>& histogram_variants() {
 }
 
 Status parse_histogram_algorithm(const std::string& name, HistogramAlgorithm* out) {
-  if (name == "auto") {
-    *out = HistogramAlgorithm::kAuto;
-    return Status::ok();
-  }
-  std::string names = "'auto'";
-  for (const auto& v : histogram_variants()) {
-    if (name == v.name) {
-      *out = v.algorithm;
-      return Status::ok();
-    }
-    names += std::string(", '") + v.name + "'";
-  }
-  return value_error("histogram: argument 'algorithm': expected one of " + names + ", got '" + name + "'");
+  return parse_variant_name("histogram", histogram_variants(), name, out);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gpuprims/core/stream.hpp"
+#include "gpuprims/core/variant_lookup.hpp"
 #include "gpuprims/norms.hpp"
 #include "backward_launch.hpp"
 #include "checks.hpp"
@@ -41,20 +42,7 @@ const std::vector<NormVariantInfo>& norm_backward_variants(NormOp) {
 }
 
 Status parse_norm_backward_algorithm(NormOp op, const std::string& name, NormAlgorithm* out) {
-  if (name == "auto") {
-    *out = NormAlgorithm::kAuto;
-    return Status::ok();
-  }
-  std::string names = "'auto'";
-  for (const auto& v : norm_backward_variants(op)) {
-    if (name == v.name) {
-      *out = v.algorithm;
-      return Status::ok();
-    }
-    names += std::string(", '") + v.name + "'";
-  }
-  return value_error(std::string(backward_name(op)) + ": argument 'algorithm': expected one of " + names + ", got '" +
-                     name + "'");
+  return parse_variant_name(backward_name(op), norm_backward_variants(op), name, out);
 }
 
 namespace {

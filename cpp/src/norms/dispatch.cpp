@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpuprims/core/stream.hpp"
+#include "gpuprims/core/variant_lookup.hpp"
 #include "gpuprims/norms.hpp"
 #include "checks.hpp"
 #include "launch.hpp"
@@ -98,20 +99,7 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
 }
 
 Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* out, const char* caller) {
-  if (name == "auto") {
-    *out = NormAlgorithm::kAuto;
-    return Status::ok();
-  }
-  std::string names = "'auto'";
-  for (const auto& v : norm_variants(op)) {
-    if (name == v.name) {
-      *out = v.algorithm;
-      return Status::ok();
-    }
-    names += std::string(", '") + v.name + "'";
-  }
-  return value_error(std::string(caller ? caller : norm_op_name(op)) + ": argument 'algorithm': expected one of " +
-                     names + ", got '" + name + "'");
+  return parse_variant_name(caller ? caller : norm_op_name(op), norm_variants(op), name, out);
 }
 
 namespace {

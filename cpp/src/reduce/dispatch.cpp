@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gpuprims/core/checks.hpp"
+#include "gpuprims/core/variant_lookup.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/reduce.hpp"
 #include "launch.hpp"
@@ -46,19 +47,7 @@ const std::vector<ReduceVariantInfo>& reduce_variants() {
 }
 
 Status parse_reduce_algorithm(const std::string& name, ReduceAlgorithm* out) {
-  if (name == "auto") {
-    *out = ReduceAlgorithm::kAuto;
-    return Status::ok();
-  }
-  std::string names = "'auto'";
-  for (const auto& v : reduce_variants()) {
-    if (name == v.name) {
-      *out = v.algorithm;
-      return Status::ok();
-    }
-    names += std::string(", '") + v.name + "'";
-  }
-  return value_error("reduce: argument 'algorithm': expected one of " + names + ", got '" + name + "'");
+  return parse_variant_name("reduce", reduce_variants(), name, out);
 }
 
 Status parse_reduce_op(const std::string& name, ReduceOp* out) {

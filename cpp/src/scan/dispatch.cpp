@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gpuprims/core/checks.hpp"
+#include "gpuprims/core/variant_lookup.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/scan.hpp"
 #include "launch.hpp"
@@ -44,19 +45,7 @@ const std::vector<ScanVariantInfo>& scan_variants() {
 }
 
 Status parse_scan_algorithm(const std::string& name, ScanAlgorithm* out) {
-  if (name == "auto") {
-    *out = ScanAlgorithm::kAuto;
-    return Status::ok();
-  }
-  std::string names = "'auto'";
-  for (const auto& v : scan_variants()) {
-    if (name == v.name) {
-      *out = v.algorithm;
-      return Status::ok();
-    }
-    names += std::string(", '") + v.name + "'";
-  }
-  return value_error("scan: argument 'algorithm': expected one of " + names + ", got '" + name + "'");
+  return parse_variant_name("scan", scan_variants(), name, out);
 }
 
 namespace scan_detail {

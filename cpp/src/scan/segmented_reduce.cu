@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gpuprims/core/checks.hpp"
+#include "gpuprims/core/variant_lookup.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/scan.hpp"
 #include "gpuprims/scan/segmented_reduce_blocks.cuh"
@@ -197,19 +198,7 @@ const std::vector<SegmentedReduceVariantInfo>& segmented_reduce_variants() {
 }
 
 Status parse_segmented_reduce_algorithm(const std::string& name, SegmentedReduceAlgorithm* out) {
-  if (name == "auto") {
-    *out = SegmentedReduceAlgorithm::kAuto;
-    return Status::ok();
-  }
-  std::string names = "'auto'";
-  for (const auto& v : segmented_reduce_variants()) {
-    if (name == v.name) {
-      *out = v.algorithm;
-      return Status::ok();
-    }
-    names += std::string(", '") + v.name + "'";
-  }
-  return value_error("segmented_reduce: argument 'algorithm': expected one of " + names + ", got '" + name + "'");
+  return parse_variant_name("segmented_reduce", segmented_reduce_variants(), name, out);
 }
 
 Status segmented_reduce(const TensorView& in, const TensorView& offsets, const TensorView& out, ReduceOp op,
