@@ -176,8 +176,9 @@ def test_special_values_match_torch_every_variant(rng, op):
 # each read twice in one launch): one slice, a short last slice, 16 full slices, and lengths they hand
 # to split_row (odd: not whole 16-byte vectors; float64; cluster_row: more than 16 slices). On GPUs
 # below sm_90 cluster_row runs split_row, and must pass the same way; "auto" takes row_lag for the
-# float32 norm kind from 131073 to 262144 elements on sm_90 GPUs with little DRAM bandwidth per SM
-# (H100). float16's 1048576 runs row_lag over 128 chunks a row (partials beyond a warp's 32 lanes).
+# float32 norm kind from 131073 to 262144 elements on sm_90 GPUs (its lag 5/8 or 3/4 of the resident
+# blocks by DRAM bandwidth per SM). float16's 1048576 runs row_lag over 128 chunks a row (partials
+# beyond a warp's 32 lanes).
 CLUSTER_ROW_LENS = (16388, 40000, 100000, 262144, 262145, 524288, 1048576)
 
 
@@ -194,10 +195,10 @@ def test_cluster_row_long_rows(rng, op, dtype):
 
 @pytest.mark.parametrize("op", OPS)
 def test_row_lag_more_chunks_than_its_lag(rng, op):
-    """row_lag over many more chunks than its lag (5/8 of the resident blocks, about 250 on a
+    """row_lag over many more chunks than its lag (5/8 or 3/4 of the resident blocks, 250-300 on a
     132-SM GPU) and than one wave of its persistent grid, so phase B of most tickets waits for rows
     that other blocks complete: 100 rows of 140000 float32 (18 chunks, the last one short) and 1500
-    rows of 16392 (3 chunks). "auto" runs row_lag for the float32 norm kind on the first (H100)."""
+    rows of 16392 (3 chunks). "auto" runs row_lag for the float32 norm kind on the first (sm_90)."""
     need(TORCH_CUDA)
     for rows, n in ((100, 140000), (1500, 16392)):
         a = data(rng, (rows, n), "float32")

@@ -30,7 +30,14 @@ constexpr int kValues = 32;
 template <class T, RowKind kKind>
 using LagConfig = RowLagConfig<kThreads, kValues / Vec16<T>::kLanes, kKind == RowKind::kSoftmax ? 4 : 3,
                                /*prefetch*/ true>;
-constexpr int kLagEighths = 5;
+// The lag in eighths of R: 5 where each SM has little DRAM bandwidth to cover (H100: 5R/8 ahead of
+// 3R/4 in all eight passes above), 6 where it has more (H200, session 19 device run 19, two passes,
+// layer_norm / rms_norm: 3R/4 63.0-63.2 / 69.1-69.4 against 5R/8 61.9-62.3 / 67.5-67.7).
+constexpr double kWideSmGbps = 30.0;  // between the H100's 25 and the H200's 37 GB/s per SM
+int lag_eighths(int device) {
+  double gbps = 0.0;
+  return dram_gbps_per_sm(device, &gbps).is_ok() && gbps >= kWideSmGbps ? 6 : 5;
+}
 
 template <class T, RowKind kKind>
 Status run(const NormLaunch& l) {
@@ -42,7 +49,7 @@ Status run(const NormLaunch& l) {
   if (per_row > INT_MAX) return norms_split_row(l);  // rows of more than 2^44 elements
   static const int per_sm = resident_blocks_per_sm(row_lag_kernel<T, kKind, Cfg>, Cfg::kThreads);
   const int64_t resident = int64_t(per_sm) * l.sm_count;
-  const int64_t lag = resident * kLagEighths / 8;  // launch_row_lag raises it to per_row if below
+  const int64_t lag = resident * lag_eighths(l.device) / 8;  // launch_row_lag raises it to per_row if below
   StreamScratch scratch;
   GPUPRIMS_TRY(scratch.allocate(row_lag_scratch_bytes<kKind, Acc>(rows, rows * per_row), l.device, l.stream, op));
   GPUPRIMS_CUDA_CHECK(op, (launch_row_lag<T, kKind, Cfg>(l.params, scratch.data(), lag, resident, l.stream)));
@@ -64,16 +71,18 @@ Status norms_row_lag(const NormLaunch& l) {
 }
 
 // Where "auto" ran split_row before (cluster_row's measured range ends at 8 CTAs, 131072 float32
-// elements) and row_lag measured ahead: the float32 norm kind on sm_90 GPUs whose SMs each have
-// little DRAM bandwidth to cover. A block works on one ticket at a time (load, two block
-// reductions, publication, wait, re-read, stores), so three blocks per SM keep a fixed amount of
-// work in flight: enough for an H100's 25 GB/s per SM, not for an H200's 37. Measured
+// elements) and row_lag measured ahead: the float32 norm kind on sm_90 GPUs. Until session 19 only
+// those whose SMs each have little DRAM bandwidth to cover (an H100's 25 GB/s per SM, not an
+// H200's 37): with phase B's partials held in registers (session 18) row_lag leads on the H200
+// too (session 19 device run 19, 256 x 262144, two passes, % of copy, layer_norm / rms_norm:
+// row_lag at 3R/4 63.0-63.2 / 69.1-69.4, at 5R/8 61.9-62.3 / 67.5-67.7, split_row 55.8-61.3 /
+// 59.7-59.8; without weight and bias layer_norm 70.7-71.0 against 63.9-64.2). Earlier, measured
 // (bench/tune/norms_cluster_tune.cu and the benchmark, % of copy, 256 x 262144 layer_norm /
 // rms_norm): H100 (session 17 runs 7-8, before HeldPartials; session 18: 77.1-78.3 / 82.7-83.5)
 // row_lag 70.0-71.0 / 76.7-78.9, split_row 59.9-60.9 / 63.4-65.1, cluster_row 65.7-66.4 /
 // 68.0-68.8; H200 (runs 14-15) row_lag 54.7-56.5 / 59.2-61.3 at
 // L = 5R/8 to 3R/4, split_row 54.0-59.8 / 58.0-61.0 (the benchmark's 59.8 / 61.0 ahead), so the
-// H200 keeps split_row. At 640 x 100000 (7 CTAs) row_lag ties cluster_row on the H100 (78.7 / 82.5
+// H200 kept split_row then. At 640 x 100000 (7 CTAs) row_lag ties cluster_row on the H100 (78.7 / 82.5
 // against 78.1 / 81.8), so shorter rows keep cluster_row; the softmax kind and float16 / bfloat16
 // too (cluster_row ahead on both GPUs); sm_80 was not measured.
 // Longer rows than 32 chunks (262144 float32 elements) keep split_row: phase B waits for a whole
@@ -90,11 +99,8 @@ bool row_lag_preferred(const NormLaunch& l) {
       n > kMaxRow) {
     return false;
   }
-  constexpr double kMaxGbpsPerSm = 30.0;
   int major = 0;
-  double gbps = 0.0;
-  return compute_capability_major(l.device, &major).is_ok() && major >= 9 &&
-         dram_gbps_per_sm(l.device, &gbps).is_ok() && gbps > 0.0 && gbps < kMaxGbpsPerSm;
+  return compute_capability_major(l.device, &major).is_ok() && major >= 9;
 }
 
 }  // namespace norms
