@@ -17,14 +17,15 @@ namespace {
 // 256 threads x 32 values (chunks of 8192 elements), phase B's whole re-read issued before the
 // row's wait, a persistent grid of the resident blocks R taking tickets with the next one claimed
 // early, lag L = 5R/8 or 3R/4 (lag_eighths below; bench/tune/norms_cluster_tune.cu, float32 256 x
-// 262144 layer_norm / rms_norm, % of copy). H100, session 18 device runs 2-3 (phase B folding the row's partials from registers:
-// row_lag.cuh HeldPartials), eight passes: 5R/8 77.1-78.3 / 82.7-83.5, 3R/4 76.1-77.7 / 81.3-82.4
-// (5R/8 ahead in every pass; session 17's kernel in the same runs 70.2-71.2 / 77.5-78.4). Session 17 (partials loaded in every pass of the combination), run 8:
-// L = R/2 68.7-69.9 / 76.1-77.5, 5R/8 70.8-70.9 / 77.9-78.8, 3R/4 70.3-71.0 / 77.4-78.9, 7R/8
-// 69.9-70.3 / 76.6-77.4, R 68.8-69.3 / 75.0-76.0; one block per ticket at R/2 65.6-66.3 / 72.4-73.1.
-// H200, run 15 (session 17's kernel): R/2 46.3-48.1 / 47.8-52.4 (a cliff: phase B waits for chunks
-// still in flight), 5R/8 54.7-55.6 / 59.7-60.3, 3R/4 55.6-56.5 / 60.9-61.3. The norm kind runs 3
-// blocks per SM (80 registers), the softmax kind 4 (64).
+// 262144 layer_norm / rms_norm, % of copy). H100, session 18 device runs 2-3 (phase B folding the
+// row's partials from registers: row_lag.cuh HeldPartials), eight passes: 5R/8 77.1-78.3 /
+// 82.7-83.5, 3R/4 76.1-77.7 / 81.3-82.4 (5R/8 ahead in every pass; session 17's kernel in the same
+// runs 70.2-71.2 / 77.5-78.4). Session 17 (partials loaded in every pass of the combination), run
+// 8: L = R/2 68.7-69.9 / 76.1-77.5, 5R/8 70.8-70.9 / 77.9-78.8, 3R/4 70.3-71.0 / 77.4-78.9, 7R/8
+// 69.9-70.3 / 76.6-77.4, R 68.8-69.3 / 75.0-76.0; one block per ticket at R/2 65.6-66.3 /
+// 72.4-73.1. H200, run 15 (session 17's kernel): R/2 46.3-48.1 / 47.8-52.4 (a cliff: phase B waits
+// for chunks still in flight), 5R/8 54.7-55.6 / 59.7-60.3, 3R/4 55.6-56.5 / 60.9-61.3. The norm
+// kind runs 3 blocks per SM (80 registers), the softmax kind 4 (64).
 constexpr int kThreads = 256;
 constexpr int kValues = 32;
 template <class T, RowKind kKind>
