@@ -85,17 +85,13 @@ def segmented_reduce(x, offsets, op="sum", *, algorithm="auto", out=None, stream
     faster. "auto" takes "blocks" when x is unit-stride and the segments average 12 KiB or more,
     else "ranges"; "blocks" on other inputs (strided x, bool min / max) runs "ranges"
     (docs/scan.md "Segmented reduce"). Float results are reproducible for the same x at the same
-    address; the same values at another 16-byte alignment may round differently. Offsets are validated on the CPU;
-    on the GPU they are not checked (that would need a synchronization): values outside
-    [0, len(x)] are clamped into it, and decreasing offsets give unspecified values, never an
-    out-of-bounds access.
+    address; the same values at another 16-byte alignment may round differently. Offsets are
+    validated on the CPU; on the GPU they are not checked (that would need a synchronization):
+    values outside [0, len(x)] are clamped into it, and decreasing offsets give unspecified values,
+    never an out-of-bounds access.
     """
-    if algorithm.__class__ is not str:
+    if algorithm.__class__ is not str:  # the name itself is checked by the C++ layer, as for scan
         raise TypeError(f"segmented_reduce: argument 'algorithm': expected a str, got {algorithm!r}")
-    names = ("auto",) + tuple(row[0] for row in _C.segmented_reduce_variants())
-    if algorithm not in names:
-        raise ValueError(f"segmented_reduce: argument 'algorithm': expected one of "
-                         f"{', '.join(repr(n) for n in names)}, got {algorithm!r}")
     if op not in ("sum", "prod", "min", "max"):
         raise ValueError(f"segmented_reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
     xin = _interop.prepare_input(x, stream, "segmented_reduce")

@@ -140,6 +140,20 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
   return Status::ok();
 }
 
+Status scratch_and_counters(int device, cudaStream_t stream, size_t bytes, size_t count, StreamScratch* scratch,
+                            void** data, unsigned int** counters, const char* op) {
+  GPUPRIMS_TRY(stream_counters(device, stream, count, counters, op));
+  const size_t counters_at = (bytes + 15) / 16 * 16;
+  const size_t counter_bytes = *counters == nullptr ? count * sizeof(unsigned int) : 0;
+  GPUPRIMS_TRY(scratch->allocate(counters_at + counter_bytes, device, stream, op));
+  *data = scratch->data();
+  if (*counters == nullptr) {
+    *counters = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch->data()) + counters_at);
+    GPUPRIMS_CUDA_CHECK(op, cudaMemsetAsync(*counters, 0, counter_bytes, stream));
+  }
+  return Status::ok();
+}
+
 Status stream_partials(int device, cudaStream_t stream, size_t bytes, void** partials, const char* op) {
   *partials = nullptr;
   if (bytes > kMaxStreamPartialBytes) return Status::ok();

@@ -37,16 +37,11 @@ Status launch_streamk(const GemmLaunch& l) {
   }
   // Counters and workspace first: a failure then leaves C untouched.
   const size_t partial_bytes = size_t(grid) * Cfg::kTileM * Cfg::kTileN * sizeof(float);
-  const size_t counters = 1 + size_t(w.split_tiles);
-  GPUPRIMS_TRY(stream_counters(l.device, l.stream, counters, &w.counters, "matmul"));
-  const size_t counter_bytes = w.counters == nullptr ? counters * sizeof(unsigned int) : 0;
   StreamScratch scratch;
-  GPUPRIMS_TRY(scratch.allocate(partial_bytes + counter_bytes, l.device, l.stream, "matmul"));
-  w.partials = static_cast<float*>(scratch.data());
-  if (w.counters == nullptr) {
-    w.counters = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
-    GPUPRIMS_CUDA_CHECK("matmul", cudaMemsetAsync(w.counters, 0, counter_bytes, l.stream));
-  }
+  void* partials = nullptr;
+  GPUPRIMS_TRY(scratch_and_counters(l.device, l.stream, partial_bytes, 1 + size_t(w.split_tiles), &scratch, &partials,
+                                    &w.counters, "matmul"));
+  w.partials = static_cast<float*>(partials);
   if (w.split_begin > 0) launch_config<Cfg, true>(l, w.split_begin);
   warptile_streamk_kernel<Cfg><<<static_cast<unsigned>(grid), Cfg::kThreads, 0, l.stream>>>(l.params, w);
   return Status::ok();

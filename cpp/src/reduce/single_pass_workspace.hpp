@@ -36,12 +36,10 @@ Status single_pass_workspace(const ReduceLaunch& a, size_t num_partials, size_t 
   GPUPRIMS_TRY(stream_counters(a.device, a.stream, num_tickets, tickets, "reduce"));
   if (*tickets != nullptr) return partials_workspace(a, num_partials, scratch, partials);
   // Graph capture: partials and tickets in one scratch block, the tickets zeroed inside the graph.
-  const size_t partial_bytes = sizeof(Acc) * num_partials;
-  const size_t ticket_bytes = sizeof(unsigned int) * num_tickets;
-  GPUPRIMS_TRY(scratch.allocate(partial_bytes + ticket_bytes, a.device, a.stream, "reduce"));
-  *partials = static_cast<Acc*>(scratch.data());
-  *tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + partial_bytes);
-  GPUPRIMS_CUDA_CHECK("reduce", cudaMemsetAsync(*tickets, 0, ticket_bytes, a.stream));
+  void* data = nullptr;
+  GPUPRIMS_TRY(scratch_and_counters(a.device, a.stream, sizeof(Acc) * num_partials, num_tickets, &scratch, &data,
+                                    tickets, "reduce"));
+  *partials = static_cast<Acc*>(data);
   return Status::ok();
 }
 

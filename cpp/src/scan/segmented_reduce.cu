@@ -75,15 +75,11 @@ Status run_blocks(const S* x, const Segments& seg, int device, cudaStream_t stre
   StreamScratch scratch;
   int64_t long_blocks = 0;
   if (max_entries > 0) {
+    void* list = nullptr;
     unsigned int* counters = nullptr;
-    GPUPRIMS_TRY(stream_counters(device, stream, 4, &counters, "segmented_reduce"));
-    const std::size_t list_bytes = scan_detail::long_segments_bytes<Acc>(max_entries, max_chunks);
-    GPUPRIMS_TRY(scratch.allocate(list_bytes + (counters == nullptr ? 16 : 0), device, stream, "segmented_reduce"));
-    if (counters == nullptr) {
-      counters = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch.data()) + list_bytes);
-      GPUPRIMS_CUDA_CHECK("segmented_reduce", cudaMemsetAsync(counters, 0, 16, stream));
-    }
-    longs = scan_detail::long_segments_in<Acc>(scratch.data(), max_entries, max_chunks, counters);
+    GPUPRIMS_TRY(scratch_and_counters(device, stream, scan_detail::long_segments_bytes<Acc>(max_entries, max_chunks),
+                                      4, &scratch, &list, &counters, "segmented_reduce"));
+    longs = scan_detail::long_segments_in<Acc>(list, max_entries, max_chunks, counters);
     int sms = 0;
     GPUPRIMS_TRY(multiprocessor_count(device, &sms));
     long_blocks = std::min<int64_t>(max_chunks, int64_t(sms) * Shape::kMinBlocks);

@@ -50,6 +50,13 @@ class StreamScratch {
 // then takes scratch memory and zeroes it inside the graph (a replay may run on another stream).
 Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned int** counters, const char* op);
 
+// `bytes` of stream scratch and `count` zeroed counters for one launch of a single-pass kernel:
+// the counters are the stream's own (stream_counters) or, while the stream is being captured, a
+// tail of the same scratch allocation zeroed by a memset node inside the graph. *data points at
+// the `bytes`; the counters are 16-byte aligned either way.
+Status scratch_and_counters(int device, cudaStream_t stream, size_t bytes, size_t count, StreamScratch* scratch,
+                            void** data, unsigned int** counters, const char* op);
+
 // Per-block partial results of single-pass kernels, in a region owned by (device, stream) like the
 // counters: every such kernel writes all the partials it later reads, and kernels on one stream run
 // one after another, so they can share it without a per-call allocation. *partials = nullptr while
