@@ -106,6 +106,26 @@ def test_out_in_place_and_poisoned_output(rng):
         compare(y, ref, tol, "float32")
 
 
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+def test_exclusive_in_place_every_variant(rng, algorithm):
+    """out = x, exclusive: each item's value is known before the item itself is needed, so a kernel
+    must not store it before reading the item (session 20's fuzzer: the column scan did, its
+    pointers declared __restrict__). Strided columns, short rows (no vector path), long columns and
+    a vector, with minima of uint64 / int64 and float32 sums: identities unlike any input."""
+    cases = [(Framework("cupy", "cuda"), "uint64", "min"), (TORCH_CUDA, "int64", "min"), (TORCH_CUDA, "float32", "sum")]
+    cases = [c for c in cases if c[0].available()]
+    if not cases:
+        pytest.skip("neither CuPy nor torch with CUDA")
+    for fw, dtype, op in cases:
+        for shape, axis in (((32, 3, 257), -2), ((300, 37), 1), ((64, 5000), 0), ((100003,), None)):
+            a = scan_values(rng, int(np.prod(shape)), dtype, op).reshape(shape)
+            y = fw.make(a, dtype)
+            assert gpuprims.scan(y, op, axis, exclusive=True, algorithm=algorithm, out=y) is y
+            ref, tol = reference(a.reshape(-1) if axis is None else a, op, 0 if axis is None else axis, dtype,
+                                 exclusive=True)
+            compare(y, ref.reshape(shape), tol, dtype)
+
+
 def test_stream_is_respected(rng):
     need(TORCH_CUDA)
     s = torch.cuda.Stream()

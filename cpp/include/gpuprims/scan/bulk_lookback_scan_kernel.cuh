@@ -52,7 +52,7 @@ constexpr bool bulk_lookback_supported() {
 template <class In, class Out, class Op, int kThreads, int kGroups, int kMinBlocks, bool kBulkStore,
           int kPerLane = kLookbackPerLane>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-bulk_lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
+bulk_lookback_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
                           int64_t tiles_per_row, unsigned long long* tile_counter,
                           TileStatus<scan_acc_t<Out>> status, bool exclusive, bool bulk_ok) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -147,7 +147,7 @@ template <class In, class Out, class Op, class Options = DefaultLagOptions, int 
           int kItems = lookback_items<In, Out>(), int kMinBlocks = lagged_min_blocks<In, Out>(),
           int kPerLane = kLookbackPerLane>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-lagged_lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
+lagged_lookback_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
                             int64_t tiles_per_row, int64_t tiles, int64_t lag, unsigned long long* tile_counter,
                             TileStatus<scan_acc_t<Out>> status, bool exclusive, bool vector_ok) {
   using Tile = LookbackTile<In, Out, Op, kThreads, kItems>;

@@ -124,7 +124,7 @@ template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kI
           int kMinBlocks = lookback_min_blocks<In, Out>(), int kPerLane = kLookbackPerLane,
           LookbackReads kReads = LookbackReads::kSerial, bool kFoldPrefix = kLookbackFoldPrefix>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-lookback_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
+lookback_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
                      int64_t tiles_per_row, unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status,
                      bool exclusive, bool vector_ok) {
   using Tile = LookbackTile<In, Out, Op, kThreads, kItems, kFoldPrefix>;

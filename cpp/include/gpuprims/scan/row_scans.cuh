@@ -19,7 +19,7 @@ constexpr int kRowScanThreads = 256;
 // when the row allows), carrying the running total from step to step.
 template <class In, class Out, class Op>
 __global__ void __launch_bounds__(kRowScanThreads)
-warp_per_row_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout, bool exclusive,
+warp_per_row_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, bool exclusive,
                     bool vector_ok) {
   using Tile = StripedTile<In, Out, Op, kWarpSize>;
   using Acc = typename Tile::Acc;
@@ -50,7 +50,7 @@ warp_per_row_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out,
 // grid is a block per row (a persistent grid of two waves ran at 87 %), rows past 2^31 - 1 looping.
 template <class In, class Out, class Op, int kThreads>
 __global__ void __launch_bounds__(kThreads)
-block_per_row_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout, bool exclusive,
+block_per_row_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, bool exclusive,
                      bool vector_ok) {
   using Tile = StripedTile<In, Out, Op, kThreads, 16, true>;
   using Acc = typename Tile::Acc;
@@ -82,7 +82,7 @@ block_per_row_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
 
 template <class In, class Out, class Op>
 __global__ void __launch_bounds__(kRowScanThreads)
-columns_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout, bool exclusive) {
+columns_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, bool exclusive) {
   using Acc = scan_acc_t<Out>;
   const ScanOperator<Op> op;
   const int64_t threads = int64_t(gridDim.x) * kRowScanThreads;
@@ -93,7 +93,8 @@ columns_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, Scan
     Out* y = out + out_offset;
     Acc carry = ScanOperator<Op>::template identity<Acc>();
     for (int64_t i = 0; i < layout.len; ++i) {
-      // Read before writing the same item: in-place scans (out is x) stay correct.
+      // Read before writing the same item, so that in-place scans (out is x) stay correct: the
+      // pointers are not __restrict__ (scan_layout.hpp says why).
       const Acc next = op(carry, cast_value<Acc>(x[i * layout.in_step]));
       const Acc v = !exclusive ? next : (i == 0 ? ScanOperator<Op>::template public_identity<Acc>() : carry);
       y[i * layout.out_step] = cast_value<Out>(v);

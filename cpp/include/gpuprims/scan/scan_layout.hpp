@@ -3,6 +3,13 @@
 // row lives at row_offset + i * step (step may be any nonzero or negative stride); the row offsets
 // come from the other dimensions, merged where both arrays allow it. Plain struct, passed by value
 // to kernels.
+//
+// In place: scan() accepts out = x, so no scan kernel marks its input and output __restrict__. An
+// exclusive scan stores item i's value before item i is needed (it depends on the items before),
+// so with the two pointers declared disjoint the compiler may issue that store ahead of the load of
+// item i from the same address, which then reads the stored value: session 20's fuzzer caught the
+// column scan doing so (uint64 min, exclusive, out = x: the first item's identity read back as the
+// first item).
 #include <cstdint>
 
 #include "gpuprims/core/config.hpp"

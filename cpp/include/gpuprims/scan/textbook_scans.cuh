@@ -36,7 +36,7 @@ __device__ __forceinline__ void store_scanned(Out* row, int64_t i, int64_t step,
 
 template <class In, class Out, class Op>
 __global__ void __launch_bounds__(kTextbookThreads)
-hillis_steele_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
+hillis_steele_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
                      int64_t tiles_per_row, int64_t tile_base, scan_acc_t<Out>* tile_totals, bool exclusive) {
   using Acc = scan_acc_t<Out>;
   const ScanOperator<Op> op;
@@ -64,7 +64,7 @@ hillis_steele_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out
 
 template <class In, class Out, class Op>
 __global__ void __launch_bounds__(kTextbookThreads)
-blelloch_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
+blelloch_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
                 int64_t tiles_per_row, int64_t tile_base, scan_acc_t<Out>* tile_totals, bool exclusive) {
   using Acc = scan_acc_t<Out>;
   constexpr int kItems = 2 * kTextbookThreads;

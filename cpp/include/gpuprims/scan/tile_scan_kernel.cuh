@@ -21,7 +21,7 @@ constexpr int kTileThreads = 256;
 
 template <class In, class Out, class Op, TilePrefix kPrefix>
 __global__ void __launch_bounds__(kTileThreads)
-tile_scan_kernel(const storage_t<In>* __restrict__ in, Out* __restrict__ out, ScanLayout layout,
+tile_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
                  int64_t tiles_per_row, int64_t tile_base, scan_acc_t<Out>* tile_values, bool exclusive,
                  bool vector_ok) {
   using Tile = StripedTile<In, Out, Op, kTileThreads>;
