@@ -696,7 +696,7 @@ def gen_norm(c):
     eps = c.pick((None, 1e-5, 1e-3, 0.1) + (0.0,) * (shape[axis] >= 2 and not x.bcast and not add))
     stats, algo = c.coin(0.4), c.algo(c.name)
     c.P.update(axis=axis, eps=eps, return_stats=stats, algorithm=algo)
-    o = (None if add else c.inplace(x)) or c.out(shape, dt)
+    o = c.inplace(x) or (c.inplace(r, "residual") if add else None) or c.out(shape, dt)
     kw = dict(axis=axis, return_stats=stats, algorithm=algo, out=o and o.x) | ({} if eps is None else dict(eps=eps))
     args = (x.x,) + ((r.x,) if add else ()) + (w and w.x,) + ((b and b.x,) if base == "layer_norm" else ())
     res = c.call(lambda **s: getattr(gp, c.name)(*args, **kw, **s))

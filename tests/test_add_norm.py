@@ -63,6 +63,20 @@ def test_out_and_empty(rng):
     assert y.shape == s.shape == (0, 8)
 
 
+@pytest.mark.parametrize("op", ADD_OPS)
+def test_in_place(rng, op):
+    """out may be x or residual itself; the sum is a new array either way."""
+    for target in ("x", "residual"):
+        x = rng.standard_normal((5, 37)).astype(np.float32)
+        r = rng.standard_normal((5, 37)).astype(np.float32)
+        want_y, want_s = run(op, x.copy(), r.copy())
+        out = x if target == "x" else r
+        y, s = run(op, x, r, out=out)
+        assert y is out
+        np.testing.assert_array_equal(s, want_s)
+        np.testing.assert_array_equal(y, want_y)
+
+
 def test_argument_errors():
     x = np.ones((3, 8), np.float32)
     # Every error names the op called (add_*), also those raised in C++ and by the shared import.

@@ -22,7 +22,8 @@ def need(fw=TORCH_CUDA):
         pytest.skip(f"{fw.name} is not installed with GPU support")
 
 
-def check(fw, op, shape, dtype, rng, algorithm="auto", view=None, affine=True, inputs=None):
+def check(fw, op, shape, dtype, rng, algorithm="auto", view=None, affine=True, inputs=None, out=None):
+    """out: None, or "x" / "residual" for the normalized output written over that input."""
     a = round_to(rng.standard_normal(shape) * 3, dtype) if inputs is None else inputs[0]
     c = round_to(rng.standard_normal(shape) * 3, dtype) if inputs is None else inputs[1]
     x, r = fw.make(a, dtype), fw.make(c, dtype)
@@ -32,8 +33,10 @@ def check(fw, op, shape, dtype, rng, algorithm="auto", view=None, affine=True, i
     w = round_to(rng.uniform(0.5, 1.5, n), dtype) if affine else None
     b = round_to(rng.standard_normal(n), dtype) if op == "add_layer_norm" and affine else None
     args = (() if w is None else (fw.make(w, dtype),)) + ((fw.make(b, dtype),) if b is not None else ())
-    y, s = getattr(gpuprims, op)(x, r, *args, algorithm=algorithm)
     xs, rs = to_numpy(x).astype(np.float64), to_numpy(r).astype(np.float64)
+    target = {None: None, "x": x, "residual": r}[out]
+    y, s = getattr(gpuprims, op)(x, r, *args, algorithm=algorithm, out=target)
+    assert target is None or y is target
     want_s = round_to(xs + rs, dtype).astype(np.float64)
     np.testing.assert_array_equal(to_numpy(s).astype(np.float64), want_s)
     base = op[len("add_"):]
@@ -100,6 +103,17 @@ def test_views_and_many_rows(rng, op):
     check(TORCH_CUDA, op, (20000, 64), "float32", rng)
     for view in (lambda v: v[:, 1:], lambda v: v[::2, ::3], lambda v: v.T):  # torch holds no negative strides
         check(TORCH_CUDA, op, (30, 1000), "bfloat16", rng, view=view)
+
+
+@pytest.mark.parametrize("op", ADD_OPS)
+def test_in_place(rng, op):
+    """out=x or out=residual: the fused kernel (rows on chip) and the unfused path (the sum written
+    first, then normalized) read both inputs before writing over either."""
+    need()
+    for shape, algorithms in (((9, 1024), ("auto", "row_on_chip", "two_pass")), ((3, 20000), ("auto", "split_row"))):
+        for algorithm in algorithms:
+            for out in ("x", "residual"):
+                check(TORCH_CUDA, op, shape, "float32", rng, algorithm, out=out)
 
 
 @pytest.mark.parametrize("fw", framework_params("cuda"))

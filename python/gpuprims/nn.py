@@ -192,8 +192,9 @@ def add_layer_norm(x, residual, weight=None, bias=None, eps=1e-5, *, axis=-1, re
     longer rows and the other variants write s first, then normalize it (one extra read of s).
 
     Parameters, accuracy and special values as :func:`layer_norm`; residual has x's shape, dtype
-    and device, any strides; ``out`` receives the normalized output, which (like s, a new array)
-    must not overlap x or residual. With return_stats: (y, s, mean, rstd).
+    and device, any strides; ``out`` receives the normalized output: it may be x or residual
+    itself (in place) but must not otherwise overlap them; s is a new array. With return_stats:
+    (y, s, mean, rstd).
     """
     return _forward("layer_norm", x, weight, bias, _check_eps("add_layer_norm", eps), axis, return_stats, algorithm,
                     out, stream, residual=residual, name="add_layer_norm")
