@@ -139,6 +139,25 @@ def test_torch_side_stream_ordering():
     torch.testing.assert_close(y, x / torch.sqrt(torch.tensor(5.0 + 1e-6)))
 
 
+@pytest.mark.big
+@pytest.mark.parametrize("op", ADD_OPS)
+def test_beyond_2_31_elements(op):
+    """2^31 + 8192 bfloat16 elements in rows of 8192 (the fused kernel): int64 row offsets into x,
+    residual, the sum and the output."""
+    need()
+    rows = (1 << 31) // 8192 + 1
+    x = torch.randn(rows, 8192, device="cuda", dtype=torch.bfloat16)
+    r = torch.randn(rows, 8192, device="cuda", dtype=torch.bfloat16)
+    y, s = getattr(gpuprims, op)(x, r)
+    for i in (0, rows // 2, rows - 1):
+        want_s = (x[i].float() + r[i].float()).to(torch.bfloat16)
+        torch.testing.assert_close(s[i], want_s, rtol=0, atol=0)
+        v = want_s.float()
+        want = torch.nn.functional.layer_norm(v, (8192,)) if op == "add_layer_norm" else \
+            torch.nn.functional.rms_norm(v, (8192,), eps=1e-6)
+        torch.testing.assert_close(y[i].float(), want, rtol=1e-2, atol=1e-2)
+
+
 def test_sanitize_add_norm_small(rng):
     need()
     for op in ADD_OPS:
