@@ -44,6 +44,7 @@ SIZES = (1, 1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256,
          12289)
 BIG = (65537, 100003, 131072, 262147, 300000)
 CPU = True  # set from the command line
+IN_PLACE_P = 0.1  # how often an op that may write over its input does (--in-place)
 
 class Fail(Exception):
     """A mismatch against the reference."""
@@ -285,7 +286,7 @@ class Ctx:
         return self.arr(shape, dt, None, label="out", out=True) if ok else None
 
     def inplace(self, a, label="x"):
-        if self.fw.writable and not a.bcast and not a.ro and self.coin(0.1):
+        if self.fw.writable and not a.bcast and not a.ro and self.coin(IN_PLACE_P):
             self.P["out"], a.modified = f"{label} (in place)", True
             return a
         return None
@@ -867,7 +868,7 @@ def run_case(key, fw, seed, device, verbose=False):
     return status, c.name or key, c.P, msg
 
 def main():
-    global CPU
+    global CPU, IN_PLACE_P
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--seconds", type=float, default=60.0)
@@ -875,11 +876,13 @@ def main():
     ap.add_argument("--ops", default="", help=f"comma-separated generators: {', '.join(GENS)}")
     ap.add_argument("--replay", default="", help="GEN:FW:SEED of a reported case: rerun it with a traceback")
     ap.add_argument("--max-lines", type=int, default=60, help="failure lines printed per API function")
+    ap.add_argument("--in-place", type=float, default=IN_PLACE_P,
+                    help="probability that an op which may write over its input does (out=x)")
     ap.add_argument("--trace", action="store_true", help="print every case before it runs (to find a crash)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    CPU = args.device == "cpu"
+    CPU, IN_PLACE_P = args.device == "cpu", args.in_place
     fws = frameworks(args.device)
     if args.device == "cuda" and not gp._variants.gpu_status()[0]:
         sys.exit(print(f"no usable GPU: {gp._variants.gpu_status()[1]}"))
