@@ -10,20 +10,11 @@
 #include "gpuprims/gemm.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
+#include "variant_rows.hpp"
 
 namespace nb = nanobind;
 
 namespace gpuprims {
-
-namespace {
-
-std::vector<std::tuple<std::string, std::string, bool>> variant_rows(const std::vector<GemmVariantInfo>& table) {
-  std::vector<std::tuple<std::string, std::string, bool>> rows;
-  for (const auto& v : table) rows.emplace_back(v.name, v.description, v.deterministic);
-  return rows;
-}
-
-}  // namespace
 
 void bind_gemm(nb::module_& m) {
   m.def(

@@ -8,6 +8,7 @@
 #include "gpuprims/histogram.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
+#include "variant_rows.hpp"
 
 namespace nb = nanobind;
 
@@ -124,9 +125,7 @@ void bind_histogram(nb::module_& m) {
       nb::arg("src"), nb::arg("dst"), nb::arg("stream"), "dst[:] = src[:len(dst)] (int64, one GPU), ordered on stream.");
 
   m.def("histogram_variants", [] {
-    std::vector<std::tuple<std::string, std::string, bool>> rows;
-    for (const auto& v : histogram_variants()) rows.emplace_back(v.name, v.description, v.deterministic);
-    return rows;
+    return variant_rows(histogram_variants());
   }, "(name, description, deterministic) of every histogram variant.");
 }
 

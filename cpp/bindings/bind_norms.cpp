@@ -10,6 +10,7 @@
 #include "gpuprims/norms/philox.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
+#include "variant_rows.hpp"
 
 namespace nb = nanobind;
 
@@ -83,9 +84,7 @@ void bind_norms(nb::module_& m) {
   m.def("norm_backward_variants", [](const char* op_name) {
     NormOp op;
     throw_if_error(parse_norm_op(op_name, &op));
-    std::vector<std::tuple<std::string, std::string, bool>> rows;
-    for (const auto& v : norm_backward_variants(op)) rows.emplace_back(v.name, v.description, v.deterministic);
-    return rows;
+    return variant_rows(norm_backward_variants(op));
   }, nb::arg("op"), "(name, description, deterministic) of every backward variant of a norms op.");
 
   m.def(
@@ -118,9 +117,7 @@ void bind_norms(nb::module_& m) {
   m.def("norm_variants", [](const char* op_name) {
     NormOp op;
     throw_if_error(parse_norm_op(op_name, &op));
-    std::vector<std::tuple<std::string, std::string, bool>> rows;
-    for (const auto& v : norm_variants(op)) rows.emplace_back(v.name, v.description, v.deterministic);
-    return rows;
+    return variant_rows(norm_variants(op));
   }, nb::arg("op"), "(name, description, deterministic) of every variant of a norms op.");
 }
 

@@ -8,6 +8,7 @@
 #include "gpuprims/reduce.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
+#include "variant_rows.hpp"
 #include "torch_bridge.hpp"
 
 namespace nb = nanobind;
@@ -67,9 +68,7 @@ void bind_reduce(nb::module_& m) {
       },
       nb::arg("op"), nb::arg("dtype"), "numpy's default result dtype of reduce(op) on `dtype` (C++'s rule).");
   m.def("reduce_variants", [] {
-    std::vector<std::tuple<std::string, std::string, bool>> rows;
-    for (const auto& v : reduce_variants()) rows.emplace_back(v.name, v.description, v.deterministic);
-    return rows;
+    return variant_rows(reduce_variants());
   }, "(name, description, deterministic) of every reduce variant.");
 }
 

@@ -8,6 +8,7 @@
 #include "gpuprims/scan.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
+#include "variant_rows.hpp"
 
 namespace nb = nanobind;
 
@@ -92,15 +93,11 @@ void bind_scan(nb::module_& m) {
       "out[s] = op over x[offsets[s]:offsets[s+1]], ordered on stream.");
 
   m.def("scan_variants", [] {
-    std::vector<std::tuple<std::string, std::string, bool>> rows;
-    for (const auto& v : scan_variants()) rows.emplace_back(v.name, v.description, v.deterministic);
-    return rows;
+    return variant_rows(scan_variants());
   }, "(name, description, deterministic) of every scan variant.");
 
   m.def("segmented_reduce_variants", [] {
-    std::vector<std::tuple<std::string, std::string, bool>> rows;
-    for (const auto& v : segmented_reduce_variants()) rows.emplace_back(v.name, v.description, v.deterministic);
-    return rows;
+    return variant_rows(segmented_reduce_variants());
   }, "(name, description, deterministic) of every segmented_reduce variant.");
 }
 

@@ -251,28 +251,36 @@ segmented_reduce_long_kernel(const T* __restrict__ x, Segments seg, LongSegments
   }
 }
 
-// Scratch of the long-segment list (bytes, 256-byte aligned parts): entries, tickets, chunk
-// marks, partials.
+// Scratch of the long-segment list: entries, tickets, chunk marks, partials, each part 256-byte
+// aligned; the parts' byte offsets and the total, in the one place that orders them.
+struct LongSegmentsLayout {
+  std::size_t tickets, chunk_slot, partials, bytes;
+};
+template <class Acc>
+LongSegmentsLayout long_segments_layout(int64_t max_entries, int64_t max_chunks) {
+  auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
+  LongSegmentsLayout at;
+  at.tickets = align(std::size_t(max_entries) * sizeof(LongSegment));
+  at.chunk_slot = at.tickets + align(std::size_t(max_entries) * sizeof(unsigned));
+  at.partials = at.chunk_slot + align(std::size_t(max_chunks) * sizeof(unsigned));
+  at.bytes = at.partials + align(std::size_t(max_chunks) * sizeof(Acc));
+  return at;
+}
 template <class Acc>
 std::size_t long_segments_bytes(int64_t max_entries, int64_t max_chunks) {
-  auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
-  return align(std::size_t(max_entries) * sizeof(LongSegment)) + align(std::size_t(max_entries) * sizeof(unsigned)) +
-         align(std::size_t(max_chunks) * sizeof(unsigned)) + align(std::size_t(max_chunks) * sizeof(Acc));
+  return long_segments_layout<Acc>(max_entries, max_chunks).bytes;
 }
 template <class Acc>
 LongSegments<Acc> long_segments_in(void* scratch, int64_t max_entries, int64_t max_chunks, unsigned int* counters) {
-  auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
+  const LongSegmentsLayout at = long_segments_layout<Acc>(max_entries, max_chunks);
   char* p = static_cast<char*>(scratch);
   LongSegments<Acc> l;
   l.head = reinterpret_cast<unsigned long long*>(counters);  // counters[0..1], 8-byte aligned
   l.blocks_done = counters + 2;
   l.entries = reinterpret_cast<LongSegment*>(p);
-  p += align(std::size_t(max_entries) * sizeof(LongSegment));
-  l.tickets = reinterpret_cast<unsigned int*>(p);
-  p += align(std::size_t(max_entries) * sizeof(unsigned));
-  l.chunk_slot = reinterpret_cast<unsigned int*>(p);
-  p += align(std::size_t(max_chunks) * sizeof(unsigned));
-  l.partials = reinterpret_cast<Acc*>(p);
+  l.tickets = reinterpret_cast<unsigned int*>(p + at.tickets);
+  l.chunk_slot = reinterpret_cast<unsigned int*>(p + at.chunk_slot);
+  l.partials = reinterpret_cast<Acc*>(p + at.partials);
   l.max_entries = max_entries;
   l.max_chunks = max_chunks;
   return l;
