@@ -2,10 +2,12 @@
 """Randomized differential fuzzing of gpuprims' public API against float64 / exact numpy references.
 
     python3 scripts/fuzz_api.py --device cuda --seconds 120 --seed 1 [--ops reduce,scan] [--replay GEN:FW:SEED]
+                                [--gpu K]
 
 Every case draws shapes, dtypes, views (transposes, steps, negative strides, offset starts, stride-0
 broadcasts), axes, dtype=/out= arguments, algorithms, frameworks and (on cuda) launch streams from its
-own seed. A mismatch or an unexpected exception prints one line with GEN:FW:SEED (--replay reruns
+own seed. With --gpu K the arrays (and side streams) live on GPU K while the current device stays
+GPU 0: every op must run on its inputs' device. A mismatch or an unexpected exception prints one line with GEN:FW:SEED (--replay reruns
 that case with a traceback); the summary per API function comes last; the exit code is always 0.
 References and tolerances come from tests/*_reference.py and tests/conftest.py where they fit.
 """
@@ -45,6 +47,7 @@ SIZES = (1, 1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256,
 BIG = (65537, 100003, 131072, 262147, 300000)
 CPU = True  # set from the command line
 IN_PLACE_P = 0.1  # how often an op that may write over its input does (--in-place)
+GPU = 0  # the GPU holding the arrays (--gpu); the current device stays 0
 
 class Fail(Exception):
     """A mismatch against the reference."""
@@ -72,18 +75,23 @@ class FW:
         if self.name == "numpy":
             return v.astype(dt)
         if self.name == "cupy":
-            return cupy.asarray(v.astype(dt))
+            with cupy.cuda.Device(GPU):
+                return cupy.asarray(v.astype(dt))
         if self.name == "torch":
             t = torch.from_numpy(np.ascontiguousarray(v.astype(np.float32 if dt == "bfloat16" else dt)))
-            t = t.to(device=self.device, dtype=getattr(torch, dt))
+            t = t.to(device=self.torch_device(), dtype=getattr(torch, dt))
             if delay:  # the data lands after a GPU sleep on torch's stream: an unordered reader sees garbage
-                torch.cuda._sleep(2_000_000)
-                t = t.clone()
+                with torch.cuda.device(GPU):
+                    torch.cuda._sleep(2_000_000)
+                    t = t.clone()
             return t
         import jax.numpy as jnp
         return jax.device_put(jnp.asarray(v.astype(np.float32 if dt == "bfloat16" else dt),
                                           dtype=jnp.bfloat16 if dt == "bfloat16" else dt),
-                              jax.devices("cpu" if self.device == "cpu" else "gpu")[0])
+                              jax.devices("cpu" if self.device == "cpu" else "gpu")[0 if self.device == "cpu" else GPU])
+
+    def torch_device(self):
+        return torch.device("cpu" if self.device == "cpu" else f"cuda:{GPU}")
 
     def expand(self, a, shape):
         if self.name == "torch":
@@ -96,14 +104,14 @@ class FW:
 
     def native(self, o):
         return {"numpy": lambda: type(o) is np.ndarray, "cupy": lambda: isinstance(o, cupy.ndarray),
-                "torch": lambda: isinstance(o, torch.Tensor) and o.device.type == self.device,
+                "torch": lambda: isinstance(o, torch.Tensor) and o.device == self.torch_device(),
                 "jax": lambda: isinstance(o, jax.Array)}[self.name]()
 
     def sync(self):
         if self.device == "cuda" and self.name == "torch":
-            torch.cuda.synchronize()
+            torch.cuda.synchronize(GPU)
         elif self.name == "cupy":
-            cupy.cuda.Device().synchronize()
+            cupy.cuda.Device(GPU).synchronize()
 
 def frameworks(device):
     fws = []
@@ -297,14 +305,14 @@ class Ctx:
         m = self.stream
         if m is None:
             r = fn()
-        elif self.fw.name == "cupy":
-            cupy.cuda.Device().synchronize()
-            with cupy.cuda.Stream(non_blocking=True):
+        elif self.fw.name == "cupy":  # CuPy's current stream is per device: GPU's is made current
+            cupy.cuda.Device(GPU).synchronize()
+            with cupy.cuda.Device(GPU), cupy.cuda.Stream(non_blocking=True):
                 r = fn()
-        else:
-            s = torch.cuda.Stream()
+        else:  # torch.cuda.stream(s) also makes s's device current
+            s = torch.cuda.Stream(device=GPU)
             if m == "current":
-                s.wait_stream(torch.cuda.current_stream())
+                s.wait_stream(torch.cuda.current_stream(GPU))
                 with torch.cuda.stream(s):
                     r = fn()
             else:  # no wait: ordering after the inputs' producers is the library's job
@@ -868,7 +876,7 @@ def run_case(key, fw, seed, device, verbose=False):
     return status, c.name or key, c.P, msg
 
 def main():
-    global CPU, IN_PLACE_P
+    global CPU, IN_PLACE_P, GPU
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--seconds", type=float, default=60.0)
@@ -879,10 +887,11 @@ def main():
     ap.add_argument("--in-place", type=float, default=IN_PLACE_P,
                     help="probability that an op which may write over its input does (out=x)")
     ap.add_argument("--trace", action="store_true", help="print every case before it runs (to find a crash)")
+    ap.add_argument("--gpu", type=int, default=0, help="the GPU holding the arrays (cuda; the current device stays 0)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    CPU, IN_PLACE_P = args.device == "cpu", args.in_place
+    CPU, IN_PLACE_P, GPU = args.device == "cpu", args.in_place, args.gpu
     fws = frameworks(args.device)
     if args.device == "cuda" and not gp._variants.gpu_status()[0]:
         sys.exit(print(f"no usable GPU: {gp._variants.gpu_status()[1]}"))
@@ -893,7 +902,7 @@ def main():
     keys = [k for k in (args.ops.split(",") if args.ops else GENS) if k]
     if any(k not in GENS for k in keys):
         sys.exit(print(f"unknown --ops {keys}; known: {', '.join(GENS)}"))
-    print(f"gpuprims fuzz: device={args.device} seed={args.seed} seconds={args.seconds} "
+    print(f"gpuprims fuzz: device={args.device} gpu={GPU} seed={args.seed} seconds={args.seconds} "
           f"frameworks={[str(f) for f in fws]} generators={keys}", flush=True)
     rng, stats, end = np.random.default_rng(args.seed), {}, time.time() + args.seconds
     while time.time() < end:

@@ -364,6 +364,16 @@ def test_segmented_reduce_views(rng, view, algorithm):
         assert torch.equal(got, gpuprims.segmented_reduce(x, off, algorithm="ranges"))
 
 
+def test_arguments_on_two_devices_name_both():
+    need(TORCH_CUDA)
+    x, mask = np.arange(10.0), np.arange(10) % 3 == 0
+    with pytest.raises(ValueError, match="compact: arguments 'x' and 'mask' must be on the same device, got x on "
+                                         "cpu and mask on cuda:0"):
+        gpuprims.compact(x, torch.from_numpy(mask).cuda())
+    with pytest.raises(ValueError, match="must be on the same device, got x on cuda:0 and offsets on cpu"):
+        gpuprims.segmented_reduce(torch.from_numpy(x).cuda(), np.array([0, 4, 10]))
+
+
 def test_segmented_reduce_blocks_long_lists(rng):
     """A hundred listed segments (chunk marks across many slots), short ones between them, and a
     segment long enough for chunks larger than the minimum (1024 chunks of 17 rounds)."""

@@ -26,7 +26,8 @@ def _run(x, mask, out, stream, op):
         flat_x = _flattened(x, op)
         xin = _interop.prepare_input(flat_x, min_[2], op)
         if xin[1] != min_[1]:
-            raise ValueError(f"{op}: arguments 'x' and 'mask' must be on the same device")
+            raise ValueError(f"{op}: arguments 'x' and 'mask' must be on the same device, got x on "
+                             f"{_interop.device_string(xin[1])} and mask on {_interop.device_string(min_[1])}")
         dtype = xin[5]
     count_obj, count_arg = _interop.new_output(min_, (), "int64", op)
     if out is None:

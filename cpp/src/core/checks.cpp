@@ -10,6 +10,16 @@ std::string arg_error_prefix(const char* op, const char* arg) {
   return std::string(op) + ": argument '" + arg + "': ";
 }
 
+Status check_same_device(const char* op, const TensorView& first, const char* first_arg, const TensorView& v,
+                         const char* arg) {
+  if (v.device != first.device) {
+    return value_error(std::string(op) + ": arguments '" + first_arg + "' and '" + arg +
+                       "' must be on the same device, got " + first_arg + " on " + device_name(first.device) +
+                       " and " + arg + " on " + device_name(v.device));
+  }
+  return Status::ok();
+}
+
 Status check_element_aligned(const char* op, const TensorView& v, const char* arg) {
   if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
     return value_error(arg_error_prefix(op, arg) + "expected an address aligned to its " +

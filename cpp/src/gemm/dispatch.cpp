@@ -92,16 +92,6 @@ Status check_same_dtype(const char* op, const TensorView& first, const char* fir
   return Status::ok();
 }
 
-Status check_same_device(const char* op, const TensorView& first, const char* first_arg, const TensorView& v,
-                         const char* arg) {
-  if (v.device != first.device) {
-    return value_error(std::string(op) + ": arguments '" + first_arg + "' and '" + arg +
-                       "' must be on the same device, got " + first_arg + " on " + device_name(first.device) +
-                       " and " + arg + " on " + device_name(v.device));
-  }
-  return Status::ok();
-}
-
 Status check_output(const char* op, const TensorView& first, const TensorView& out) {
   GPUPRIMS_TRY(check_same_device(op, first, "a", out, "out"));
   if (out.dtype != first.dtype) {

@@ -65,15 +65,9 @@ Status prepare(const char* op, const TensorView& x, const TensorView* w, const T
       return value_error(std::string(op) + ": argument 'weights': expected the shape of x " + shape_string(x) +
                          ", got " + shape_string(*w));
     }
-    if (w->device != x.device) {
-      return value_error(std::string(op) + ": arguments 'x' and 'weights' must be on the same device, got " +
-                         device_name(x.device) + " and " + device_name(w->device));
-    }
+    GPUPRIMS_TRY(check_same_device(op, x, "x", *w, "weights"));
   }
-  if (out.device != x.device) {
-    return value_error(std::string(op) + ": arguments 'x' and 'out' must be on the same device, got x on " +
-                       device_name(x.device) + " and out on " + device_name(out.device));
-  }
+  GPUPRIMS_TRY(check_same_device(op, x, "x", out, "out"));
   if (out.readonly) return type_error(std::string(op) + ": argument 'out': expected a writable array, got a read-only one");
   if (out.dtype != out_dtype) {
     return type_error(std::string(op) + ": argument 'out': expected dtype " + dtype_name(out_dtype) + ", got " +

@@ -7,18 +7,9 @@
 namespace gpuprims {
 namespace norms {
 
-Status check_same_device(const char* op, const TensorView& x, const TensorView& v, const char* arg) {
-  if (v.device != x.device) {
-    return value_error(std::string(op) + ": arguments 'x' and '" + arg +
-                       "' must be on the same device, got x on " + device_name(x.device) + " and " + arg + " on " +
-                       device_name(v.device));
-  }
-  return Status::ok();
-}
-
 // weight / bias: 1-D, the row length, x's dtype and device.
 Status check_affine(const char* op, const TensorView& x, const TensorView& v, int64_t row_len, const char* arg) {
-  GPUPRIMS_TRY(check_same_device(op, x, v, arg));
+  GPUPRIMS_TRY(check_same_device(op, x, "x", v, arg));
   if (v.dtype != x.dtype) {
     return type_error(arg_error_prefix(op, arg) + "expected dtype " + dtype_name(x.dtype) + " (x's), got " +
                       dtype_name(v.dtype));
@@ -33,7 +24,7 @@ Status check_affine(const char* op, const TensorView& x, const TensorView& v, in
 // mean / rstd: compact, one statistics-type value per row.
 Status check_stats(const char* op, const TensorView& x, const TensorView& v, int64_t rows, DType stats_dtype,
                    const char* arg, bool output) {
-  GPUPRIMS_TRY(check_same_device(op, x, v, arg));
+  GPUPRIMS_TRY(check_same_device(op, x, "x", v, arg));
   if (v.dtype != stats_dtype) {
     return type_error(arg_error_prefix(op, arg) + "expected dtype " + dtype_name(stats_dtype) + ", got " +
                       dtype_name(v.dtype));
@@ -57,11 +48,7 @@ Status check_stats(const char* op, const TensorView& x, const TensorView& v, int
 
 Status check_like(const char* name, const TensorView& ref, const char* ref_name, const TensorView& v,
                   const char* arg) {
-  if (v.device != ref.device) {
-    return value_error(std::string(name) + ": arguments '" + ref_name + "' and '" + arg +
-                       "' must be on the same device, got " + ref_name + " on " + device_name(ref.device) + " and " +
-                       arg + " on " + device_name(v.device));
-  }
+  GPUPRIMS_TRY(check_same_device(name, ref, ref_name, v, arg));
   if (v.dtype != ref.dtype) {
     return type_error(arg_error_prefix(name, arg) + "expected dtype " + dtype_name(ref.dtype) + " (" + ref_name +
                       "'s), got " + dtype_name(v.dtype));

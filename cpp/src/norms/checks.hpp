@@ -10,8 +10,6 @@
 namespace gpuprims {
 namespace norms {
 
-// v on x's device (x named 'x' in the message).
-Status check_same_device(const char* op, const TensorView& x, const TensorView& v, const char* arg);
 // weight / bias (or their gradients): 1-D of the row length, x's dtype and device.
 Status check_affine(const char* op, const TensorView& x, const TensorView& v, int64_t row_len, const char* arg);
 // mean / rstd: compact, one statistics-type value per row; writable when `output`.

@@ -106,7 +106,6 @@ namespace {
 
 using norms::NormLaunch;
 using norms::check_affine;
-using norms::check_same_device;
 using norms::check_stats;
 
 // "auto": the one-pass kernel; rows beyond one block's registers run row_lag where it measured
@@ -158,7 +157,7 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
                        std::to_string(options.axis));
   }
   const int axis = options.axis < 0 ? options.axis + x.ndim : options.axis;
-  GPUPRIMS_TRY(check_same_device(name, x, y, "out"));
+  GPUPRIMS_TRY(check_same_device(name, x, "x", y, "out"));
   if (y.dtype != x.dtype) {
     return type_error(arg_error_prefix(name, "out") + "expected dtype " + dtype_name(x.dtype) + ", got " +
                       dtype_name(y.dtype));

@@ -120,10 +120,7 @@ Status run_variant(ReduceAlgorithm algorithm, const ReduceLaunch& l) {
 }  // namespace
 
 Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& options, cudaStream_t stream) {
-  if (in.device != out.device) {
-    return value_error("reduce: arguments 'x' and 'out' must be on the same device, got x on " +
-                       device_name(in.device) + " and out on " + device_name(out.device));
-  }
+  GPUPRIMS_TRY(check_same_device("reduce", in, "x", out, "out"));
   if (out.readonly) return type_error("reduce: argument 'out': expected a writable array, got a read-only one");
   // Never in place: the atomic variants clear out before they read x.
   GPUPRIMS_TRY(check_distinct_elements("reduce", out, "out"));

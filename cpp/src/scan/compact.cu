@@ -84,12 +84,9 @@ Status compact(const CompactArgs& a, cudaStream_t stream) {
   if (mask.dtype != DType::kBool) {
     return type_error(std::string("compact: argument 'mask': expected dtype bool, got ") + dtype_name(mask.dtype));
   }
-  for (const TensorView* v : {a.values, a.out, a.count}) {
-    if (v && v->device != mask.device) {
-      return value_error("compact: all arrays must be on the mask's device " + device_name(mask.device) + ", got one on " +
-                         device_name(v->device));
-    }
-  }
+  if (a.values) GPUPRIMS_TRY(check_same_device("compact", mask, "mask", *a.values, "x"));
+  GPUPRIMS_TRY(check_same_device("compact", mask, "mask", *a.out, "out"));
+  GPUPRIMS_TRY(check_same_device("compact", mask, "mask", *a.count, "count"));
   if (a.out->readonly || a.count->readonly) return type_error("compact: argument 'out': expected a writable array");
   if (a.count->dtype != DType::kInt64 || a.count->numel() != 1) {
     return type_error("compact: the count must be one int64 element");

@@ -118,10 +118,7 @@ Status run_variant(ScanAlgorithm algorithm, const ScanLaunch& l) {
 }  // namespace
 
 Status scan(const TensorView& in, const TensorView& out, const ScanOptions& options, cudaStream_t stream) {
-  if (in.device != out.device) {
-    return value_error("scan: arguments 'x' and 'out' must be on the same device, got x on " +
-                       device_name(in.device) + " and out on " + device_name(out.device));
-  }
+  GPUPRIMS_TRY(check_same_device("scan", in, "x", out, "out"));
   if (out.readonly) return type_error("scan: argument 'out': expected a writable array, got a read-only one");
   if (in.ndim != out.ndim || in.ndim == 0) {
     return value_error("scan: argument 'out': expected shape " + shape_string(in) + ", got " + shape_string(out));

@@ -214,9 +214,8 @@ Status segmented_reduce(const TensorView& in, const TensorView& offsets, const T
     return value_error("segmented_reduce: argument 'out': expected length " + std::to_string(offsets.shape[0] - 1) +
                        ", got " + std::to_string(out.shape[0]));
   }
-  if (in.device != offsets.device || in.device != out.device) {
-    return value_error("segmented_reduce: 'x', 'offsets' and 'out' must be on one device");
-  }
+  GPUPRIMS_TRY(check_same_device("segmented_reduce", in, "x", offsets, "offsets"));
+  GPUPRIMS_TRY(check_same_device("segmented_reduce", in, "x", out, "out"));
   if (out.readonly) return type_error("segmented_reduce: argument 'out': expected a writable array");
   GPUPRIMS_TRY(check_distinct_elements("segmented_reduce", out, "out"));
   GPUPRIMS_TRY(check_no_overlap("segmented_reduce", in, "x", out, "out", /*in_place_ok=*/false));

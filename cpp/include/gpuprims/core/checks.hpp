@@ -26,6 +26,11 @@ Status check_no_overlap(const char* op, const TensorView& in, const char* in_arg
 // '<arg>': expected distinct elements, got a zero stride".
 Status check_distinct_elements(const char* op, const TensorView& out, const char* arg);
 
+// `v` is on `first`'s device. Error: "<op>: arguments '<first_arg>' and '<arg>' must be on the same
+// device, got <first_arg> on cuda:1 and <arg> on cuda:0".
+Status check_same_device(const char* op, const TensorView& first, const char* first_arg, const TensorView& v,
+                         const char* arg);
+
 // The start of every argument error message: "<op>: argument '<arg>': ".
 std::string arg_error_prefix(const char* op, const char* arg);
 
