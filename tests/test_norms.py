@@ -232,24 +232,27 @@ def test_norm_argument_errors(op):
 def test_algorithm_of_another_op_is_refused():
     x = np.ones((3, 4), np.float32)
     with pytest.raises(ValueError, match="softmax: argument 'algorithm': expected one of 'auto', 'three_pass', "
-                                         "'online', 'row_on_chip', 'split_row', 'cluster_row', 'row_lag', got 'welford'"):
+                                         "'online', 'row_on_chip', 'split_row', 'cluster_row', 'row_lag', "
+                                         "'row_hold', got 'welford'"):
         gpuprims.softmax(x, algorithm="welford")
     with pytest.raises(ValueError, match="rms_norm: argument 'algorithm'.*got 'welford'"):
         gpuprims.rms_norm(x, algorithm="welford")
 
 
 def test_variant_tables():
-    assert variants("softmax") == ("three_pass", "online", "row_on_chip", "split_row", "cluster_row", "row_lag")
+    assert variants("softmax") == ("three_pass", "online", "row_on_chip", "split_row", "cluster_row", "row_lag",
+                                   "row_hold")
     assert variants("log_softmax") == variants("softmax")
-    assert variants("layer_norm") == ("two_pass", "welford", "row_on_chip", "split_row", "cluster_row", "row_lag")
-    assert variants("rms_norm") == ("two_pass", "row_on_chip", "split_row", "cluster_row", "row_lag")
+    assert variants("layer_norm") == ("two_pass", "welford", "row_on_chip", "split_row", "cluster_row", "row_lag",
+                                      "row_hold")
+    assert variants("rms_norm") == ("two_pass", "row_on_chip", "split_row", "cluster_row", "row_lag", "row_hold")
     for op in OPS:
         for v in gpuprims.variants(op):
             assert v.description and v.deterministic
 
 
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("algorithm", ("auto", "row_on_chip", "split_row", "cluster_row", "row_lag"))
+@pytest.mark.parametrize("algorithm", ("auto", "row_on_chip", "split_row", "cluster_row", "row_lag", "row_hold"))
 def test_every_algorithm_name_is_accepted_on_the_cpu(rng, op, algorithm):
     """CPU arrays always run the reference; algorithm= is still validated and accepted."""
     check(NUMPY_CPU, op, data(rng, (3, 17), "float32"), "float32", algorithm=algorithm, rng=rng)

@@ -20,7 +20,7 @@ ROW_LENS = (1, 5, 32, 512, 513, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289,
 
 
 @pytest.mark.parametrize("algorithm", ("auto", "three_pass", "online", "row_on_chip", "split_row", "cluster_row",
-                                       "row_lag"))
+                                       "row_lag", "row_hold"))
 @pytest.mark.parametrize("n", (256, 40000))
 def test_softmax_bfloat16_keeps_subnormal_outputs(algorithm, n):
     """bfloat16 shares float's exponent range: outputs between its smallest subnormal (2^-133) and
@@ -172,13 +172,13 @@ def test_special_values_match_torch_every_variant(rng, op):
 
 
 # cluster_row (sm_90: a row across the shared memory of a thread block cluster; 64 KiB slices of 16384
-# float32 / 32768 float16-bfloat16 elements, up to 16 slices) and row_lag (chunks of 8192 elements,
-# each read twice in one launch): one slice, a short last slice, 16 full slices, and lengths they hand
-# to split_row (odd: not whole 16-byte vectors; float64; cluster_row: more than 16 slices). On GPUs
-# below sm_90 cluster_row runs split_row, and must pass the same way; "auto" takes row_lag for the
-# float32 norm kind from 131073 to 262144 elements on sm_90 GPUs (its lag 5/8 or 3/4 of the resident
-# blocks by DRAM bandwidth per SM). float16's 1048576 runs row_lag over 128 chunks a row (partials
-# beyond a warp's 32 lanes).
+# float32 / 32768 float16-bfloat16 elements, up to 16 slices), row_lag (chunks of 8192 elements,
+# each read twice in one launch) and row_hold (the same chunks, each held in shared memory until its
+# row is complete; up to 64 a row): one slice, a short last slice, 16 full slices, and lengths they
+# hand to split_row (odd: not whole 16-byte vectors; float64; cluster_row: more than 16 slices).
+# On GPUs below sm_90 cluster_row runs split_row, and must pass the same way; "auto" takes row_hold
+# for float32 rows from 65537 to 524288 elements on sm_90 GPUs. float16's 1048576 runs row_lag and
+# row_hold over 128 chunks a row (partials beyond a warp's 32 lanes).
 CLUSTER_ROW_LENS = (16388, 40000, 100000, 262144, 262145, 524288, 1048576)
 
 
@@ -189,7 +189,7 @@ def test_cluster_row_long_rows(rng, op, dtype):
     for n in CLUSTER_ROW_LENS:
         if dtype in ("float32", "float64") and n > 262145:
             continue  # CPU reference time; float32 beyond 16 slices is covered by float16's 1048576
-        for algorithm in ("auto", "cluster_row", "row_lag"):
+        for algorithm in ("auto", "cluster_row", "row_lag", "row_hold"):
             check_torch(op, data(rng, (2, n), dtype), dtype, rng, algorithm=algorithm)
 
 
@@ -198,15 +198,42 @@ def test_row_lag_more_chunks_than_its_lag(rng, op):
     """row_lag over many more chunks than its lag (5/8 or 3/4 of the resident blocks, 250-300 on a
     132-SM GPU) and than one wave of its persistent grid, so phase B of most tickets waits for rows
     that other blocks complete: 100 rows of 140000 float32 (18 chunks, the last one short) and 1500
-    rows of 16392 (3 chunks). "auto" runs row_lag for the float32 norm kind on the first (sm_90)."""
+    rows of 16392 (3 chunks). row_hold over the same rows: every block holds two chunks and writes
+    each once its row is complete. "auto" runs row_hold on the first (sm_90)."""
     need(TORCH_CUDA)
     for rows, n in ((100, 140000), (1500, 16392)):
         a = data(rng, (rows, n), "float32")
-        for algorithm in ("auto", "row_lag"):
+        for algorithm in ("auto", "row_lag", "row_hold"):
             check_torch(op, a, "float32", rng, algorithm=algorithm)
 
 
-@pytest.mark.parametrize("algorithm", ("cluster_row", "row_lag"))
+@pytest.mark.parametrize("op", ("softmax", "layer_norm"))
+def test_row_hold_behind_a_kernel_that_fills_the_gpu(rng, op):
+    """row_hold launched on one stream while a large matmul on another holds the SMs: its blocks
+    start a few at a time, so a block may fill both slots before the last ticket of its oldest
+    chunk's row is taken; it then runs the next tickets' phase A instead of waiting (spilled
+    chunks, re-read in phase B) and must neither hang nor err. Rows of 64 chunks (524288 float32),
+    the most row_hold takes."""
+    need(TORCH_CUDA)
+    a = data(rng, (6, 524288), "float32")
+    x = torch.from_numpy(a).cuda()
+    m = torch.randn(8192, 8192, device="cuda")
+    busy, mine = torch.cuda.Stream(), torch.cuda.Stream()
+    busy.wait_stream(torch.cuda.current_stream())
+    mine.wait_stream(torch.cuda.current_stream())
+    outs = []
+    for _ in range(3):
+        with torch.cuda.stream(busy):
+            m = m @ m / 8192.0
+        with torch.cuda.stream(mine):
+            outs.append(run_op(op, x, algorithm="row_hold"))
+    torch.cuda.synchronize()
+    ref = reference(op, a)[0]
+    for y in outs:
+        assert_close(y, ref, tolerance(op, "float32", a, ref), "row_hold behind a matmul")
+
+
+@pytest.mark.parametrize("algorithm", ("cluster_row", "row_lag", "row_hold"))
 @pytest.mark.parametrize("op", OPS)
 def test_cluster_row_special_values_per_slice(rng, op, algorithm):
     """Slices (chunks) of -inf next to finite ones, a whole row of -inf, +inf and NaN in the last
@@ -338,7 +365,8 @@ def test_layer_norm_far_first_element_long_rows(rng, dtype):
     for n in (65536, 262144):
         a = rng.standard_normal((4, n))
         a[:, 0] = [3.0, 30.0, 300.0, 3e3]  # float16 holds up to 65504
-        assert_within_twice_torch(round_to(a, dtype), dtype, ("auto", "split_row", "cluster_row", "row_lag"), "far first",
+        assert_within_twice_torch(round_to(a, dtype), dtype, ("auto", "split_row", "cluster_row", "row_lag", "row_hold"),
+                                  "far first",
                                   drop_first=True)
 
 
@@ -413,6 +441,7 @@ def test_cuda_graph_capture(rng):
     y = torch.empty_like(x)
     y_split = torch.empty_like(x)  # split_row: scratch inside the graph
     y_lag = torch.empty_like(x)  # row_lag: scratch and the counters' memset inside the graph
+    y_hold = torch.empty_like(x)  # row_hold: likewise, and its dynamic shared memory
     small = torch.from_numpy(data(rng, (100, 300), "float32")).cuda()
     y_small = torch.empty_like(small)
     s = torch.cuda.Stream()
@@ -421,12 +450,14 @@ def test_cuda_graph_capture(rng):
         gpuprims.softmax(x, out=y)
         gpuprims.softmax(x, out=y_split, algorithm="split_row")
         gpuprims.softmax(x, out=y_lag, algorithm="row_lag")
+        gpuprims.softmax(x, out=y_hold, algorithm="row_hold")
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         gpuprims.softmax(x, out=y)  # cluster_row (a cluster launch) where it runs
         gpuprims.softmax(x, out=y_split, algorithm="split_row")
         gpuprims.softmax(x, out=y_lag, algorithm="row_lag")
+        gpuprims.softmax(x, out=y_hold, algorithm="row_hold")
         gpuprims.layer_norm(small, out=y_small)
     x.copy_(torch.from_numpy(data(rng, (64, 40000), "float32")).cuda())
     small.copy_(torch.from_numpy(data(rng, (100, 300), "float32")).cuda())
@@ -435,6 +466,7 @@ def test_cuda_graph_capture(rng):
     torch.testing.assert_close(y, torch.softmax(x, -1))
     torch.testing.assert_close(y_split, torch.softmax(x, -1))
     torch.testing.assert_close(y_lag, torch.softmax(x, -1))
+    torch.testing.assert_close(y_hold, torch.softmax(x, -1))
     torch.testing.assert_close(y_small, torch.nn.functional.layer_norm(small, (300,)), rtol=1e-5, atol=1e-5)
 
 

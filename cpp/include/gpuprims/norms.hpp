@@ -30,6 +30,8 @@ enum class NormAlgorithm {
                // through distributed shared memory (one read); elsewhere it runs kSplitRow
   kRowLag,     // a long row's chunks read twice in one launch, the second time from L2 (one DRAM
                // read); rows not in aligned 16-byte vectors and float64 run kSplitRow
+  kRowHold,    // a long row's chunks read once in one launch, each held in the shared memory of the
+               // block that read it until its row is complete; where it cannot run, kSplitRow
 };
 
 struct NormVariantInfo {

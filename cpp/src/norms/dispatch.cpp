@@ -65,6 +65,14 @@ const NormVariantInfo kRowLag{
     "of tickets later and written once its row is complete (aligned rows of float16/bfloat16/float32); "
     "elsewhere it runs split_row",
     true};
+const NormVariantInfo kRowHold{
+    NormAlgorithm::kRowHold, "row_hold",
+    "one read + one write for rows beyond one block, in one launch: a persistent grid takes chunks of "
+    "8192 elements in ticket order, publishes each chunk's statistics and keeps the chunk in shared "
+    "memory (two per block), writing its oldest once that chunk's row is complete; a cooperative launch "
+    "of the resident blocks, at least one per chunk of a row (aligned rows of float16/bfloat16/float32); "
+    "elsewhere it runs split_row",
+    true};
 
 }  // namespace
 
@@ -76,7 +84,7 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
       {NormAlgorithm::kOnline, "online",
        "block per row: running (max, sum) in one read (Milakov & Gimelshein), then normalize (2 reads + 1 write)",
        true},
-      kRowOnChip, kSplitRow, kClusterRow, kRowLag};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold};
   static const std::vector<NormVariantInfo> layer_norm = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row: mean, then the centered second moment, then normalize, each pass reading the row "
@@ -84,11 +92,11 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
       {NormAlgorithm::kWelford, "welford",
        "block per row: Welford (mean, M2) per thread in one read, merged in closed form, then normalize "
        "(2 reads + 1 write)", true},
-      kRowOnChip, kSplitRow, kClusterRow, kRowLag};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold};
   static const std::vector<NormVariantInfo> rms_norm = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row: sum of squares, then normalize, each pass reading the row (2 reads + 1 write)", true},
-      kRowOnChip, kSplitRow, kClusterRow, kRowLag};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold};
   switch (op) {
     case NormOp::kSoftmax:
     case NormOp::kLogSoftmax: return softmax;
@@ -108,8 +116,8 @@ using norms::NormLaunch;
 using norms::check_affine;
 using norms::check_stats;
 
-// "auto": the one-pass kernel; rows beyond one block's registers run row_lag where it measured
-// fastest (row_lag_preferred), else cluster_row (which runs split_row where it cannot, or where it
+// "auto": the one-pass kernel; rows beyond one block's registers run row_hold where it measured
+// fastest (row_hold_preferred), else cluster_row (which runs split_row where it cannot, or where it
 // measured slower).
 Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
   switch (algorithm) {
@@ -120,9 +128,10 @@ Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
     case NormAlgorithm::kWelford: return norms::norms_welford(l);
     case NormAlgorithm::kSplitRow: return norms::norms_split_row(l);
     case NormAlgorithm::kRowLag: return norms::norms_row_lag(l);
+    case NormAlgorithm::kRowHold: return norms::norms_row_hold(l);
     case NormAlgorithm::kAuto:
       if (l.params.layout.row_len > norms::row_on_chip_capacity(l.dtype)) {
-        if (norms::row_lag_preferred(l)) return norms::norms_row_lag(l);
+        if (norms::row_hold_preferred(l)) return norms::norms_row_hold(l);
         return norms::norms_cluster_row(l, /*automatic=*/true);
       }
       break;

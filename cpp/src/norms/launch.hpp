@@ -32,8 +32,11 @@ Status norms_split_row(const NormLaunch& launch);
 Status norms_cluster_row(const NormLaunch& launch, bool automatic = false);
 // split_row for float64 and rows that are not aligned 16-byte vectors.
 Status norms_row_lag(const NormLaunch& launch);
-// Whether "auto" runs row_lag for these rows (variant_row_lag.cu: where it measured fastest).
-bool row_lag_preferred(const NormLaunch& launch);
+// split_row for float64, rows that are not aligned 16-byte vectors, and GPUs that cannot hold a
+// row's chunks' worth of its blocks at once.
+Status norms_row_hold(const NormLaunch& launch);
+// Whether "auto" runs row_hold for these rows (variant_row_hold.cu: where it measured fastest).
+bool row_hold_preferred(const NormLaunch& launch);
 Status norms_three_pass(const NormLaunch& launch);
 Status norms_online(const NormLaunch& launch);
 Status norms_two_pass(const NormLaunch& launch);

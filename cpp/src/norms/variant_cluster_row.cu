@@ -27,7 +27,7 @@ namespace {
 //     the H200 with clusters of 16 the same shape ran 10 points below split_row (session 10, 51 against
 //     61: only 112 of its 132 SMs hold clusters of 16), so "auto" takes it up to kAutoMaxClusters = 8
 //     CTAs a row and split_row beyond (algorithm="cluster_row" runs it at any size); dispatch hands
-//     those longer rows to row_lag first where row_lag_preferred (variant_row_lag.cu).
+//     rows to row_hold first where row_hold_preferred (variant_row_hold.cu).
 template <class T, RowKind kKind>
 struct ClusterTile {
   static constexpr bool kFloat32 = sizeof(T) == 4;

@@ -1,6 +1,8 @@
 // row_lag: rows beyond one block in one launch, each chunk read from DRAM once and again from L2
 // (row_lag.cuh). Where it cannot run (float64, rows that are not whole aligned 16-byte vectors) the
-// call runs split_row, which computes the same function.
+// call runs split_row, which computes the same function. "auto" ran it for float32 norm-kind rows of
+// 131073 to 262144 elements on sm_90 from session 17 to session 20; row_hold (which shares its
+// chunks, phase A and phase B) replaced it there in session 21 (variant_row_hold.cu).
 #include <climits>
 #include <string>
 
@@ -69,39 +71,6 @@ Status norms_row_lag(const NormLaunch& l) {
       return row_kind(l.op) == RowKind::kSoftmax ? run<T, RowKind::kSoftmax>(l) : run<T, RowKind::kNorm>(l);
     }
   });
-}
-
-// Where "auto" ran split_row before (cluster_row's measured range ends at 8 CTAs, 131072 float32
-// elements) and row_lag measured ahead: the float32 norm kind on sm_90 GPUs. Until session 19 only
-// those whose SMs each have little DRAM bandwidth to cover (an H100's 25 GB/s per SM, not an
-// H200's 37): with phase B's partials held in registers (session 18) row_lag leads on the H200
-// too (session 19 device run 19, 256 x 262144, two passes, % of copy, layer_norm / rms_norm:
-// row_lag at 3R/4 63.0-63.2 / 69.1-69.4, at 5R/8 61.9-62.3 / 67.5-67.7, split_row 55.8-61.3 /
-// 59.7-59.8; without weight and bias layer_norm 70.7-71.0 against 63.9-64.2). Earlier, measured
-// (bench/tune/norms_cluster_tune.cu and the benchmark, % of copy, 256 x 262144 layer_norm /
-// rms_norm): H100 (session 17 runs 7-8, before HeldPartials; session 18: 77.1-78.3 / 82.7-83.5)
-// row_lag 70.0-71.0 / 76.7-78.9, split_row 59.9-60.9 / 63.4-65.1, cluster_row 65.7-66.4 /
-// 68.0-68.8; H200 (runs 14-15) row_lag 54.7-56.5 / 59.2-61.3 at
-// L = 5R/8 to 3R/4, split_row 54.0-59.8 / 58.0-61.0 (the benchmark's 59.8 / 61.0 ahead), so the
-// H200 kept split_row then. At 640 x 100000 (7 CTAs) row_lag ties cluster_row on the H100 (78.7 / 82.5
-// against 78.1 / 81.8), so shorter rows keep cluster_row; the softmax kind and float16 / bfloat16
-// too (cluster_row ahead on both GPUs); sm_80 was not measured.
-// Longer rows than 32 chunks (262144 float32 elements) keep split_row: phase B waits for a whole
-// row, and the more chunks a row has, the longer after its first chunk the last one arrives.
-// H100, session 18 device run 9 (L = 5R/8, one pass, layer_norm / rms_norm % of copy): 128 x 524288
-// (C = 64) row_lag 55.3 / 59.6 against split_row 58.7 / 63.1 (row_lag at L = R: 61.2 / 67.4);
-// 64 x 1048576 (C = 128) 33.7 / 36.6 against 55.3 / 60.0 (44.6 / 49.2 at L = 4C); 32 x 2097152
-// (C = 256) 18.0-30.0 / 18.2-32.3 against 49.5 / 56.3; 256 x 262144 (C = 32) 77.6 / 83.4 against
-// 60.4 / 65.0.
-bool row_lag_preferred(const NormLaunch& l) {
-  constexpr int64_t kMinRow = 131072, kMaxRow = 262144;
-  const int64_t n = l.params.layout.row_len;
-  if (l.dtype != DType::kFloat32 || row_kind(l.op) != RowKind::kNorm || !l.params.vec_ok || n <= kMinRow ||
-      n > kMaxRow) {
-    return false;
-  }
-  int major = 0;
-  return compute_capability_major(l.device, &major).is_ok() && major >= 9;
 }
 
 }  // namespace norms

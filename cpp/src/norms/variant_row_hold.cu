@@ -1,0 +1,111 @@
+// row_hold: rows beyond one block in one launch, x read once, each chunk held in the shared memory
+// of the block that read it until its row is complete (row_hold.cuh). Where it cannot run (float64,
+// rows that are not whole aligned 16-byte vectors, a device without cooperative launches or that
+// cannot hold a row's chunks' worth of blocks at once) the call runs split_row, which computes the
+// same function.
+#include <atomic>
+
+#include "gpuprims/core/stream.hpp"
+#include "gpuprims/norms/row_hold.cuh"
+#include "gpuprims/util/math.cuh"
+#include "gpuprims/util/occupancy.cuh"
+#include "launch.hpp"
+
+namespace gpuprims {
+namespace norms {
+namespace {
+
+// 256 threads x 32 values (chunks of 8192 elements, row_lag's), three blocks per SM: 80 registers,
+// and 3 x 64 KiB of float32 slots per SM. Session 21 device runs 3 and 7 (H100, a session-local
+// harness, % of copy, float32, layer_norm / rms_norm / softmax): 256 x 262144 81.4-82.6 /
+// 88.6-90.0 / 92.8-94.3 against row_lag's 77.5-77.8 / 83.0-83.5 / 64.8-69.0; 640 x 100000
+// 83.8-84.3 / 89.7-90.2 / 92.1-93.0 against 79.6-80.0 / 83.2 / 75.7-77.3; 128 x 524288 (C = 64)
+// 64.2-64.6 / 72.1-72.6 / 86.8 against 58.0 / 58.3-63.7 / 61.1. Two blocks per SM (106 registers)
+// with two or three slots lost 11-13 points. (bfloat16 and
+// float16 chunks are 16 KiB, the same 8192 elements: measured well below cluster_row, and the norm
+// kind spills 24 bytes for sm_90; "auto" does not take them.)
+constexpr int kThreads = 256;
+constexpr int kValues = 32;
+template <class T>
+using HoldConfig = RowLagConfig<kThreads, kValues / Vec16<T>::kLanes, 3, /*prefetch, unused*/ false>;
+
+constexpr int kMaxDevices = 64;
+
+// Blocks of row_hold_kernel<T, kKind, Cfg> resident per SM on `device` (the current one), with the
+// kernel's dynamic shared memory limit raised on the way; 0 where the device has no cooperative
+// launches or cannot give a block its slots. Cached per device; a failed call means 0 (split_row
+// runs) and its error is cleared: these calls fail only on configuration, never with a sticky error.
+template <class T, RowKind kKind, class Cfg>
+int resident_hold_blocks(int device) {
+  const auto kernel = row_hold_kernel<T, kKind, Cfg>;
+  static std::atomic<int> known[kMaxDevices];  // blocks + 1; 0: not asked yet
+  if (device < 0 || device >= kMaxDevices) return 0;
+  const int cached = known[device].load(std::memory_order_relaxed);
+  if (cached != 0) return cached - 1;
+  int blocks = 0, cooperative = 0;
+  if (cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) != cudaSuccess || cooperative == 0 ||
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, row_hold_smem_bytes<T, Cfg>()) !=
+          cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Cfg::kThreads, row_hold_smem_bytes<T, Cfg>()) !=
+          cudaSuccess) {
+    blocks = 0;
+  }
+  cudaGetLastError();
+  known[device].store(blocks + 1, std::memory_order_relaxed);
+  return blocks;
+}
+
+template <class T, RowKind kKind>
+Status run(const NormLaunch& l) {
+  using Acc = acc_t<T>;
+  using Cfg = HoldConfig<T>;
+  const char* op = norm_op_name(l.op);
+  const int64_t rows = l.params.layout.num_rows;
+  const int64_t per_row = max_of<int64_t>(1, ceil_div(l.params.layout.row_len, Cfg::template chunk_len<T>()));
+  // The grid: the resident blocks (launched cooperatively), at least a row's chunks of them
+  // (row_hold.cuh: forward progress).
+  const int64_t resident = int64_t(resident_hold_blocks<T, kKind, Cfg>(l.device)) * l.sm_count;
+  if (resident < per_row) return norms_split_row(l);
+  StreamScratch scratch;
+  GPUPRIMS_TRY(scratch.allocate(row_lag_scratch_bytes<kKind, Acc>(rows, rows * per_row), l.device, l.stream, op));
+  GPUPRIMS_CUDA_CHECK(op, (launch_row_hold<T, kKind, Cfg>(l.params, scratch.data(), resident, l.stream)));
+  return check_launch(op, l.stream);
+}
+
+}  // namespace
+
+// "auto" for float32 rows of 65537 to 524288 elements (9 to 64 chunks) on sm_90 GPUs. Session 21
+// device run 7 (H100, bench/tune/norms_long_rows.py, % of copy, 256 MiB of x per shape; row_hold
+// against the best of cluster_row / row_lag / split_row):
+//   softmax     32768 92.4 / 92.2, 65536 92.2 / 87.4, 100000 90.9 / 81.4, 131072 91.7 / 85.8,
+//               262144 91.3 / 82.8, 524288 85.5 / 71.7;
+//   layer_norm  32768 83.4 / 86.6, 65536 83.9 / 84.8, 100000 83.1 / 79.1, 131072 84.1 / 80.0,
+//               262144 81.4 / 75.2, 524288 64.5 / 57.5;
+//   rms_norm    32768 88.2 / 88.7, 65536 88.9 / 84.7, 100000 88.8 / 81.5, 131072 89.6 / 82.7,
+//               262144 87.9 / 81.2, 524288 71.8 / 62.7.
+// Up to 65536 elements cluster_row leads or ties in layer_norm and ties at 32768 elsewhere, so the
+// bound sits there for every op; beyond 64 chunks nothing was measured (split_row runs, as before).
+// bfloat16 stays with cluster_row (row_hold 49-66 against 63-81 in every shape of the same run),
+// and so does float16. The H200 and sm_80 were not measured.
+bool row_hold_preferred(const NormLaunch& l) {
+  constexpr int64_t kMinRow = 65536, kMaxRow = 524288;
+  const int64_t n = l.params.layout.row_len;
+  if (l.dtype != DType::kFloat32 || !l.params.vec_ok || n <= kMinRow || n > kMaxRow) return false;
+  int major = 0;
+  return compute_capability_major(l.device, &major).is_ok() && major >= 9;
+}
+
+Status norms_row_hold(const NormLaunch& l) {
+  if (!l.params.vec_ok) return norms_split_row(l);
+  return visit_float_dtype(l.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (sizeof(T) == 8) {
+      return norms_split_row(l);
+    } else {
+      return row_kind(l.op) == RowKind::kSoftmax ? run<T, RowKind::kSoftmax>(l) : run<T, RowKind::kNorm>(l);
+    }
+  });
+}
+
+}  // namespace norms
+}  // namespace gpuprims
