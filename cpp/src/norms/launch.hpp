@@ -1,7 +1,10 @@
 #pragma once
 // What dispatch hands a variant: one validated forward call, laid out as rows.
+#include <type_traits>
+
 #include <cuda_runtime_api.h>
 
+#include "gpuprims/core/dtype.hpp"
 #include "gpuprims/core/error.hpp"
 #include "gpuprims/core/numeric.hpp"
 #include "gpuprims/norms.hpp"
@@ -42,6 +45,23 @@ Status norms_online(const NormLaunch& launch);
 Status norms_two_pass(const NormLaunch& launch);
 Status norms_welford(const NormLaunch& launch);
 Status norms_host(const NormLaunch& launch);  // host.cpp: the CPU reference
+
+// The chunk kernels' entry (row_lag, row_hold: 16-byte vectors of float16 / bfloat16 / float32):
+// run(type_tag<T>, kind) with kind a std::integral_constant<RowKind, ...> of the op, where rows are
+// aligned whole vectors of a 2- or 4-byte type; split_row, which computes the same, elsewhere.
+template <class Run>
+Status run_vector_rows(const NormLaunch& l, Run run) {
+  if (!l.params.vec_ok) return norms_split_row(l);
+  return visit_float_dtype(l.dtype, [&](auto tag) {
+    if constexpr (sizeof(typename decltype(tag)::type) == 8) {
+      return norms_split_row(l);
+    } else if (row_kind(l.op) == RowKind::kSoftmax) {
+      return run(tag, std::integral_constant<RowKind, RowKind::kSoftmax>{});
+    } else {
+      return run(tag, std::integral_constant<RowKind, RowKind::kNorm>{});
+    }
+  });
+}
 
 // Blocks for a grid-stride loop over `work` items: one each, within the grid's x limit.
 inline unsigned grid_for(int64_t work) {

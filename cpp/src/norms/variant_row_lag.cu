@@ -62,15 +62,7 @@ Status run(const NormLaunch& l) {
 }  // namespace
 
 Status norms_row_lag(const NormLaunch& l) {
-  if (!l.params.vec_ok) return norms_split_row(l);
-  return visit_float_dtype(l.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (sizeof(T) == 8) {
-      return norms_split_row(l);
-    } else {
-      return row_kind(l.op) == RowKind::kSoftmax ? run<T, RowKind::kSoftmax>(l) : run<T, RowKind::kNorm>(l);
-    }
-  });
+  return run_vector_rows(l, [&](auto tag, auto kind) { return run<typename decltype(tag)::type, kind.value>(l); });
 }
 
 }  // namespace norms

@@ -50,19 +50,13 @@ constexpr int row_hold_smem_bytes() {
 template <class T, RowKind kKind, class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 row_hold_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_row, int64_t chunks) {
-  using Acc = acc_t<T>;
   using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
-  using Group = RowGroup<Acc, Cfg::kThreads>;
-  using PairGroup = RowGroup<SumPair<Acc>, Cfg::kThreads>;
-  __shared__ typename Group::TempStorage temp[2];
-  __shared__ typename PairGroup::TempStorage pair_temp[2];  // the norm kind's chunk moments
+  auto [reduce, reduce_pair] = lag_reducers<acc_t<T>, Cfg::kThreads>();
   // Slot `turn` is rewritten two tickets later, after the barrier of the ticket in between.
   __shared__ long long ticket_slot[2];
   __shared__ long long held_chunk[kHeldSlots];  // written by thread 0, read after a later barrier
   extern __shared__ uint4 held_vectors[];       // kHeldSlots chunks, each thread's own vectors
   Vec16<T>* held = reinterpret_cast<Vec16<T>*>(held_vectors);
-  typename Group::Alternating reduce{temp};
-  typename PairGroup::Alternating reduce_pair{pair_temp};
   // The same in every thread: the held chunks are slots oldest, oldest + 1, ... (count of them).
   int count = 0, oldest = 0;
   bool tickets_left = true;

@@ -311,22 +311,30 @@ __device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScrat
   }
 }
 
+// The block reductions of a ticketed chunk kernel's phase A (row_lag, row_hold; lag_publish): each
+// alternates between two shared storages, so consecutive calls need no barrier between them.
+template <class Acc, int kThreads>
+struct LagReducers {
+  typename RowGroup<Acc, kThreads>::Alternating reduce;
+  typename RowGroup<SumPair<Acc>, kThreads>::Alternating reduce_pair;  // the norm kind's chunk moments
+};
+template <class Acc, int kThreads>
+__device__ __forceinline__ LagReducers<Acc, kThreads> lag_reducers() {
+  __shared__ typename RowGroup<Acc, kThreads>::TempStorage temp[2];
+  __shared__ typename RowGroup<SumPair<Acc>, kThreads>::TempStorage pair_temp[2];
+  return {{temp}, {pair_temp}};
+}
+
 // grid: any number of blocks (one per ticket, or a persistent wave); each takes tickets until
 // they run out. chunks_per_row = C, lag = L >= C, chunks = rows * C.
 template <class T, RowKind kKind, class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 row_lag_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_row, int64_t lag, int64_t chunks) {
-  using Acc = acc_t<T>;
   using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
-  using Group = RowGroup<Acc, Cfg::kThreads>;
-  using PairGroup = RowGroup<SumPair<Acc>, Cfg::kThreads>;
-  __shared__ typename Group::TempStorage temp[2];
-  __shared__ typename PairGroup::TempStorage pair_temp[2];  // the norm kind's chunk moments
+  auto [reduce, reduce_pair] = lag_reducers<acc_t<T>, Cfg::kThreads>();
   // Slot `turn` is rewritten two tickets later, after the barrier of the ticket in between, which
   // every thread reaches only once it has read the slot.
   __shared__ long long ticket_slot[2];
-  typename Group::Alternating reduce{temp};
-  typename PairGroup::Alternating reduce_pair{pair_temp};
   const int64_t total = chunks + lag;
   const auto take = [&] { return static_cast<long long>(atomicAdd(s.ticket, 1ull)); };
   // kPrefetch: thread 0's claimed next ticket. A claimed ticket waits behind its block's current
