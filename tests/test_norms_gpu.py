@@ -596,6 +596,20 @@ def test_beyond_2_31_elements(op):
 
 
 @pytest.mark.big
+@pytest.mark.parametrize("op", ("softmax", "layer_norm"))
+def test_row_hold_beyond_2_31_elements(op):
+    """auto's row_hold over 8193 float32 rows of 262144 (2^31 + 262144 elements, 262176 chunks):
+    64-bit row offsets and chunk numbers past any 32-bit element index."""
+    need(TORCH_CUDA)
+    rows, n = 8193, 262144
+    x = torch.randn(rows, n, device="cuda")
+    y = run_op(op, x)
+    for r in (0, rows // 2, rows - 1):
+        want = torch.softmax(x[r], -1) if op == "softmax" else torch.nn.functional.layer_norm(x[r], (n,))
+        torch.testing.assert_close(y[r], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.big
 @pytest.mark.parametrize("op", ("softmax", "rms_norm"))
 def test_cluster_row_beyond_65535_rows(op):
     """More rows than cluster_row's grid.y (65535): the rows' loop within each cluster."""
