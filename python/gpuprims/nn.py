@@ -98,7 +98,8 @@ _COMMON_DOC = """algorithm : str
     stream : int, stream object or None
         Launch stream; None means the input framework's current stream (torch, CuPy), else the
         default stream. The call never synchronizes the host and allocates no device memory except
-        the result (the split-row path takes stream-ordered scratch from gpuprims' pool).
+        the result (rows beyond one block: split_row, row_lag and row_hold take stream-ordered
+        scratch from gpuprims' pool).
 
 """
 
