@@ -95,7 +95,7 @@ row_hold_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_r
 
 // Launches row_hold_kernel on `stream`, cooperatively, on min(blocks, chunks) blocks: `blocks` at
 // most the resident ones (per SM x SMs) and at least C, else cudaErrorCooperativeLaunchTooLarge /
-// cudaErrorInvalidValue (nothing launched). scratch: row_lag_scratch_bytes<kKind, acc_t<T>>(rows,
+// cudaErrorInvalidValue (the kernel not launched; neither error is sticky). scratch: row_lag_scratch_bytes<kKind, acc_t<T>>(rows,
 // rows * C) bytes, its counters cleared here (stream-ordered). The kernel's dynamic shared memory
 // limit must be set (row_hold_smem_bytes) on the device.
 template <class T, RowKind kKind, class Cfg>
