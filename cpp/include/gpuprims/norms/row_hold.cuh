@@ -27,7 +27,6 @@
 // path only (NormParams::vec_ok, as row_lag).
 #include <cstdint>
 
-#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include "gpuprims/norms/row_lag.cuh"
@@ -35,7 +34,7 @@
 namespace gpuprims {
 namespace norms {
 
-// Phase A's read: x is not read again, so it bypasses L1 and leaves L2 first.
+// Phase A's read: x is not read again, so it is not allocated in L1 (ld.global.nc.L1::no_allocate).
 constexpr LoadPolicy kHoldRead = LoadPolicy::kStreaming;
 // Chunks a block holds in shared memory.
 constexpr int kHeldSlots = 2;
