@@ -25,7 +25,7 @@ def _run(x, mask, out, stream, op):
     else:
         flat_x = _flattened(x, op)
         xin = _interop.prepare_input(flat_x, min_[2], op)
-        if xin[1] != min_[1]:
+        if xin[1] != min_[1]:  # here, before count_true launches (compact.cu checks again, after it)
             raise ValueError(f"{op}: arguments 'x' and 'mask' must be on the same device, got x on "
                              f"{_interop.device_string(xin[1])} and mask on {_interop.device_string(min_[1])}")
         dtype = xin[5]

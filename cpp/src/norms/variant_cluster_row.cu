@@ -2,10 +2,10 @@
 // (cluster_row.cuh): x read once. Where the cluster kernel cannot run (float64, rows that are not
 // whole aligned 16-byte vectors, rows beyond kMaxClusterSize slices, GPUs below sm_90, a library
 // built without sm_90) the call runs split_row, which computes the same function.
-#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
+#include "gpuprims/core/per_device.hpp"
 #include "gpuprims/norms/cluster_row.cuh"
 #include "gpuprims/util/math.cuh"
 #include "launch.hpp"
@@ -36,7 +36,6 @@ struct ClusterTile {
   static constexpr int kAutoMaxClusters = kFloat32 && kKind == RowKind::kNorm ? 8 : kMaxClusterSize;
 };
 
-constexpr int kMaxDevices = 64;
 
 // A launch configuration for grid (csize, rows) in clusters of csize CTAs.
 struct ClusterLaunch {
@@ -66,23 +65,22 @@ struct ClusterLaunch {
 // runs) and its error is cleared: these calls fail only on configuration, never with a sticky error.
 template <class T, RowKind kKind, class Cfg>
 int resident_clusters(int device, int csize) {
-  const auto kernel = cluster_row_kernel<T, kKind, Cfg>;
-  static std::atomic<int> known[kMaxDevices][kMaxClusterSize + 1];  // clusters + 1; 0: not asked yet
-  if (device < 0 || device >= kMaxDevices || csize < 1 || csize > kMaxClusterSize) return 0;
-  const int cached = known[device][csize].load(std::memory_order_relaxed);
-  if (cached != 0) return cached - 1;
-  int major = 0, clusters = 0;
-  cudaFuncAttributes attr;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9 &&
-      cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.binaryVersion >= 90 &&
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes) == cudaSuccess &&
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
-    const ClusterLaunch probe(csize, 1, Cfg::kThreads, Cfg::kSmemBytes, nullptr);
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &probe.cfg) != cudaSuccess) clusters = 0;
-  }
-  cudaGetLastError();
-  known[device][csize].store(clusters + 1, std::memory_order_relaxed);
-  return clusters;
+  static PerDeviceAnswer by_size[kMaxClusterSize + 1];
+  if (csize < 1 || csize > kMaxClusterSize) return 0;
+  return by_size[csize].get(device, [device, csize] {
+    const auto kernel = cluster_row_kernel<T, kKind, Cfg>;
+    int major = 0, clusters = 0;
+    cudaFuncAttributes attr;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9 &&
+        cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.binaryVersion >= 90 &&
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes) == cudaSuccess &&
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
+      const ClusterLaunch probe(csize, 1, Cfg::kThreads, Cfg::kSmemBytes, nullptr);
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &probe.cfg) != cudaSuccess) clusters = 0;
+    }
+    cudaGetLastError();
+    return clusters;
+  });
 }
 
 template <class T, RowKind kKind>

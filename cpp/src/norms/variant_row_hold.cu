@@ -3,8 +3,7 @@
 // rows that are not whole aligned 16-byte vectors, a device without cooperative launches or that
 // cannot hold a row's chunks' worth of blocks at once) the call runs split_row, which computes the
 // same function.
-#include <atomic>
-
+#include "gpuprims/core/per_device.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/norms/row_hold.cuh"
 #include "gpuprims/util/math.cuh"
@@ -21,15 +20,12 @@ namespace {
 // 88.6-90.0 / 92.8-94.3 against row_lag's 77.5-77.8 / 83.0-83.5 / 64.8-69.0; 640 x 100000
 // 83.8-84.3 / 89.7-90.2 / 92.1-93.0 against 79.6-80.0 / 83.2 / 75.7-77.3; 128 x 524288 (C = 64)
 // 64.2-64.6 / 72.1-72.6 / 86.8 against 58.0 / 58.3-63.7 / 61.1. Two blocks per SM (106 registers)
-// with two or three slots lost 11-13 points. (bfloat16 and
-// float16 chunks are 16 KiB, the same 8192 elements: measured well below cluster_row, and the norm
-// kind spills 24 bytes for sm_90; "auto" does not take them.)
+// with two or three slots lost 11-13 points. (bfloat16 and float16 chunks are 16 KiB, the same
+// 8192 elements: measured well below cluster_row, so "auto" does not take them.)
 constexpr int kThreads = 256;
 constexpr int kValues = 32;
 template <class T>
 using HoldConfig = RowLagConfig<kThreads, kValues / Vec16<T>::kLanes, 3, /*prefetch, unused*/ false>;
-
-constexpr int kMaxDevices = 64;
 
 // Blocks of row_hold_kernel<T, kKind, Cfg> resident per SM on `device` (the current one), with the
 // kernel's dynamic shared memory limit raised on the way; 0 where the device has no cooperative
@@ -37,22 +33,21 @@ constexpr int kMaxDevices = 64;
 // runs) and its error is cleared: these calls fail only on configuration, never with a sticky error.
 template <class T, RowKind kKind, class Cfg>
 int resident_hold_blocks(int device) {
-  const auto kernel = row_hold_kernel<T, kKind, Cfg>;
-  static std::atomic<int> known[kMaxDevices];  // blocks + 1; 0: not asked yet
-  if (device < 0 || device >= kMaxDevices) return 0;
-  const int cached = known[device].load(std::memory_order_relaxed);
-  if (cached != 0) return cached - 1;
-  int blocks = 0, cooperative = 0;
-  if (cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) != cudaSuccess || cooperative == 0 ||
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, row_hold_smem_bytes<T, Cfg>()) !=
-          cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Cfg::kThreads, row_hold_smem_bytes<T, Cfg>()) !=
-          cudaSuccess) {
-    blocks = 0;
-  }
-  cudaGetLastError();
-  known[device].store(blocks + 1, std::memory_order_relaxed);
-  return blocks;
+  static PerDeviceAnswer answer;
+  return answer.get(device, [device] {
+    const auto kernel = row_hold_kernel<T, kKind, Cfg>;
+    int blocks = 0, cooperative = 0;
+    if (cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) != cudaSuccess ||
+        cooperative == 0 ||
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, row_hold_smem_bytes<T, Cfg>()) !=
+            cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Cfg::kThreads, row_hold_smem_bytes<T, Cfg>()) !=
+            cudaSuccess) {
+      blocks = 0;
+    }
+    cudaGetLastError();
+    return blocks;
+  });
 }
 
 template <class T, RowKind kKind>

@@ -1,12 +1,12 @@
 // segmented_reduce(): validation, the CPU reference and the GPU launch (a block per segment for long
 // segments on average, else the merge-path range kernels).
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <string>
 
 #include "gpuprims/core/checks.hpp"
+#include "gpuprims/core/per_device.hpp"
 #include "gpuprims/core/variant_lookup.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/scan.hpp"
@@ -41,8 +41,6 @@ constexpr int64_t kBlockPathMinAverageBytes = 12 * 1024;
 // 262144 x 1024 2.072 against 2.060, runs of empty segments 4.242 against 4.210, the irregular
 // problems level.
 constexpr bool kOverlapSecondKernel = true;
-constexpr int kMaxDevices = 64;
-
 // Whether a second kernel may be launched overlapped on `device` (the current one): its wait for
 // the first (cudaGridDependencySynchronize) is compiled into sm_90+ code only, so code the driver
 // built from the compute_80 PTX (a newer GPU without matching SASS, an sm_80-only build: binary
@@ -50,17 +48,14 @@ constexpr int kMaxDevices = 64;
 // from one compilation with one architecture list, so one kernel's versions answer for all of
 // them; cached per device. A failed query means no overlap.
 bool second_kernel_overlaps(int device) {
-  static std::atomic<int> known[kMaxDevices];  // 1 + (overlaps); 0: not asked yet
-  if (!kOverlapSecondKernel || device < 0 || device >= kMaxDevices) return false;
-  int v = known[device].load(std::memory_order_relaxed);
-  if (v == 0) {
+  static PerDeviceAnswer answer;
+  if (!kOverlapSecondKernel) return false;
+  return answer.get(device, [] {
     cudaFuncAttributes attr;
     const cudaError_t e = cudaFuncGetAttributes(&attr, Ranges::fixup_kernel<float, reduce_detail::Sum>());
     if (e != cudaSuccess) cudaGetLastError();  // this query's own error, not sticky
-    v = 1 + (e == cudaSuccess && attr.binaryVersion >= 90 && attr.ptxVersion >= 90);
-    known[device].store(v, std::memory_order_relaxed);
-  }
-  return v == 2;
+    return int(e == cudaSuccess && attr.binaryVersion >= 90 && attr.ptxVersion >= 90);
+  }) != 0;
 }
 
 // The block path's launch, with the long-segment list in stream scratch and its two counters
