@@ -4,7 +4,8 @@
 # Logs and benchmark JSON land in OUTDIR; a short summary is printed last. See ../shared/DEVICE.md.
 # Steps 2 (tests, in parallel groups: TEST_GROUPS) and 3 (sanitizers) run side by side, step 4 after.
 # SKIP_SANITIZER=1 skips step 3, SKIP_TESTS=1 step 2, SKIP_BENCH=1 step 4 (to split the check across
-# calls of a limited length); PYTEST_ARGS adds arguments to step 2 (e.g. "-m 'not big'").
+# calls of a limited length); PYTEST_ARGS adds arguments to step 2, parsed as shell words (e.g.
+# PYTEST_ARGS="-m 'not big'").
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]}
 shift
@@ -30,8 +31,9 @@ grep -E "spill|C7510" "$OUT/build.log" | sort -u > "$OUT/ptxas_warnings.txt" || 
 # test kernels, so a device budget buys about 3x more tests this way) and both sanitizers beside them.
 # Timing-sensitive work (step 4) waits until they are all done.
 TEST_GROUPS=${TEST_GROUPS:-"test_reduce_gpu.py|test_reduce.py test_reduce_properties.py test_interop.py|test_scan* test_compact*|test_norms_gpu.py test_norms.py test_norms_torch.py|test_norms_backward* test_add_norm* test_dropout*|test_gemm* test_histogram*"}
+eval "pytest_args=(${PYTEST_ARGS:-})"  # quotes in PYTEST_ARGS group words, as on a command line
 run_group() {  # $1: index, $2: space-separated file globs
-  ( cd tests && timeout ${TEST_TIMEOUT:-1500} python3 -m pytest -q -p no:cacheprovider --timeout 600 ${PYTEST_ARGS:-} $2 ) \
+  ( cd tests && timeout ${TEST_TIMEOUT:-1500} python3 -m pytest -q -p no:cacheprovider --timeout 600 "${pytest_args[@]}" $2 ) \
       > "$OUT/tests_$1.txt" 2>&1
 }
 
