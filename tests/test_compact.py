@@ -62,6 +62,11 @@ def test_compact_errors():
         gpuprims.compact(x, np.ones(4, np.int32))
     with pytest.raises(ValueError, match="same shape"):
         gpuprims.compact(x, np.ones(5, bool))
+    # a list is no array: named as such, not compared as a shape ()
+    with pytest.raises(TypeError, match="argument 'x': expected an array supporting DLPack"):
+        gpuprims.compact([0.0, 1.0, 2.0, 3.0], np.ones(4, bool))
+    with pytest.raises(TypeError, match="argument 'mask': expected an array supporting DLPack"):
+        gpuprims.compact(x, [True, False, True, False])
     with pytest.raises(TypeError, match="argument 'out'"):
         gpuprims.compact(x, np.ones(4, bool), out=np.zeros(4, np.float32))
     with pytest.raises(TypeError, match="argument 'out'"):

@@ -8,6 +8,9 @@ from .scan import _flattened
 
 
 def _same_shape(x, mask, op):
+    # An argument that is no array is a TypeError naming it, not a shape mismatch against ().
+    _interop.framework_of(x, op, "x")
+    _interop.framework_of(mask, op, "mask")
     xs, ms = tuple(getattr(x, "shape", ())), tuple(getattr(mask, "shape", ()))
     if xs != ms:
         raise ValueError(f"{op}: arguments 'x' and 'mask' must have the same shape, got {xs} and {ms}")
