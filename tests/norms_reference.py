@@ -129,3 +129,19 @@ def check(fw, op, a, dtype, *, axis=-1, affine=True, rng=None, algorithm="auto",
             assert_close(res[1], mean, stats_eps * (spread + np.abs(np.nan_to_num(mean))) + 1e-300, "mean")
         assert_close(res[-1], rstd, stats_eps * np.abs(np.nan_to_num(rstd)) * 8 + 1e-300, "rstd")
     return res
+
+
+def check_softmax_dtype(fw, op, a, from_dtype, to_dtype):
+    """softmax / log_softmax(x, dtype=to_dtype) on `fw`'s array of `a` in `from_dtype`: the result is
+    `fw`'s type in to_dtype, equal to the op of x cast first (torch's definition) within the
+    to_dtype tolerance; x itself is untouched."""
+    x = fw.make(a, from_dtype)
+    before = to_numpy(x).copy()
+    y = getattr(gpuprims, op)(x, dtype=to_dtype)
+    assert fw.is_native(y), type(y)
+    assert str(y.dtype).replace("torch.", "") == to_dtype, y.dtype
+    # the values x holds, rounded to to_dtype as the cast does
+    cast = round_to(to_numpy(fw.make(a, from_dtype)).astype(np.float64), to_dtype).astype(np.float64)
+    ref = reference(op, cast)[0]
+    assert_close(y, ref, tolerance(op, to_dtype, cast, ref), f"{from_dtype} -> {to_dtype}")
+    np.testing.assert_array_equal(to_numpy(x), before)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, framework_params, random_values, to_numpy, torch
-from norms_reference import FLOATS, NORM_OPS, OPS, check, reference, round_to, run_op, variants
+from norms_reference import FLOATS, NORM_OPS, OPS, check, check_softmax_dtype, reference, round_to, run_op, variants
 
 import gpuprims
 
@@ -93,6 +93,32 @@ def test_cpu_frameworks_and_out(fw, rng, op):
         strided = fw.make(np.full((10, 6), np.nan, np.float32)).T  # out= with transposed strides
         run_op(op, fw.make(a), out=strided)
         np.testing.assert_allclose(to_numpy(strided), reference(op, a)[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fw", framework_params("cpu"))
+@pytest.mark.parametrize("op", ("softmax", "log_softmax"))
+def test_softmax_dtype_casts_first(fw, rng, op):
+    """dtype= as torch's: x cast first, the result in that dtype (up, down, from integers)."""
+    if not fw.available():
+        pytest.skip(f"{fw.name} is not installed")
+    a = data(rng, (5, 33), "float32") * 4
+    pairs = [("float16", "float32"), ("float32", "float16"), ("float32", "float64"), ("float32", "float32")]
+    if fw.name != "numpy":
+        pairs.append(("bfloat16", "float32"))
+    for from_dtype, to_dtype in pairs:
+        check_softmax_dtype(fw, op, a, from_dtype, to_dtype)
+    check_softmax_dtype(fw, op, np.round(a), "int32", "float32")
+    if fw.name == "numpy":
+        x = a.astype(np.float16)
+        out = np.full(a.shape, np.nan, np.float32)
+        assert getattr(gpuprims, op)(x, dtype=np.float32, out=out) is out
+        np.testing.assert_allclose(out, reference(op, x.astype(np.float64))[0], rtol=1e-5, atol=1e-6)
+        with pytest.raises(TypeError, match="argument 'out': expected dtype float32"):
+            getattr(gpuprims, op)(x, dtype="float32", out=np.zeros(a.shape, np.float16))
+        with pytest.raises(TypeError, match="argument 'dtype': expected float16, bfloat16, float32 or float64"):
+            getattr(gpuprims, op)(x, dtype="int32")
+        with pytest.raises(TypeError, match="argument 'dtype'"):
+            getattr(gpuprims, op)(x, dtype="complex64")
 
 
 # ---------------------------------------------------------------------------------------------

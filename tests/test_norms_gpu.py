@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, cupy, framework_params, random_values, to_numpy, torch
-from norms_reference import (FLOATS, NORM_OPS, OPS, OUT_EPS, assert_close, check, reference, round_to, run_op,
-                             tolerance, variants)
+from norms_reference import (FLOATS, NORM_OPS, OPS, OUT_EPS, assert_close, check, check_softmax_dtype, reference,
+                             round_to, run_op, tolerance, variants)
 
 import gpuprims
 
@@ -103,6 +103,27 @@ def test_views_take_the_element_wise_path(rng, op, dtype):
     b = data(rng, (5, 300, 6), dtype)
     for axis in (0, 1, 2):
         check(TORCH_CUDA, op, b, dtype, axis=axis, rng=rng)
+
+
+@pytest.mark.parametrize("fw", framework_params("cuda"))
+@pytest.mark.parametrize("op", ("softmax", "log_softmax"))
+def test_softmax_dtype_casts_first(fw, rng, op):
+    """dtype= as torch's (x cast first by its framework), with the GPU frameworks: bfloat16 /
+    float16 logits to float32, float32 to float16, integers; on a row long enough for split_row's
+    and row_hold's paths too. cuda.core views have no cast: a TypeError naming dtype."""
+    need(fw)
+    a = data(rng, (3, 5000), "float32") * 4
+    if fw.name == "cuda.core":
+        with pytest.raises(TypeError, match="argument 'dtype': casting x needs"):
+            getattr(gpuprims, op)(fw.make(a, "float32"), dtype="float16")
+        return
+    pairs = [("float16", "float32"), ("float32", "float16"), ("float32", "float64")]
+    if fw.name != "cupy":  # CuPy holds no bfloat16
+        pairs.append(("bfloat16", "float32"))
+    for from_dtype, to_dtype in pairs:
+        check_softmax_dtype(fw, op, a, from_dtype, to_dtype)
+    check_softmax_dtype(fw, op, np.round(a), "int32", "float32")
+    check_softmax_dtype(fw, op, data(rng, (2, 300000), "float32"), "float16", "float32")
 
 
 @pytest.mark.parametrize("op", OPS)

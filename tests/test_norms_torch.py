@@ -24,6 +24,20 @@ def test_softmax_gradcheck(fn, dim):
     assert torch.autograd.gradcheck(lambda t: getattr(gt, fn)(t, dim), (x,))
 
 
+@pytest.mark.parametrize("fn", ("softmax", "log_softmax"))
+def test_softmax_dtype_like_torch(fn):
+    """dtype= casts first, as torch's: float32 logits to float64 results, gradients back in float32."""
+    x = _inputs((4, 7), dtype=torch.float32)
+    y = getattr(gt, fn)(x, -1, dtype=torch.float64)
+    want = getattr(torch, fn)(x.detach().clone().requires_grad_(), -1, dtype=torch.float64)
+    assert y.dtype == torch.float64
+    torch.testing.assert_close(y, want)
+    y.sum().backward()
+    assert x.grad.dtype == torch.float32
+    x64 = _inputs((4, 7))
+    assert torch.autograd.gradcheck(lambda t: getattr(gt, fn)(t, 0, dtype=torch.float64), (x64,))
+
+
 def test_layer_norm_gradcheck():
     x = _inputs((5, 3, 4))
     w = _inputs((3, 4), seed=1)

@@ -157,5 +157,5 @@ def test_non_arrays_get_the_usual_type_error():
     # array lacking reshape().
     with pytest.raises(TypeError, match=r"scan: argument 'x': expected an array supporting DLPack"):
         gpuprims.cumsum([1.0, 2.0])
-    with pytest.raises(TypeError, match=r"compact: argument 'mask': expected an array supporting DLPack"):
+    with pytest.raises(TypeError, match=r"compact: argument 'x': expected an array supporting DLPack"):
         gpuprims.compact([1.0, 2.0], [True, False])

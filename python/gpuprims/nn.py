@@ -9,7 +9,7 @@ import numbers
 import operator
 
 from . import _C, _interop
-from ._dtypes import FLOATS
+from ._dtypes import FLOATS, dtype_name
 
 _FLOAT_NAMES = "float16, bfloat16, float32 or float64"
 
@@ -104,7 +104,42 @@ _COMMON_DOC = """algorithm : str
 """
 
 
-def softmax(x, axis=-1, *, algorithm="auto", out=None, stream=None):
+def _cast_first(op, x, dtype, out):
+    """softmax(dtype=) as torch defines it: x cast to `dtype` before the op. Returns (x, out): the
+    cast array and, when the caller gave no out=, the cast array again where it may be written in
+    place (a fresh torch / numpy / CuPy array; never a JAX array)."""
+    if dtype is None:
+        return x, out
+    name = dtype_name(dtype, op)
+    if name not in FLOATS:
+        raise TypeError(f"{op}: argument 'dtype': expected {_FLOAT_NAMES}, got {dtype!r}")
+    fw = _interop.framework_of(x, op, "x")
+    have = dtype_name(x.dtype, op, "x") if hasattr(x, "dtype") else None
+    if have == name:
+        return x, out
+    if fw == "torch":
+        import torch
+
+        cast = x.to(getattr(torch, name))
+    elif fw in ("numpy", "cupy", "jax"):
+        target = name
+        if name == "bfloat16" and fw != "cupy":
+            import ml_dtypes  # numpy and JAX name bfloat16 through ml_dtypes
+
+            target = ml_dtypes.bfloat16
+        try:
+            cast = x.astype(target)
+        except (TypeError, ValueError) as e:  # CuPy holds no bfloat16
+            raise TypeError(f"{op}: argument 'dtype': {fw} cannot cast x to {name}: {e}") from None
+    else:
+        raise TypeError(f"{op}: argument 'dtype': casting x needs a torch, numpy, CuPy or JAX array, got "
+                        f"{fw}; cast x first")
+    if dtype_name(cast.dtype, op, "x") != name:  # JAX without jax_enable_x64 makes float64 float32
+        raise TypeError(f"{op}: argument 'dtype': {fw} cast x to {dtype_name(cast.dtype, op, 'x')}, not {name}")
+    return cast, out if out is not None or fw == "jax" else cast
+
+
+def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
     """exp(x - max) / sum(exp(x - max)) along ``axis``.
 
     Parameters
@@ -114,11 +149,15 @@ def softmax(x, axis=-1, *, algorithm="auto", out=None, stream=None):
         float64, at least 1-D, any strides.
     axis : int
         The row axis.
+    dtype : dtype, optional
+        As torch's ``softmax(dtype=)``: x is cast to this float dtype first (by its own framework,
+        ``x.to`` / ``x.astype``, on that framework's current stream: one more pass over x), and the
+        result has this dtype. Also accepts integer x. None: x's dtype.
     {common}
     Returns
     -------
     array
-        x's framework, dtype and shape.
+        x's framework and shape; x's dtype, or ``dtype``.
 
     Notes
     -----
@@ -127,12 +166,15 @@ def softmax(x, axis=-1, *, algorithm="auto", out=None, stream=None):
     NaN; a +inf or a NaN anywhere in a row makes the whole row NaN. Large finite values (fp16
     1e4) are exact to softmax since the max is subtracted first.
     """
+    x, out = _cast_first("softmax", x, dtype, out)
     return _forward("softmax", x, None, None, 0.0, axis, False, algorithm, out, stream)
 
 
-def log_softmax(x, axis=-1, *, algorithm="auto", out=None, stream=None):
-    """(x - max) - log(sum(exp(x - max))) along ``axis``. Parameters, accuracy and special values
-    as :func:`softmax` (an all -inf row, +inf or NaN give NaN rows, as torch)."""
+def log_softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
+    """(x - max) - log(sum(exp(x - max))) along ``axis``. Parameters (``dtype=`` included),
+    accuracy and special values as :func:`softmax` (an all -inf row, +inf or NaN give NaN rows, as
+    torch)."""
+    x, out = _cast_first("log_softmax", x, dtype, out)
     return _forward("log_softmax", x, None, None, 0.0, axis, False, algorithm, out, stream)
 
 

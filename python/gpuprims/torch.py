@@ -63,20 +63,22 @@ class _NormFunction(torch.autograd.Function):
         return dx, dweight, dbias, None, None
 
 
-def _softmax(x, dim, log):
+def _softmax(x, dim, log, dtype):
+    if dtype is not None:
+        x = x.to(dtype)  # torch's softmax(dtype=): the cast first, differentiable
     if x.dim() == 0:  # torch takes a scalar as a row of one (dim 0 or -1); the kernels want 1-D
         return _SoftmaxFunction.apply(x.reshape(1), dim, log).reshape(())
     return _SoftmaxFunction.apply(x, dim, log)
 
 
-def softmax(x, dim=-1):
-    """torch.softmax(x, dim) on the gpuprims kernels, differentiable."""
-    return _softmax(x, dim, False)
+def softmax(x, dim=-1, dtype=None):
+    """torch.softmax(x, dim, dtype) on the gpuprims kernels, differentiable."""
+    return _softmax(x, dim, False, dtype)
 
 
-def log_softmax(x, dim=-1):
-    """torch.log_softmax(x, dim) on the gpuprims kernels, differentiable."""
-    return _softmax(x, dim, True)
+def log_softmax(x, dim=-1, dtype=None):
+    """torch.log_softmax(x, dim, dtype) on the gpuprims kernels, differentiable."""
+    return _softmax(x, dim, True, dtype)
 
 
 def _normalized(op, x, normalized_shape):
