@@ -456,6 +456,42 @@ def test_torch_side_stream_ordering(rng):
     torch.testing.assert_close(out, 3.0 * x / torch.sqrt(torch.tensor(4.0 + 1e-6)))
 
 
+@pytest.mark.parametrize("op", ("softmax", "log_softmax"))
+def test_softmax_dtype_on_a_side_stream(op):
+    """dtype= with stream= a side stream while x is produced on it behind a long kernel, the current
+    stream idle: the cast waits for x (it runs on the launch stream, not the current one). And x
+    produced on the current stream, launched on a side stream: the side stream waits for it."""
+    need(TORCH_CUDA)
+    x = torch.full((256, 4096), float("nan"), device="cuda", dtype=torch.bfloat16)
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)
+        x.fill_(1.0)
+        x[:, ::3] = -2.0
+    y = getattr(gpuprims, op)(x, dtype=torch.float32, stream=side)
+    side.synchronize()
+    torch.testing.assert_close(y, getattr(torch, op)(x, -1, dtype=torch.float32))
+    torch.cuda._sleep(200_000_000)
+    x2 = x * 2  # on the current stream, behind the long kernel
+    z = getattr(gpuprims, op)(x2, dtype=torch.float32, stream=side)
+    side.synchronize()
+    torch.testing.assert_close(z, getattr(torch, op)(x * 2, -1, dtype=torch.float32))
+    if cupy is not None:
+        a = cupy.full((256, 4096), cupy.nan, dtype=cupy.float16)
+        cupy.cuda.Device().synchronize()
+        cside = cupy.cuda.Stream(non_blocking=True)
+        with torch.cuda.stream(torch.cuda.ExternalStream(cside.ptr)):
+            torch.cuda._sleep(200_000_000)  # a long kernel on CuPy's side stream
+        with cside:
+            a.fill(0.5)
+            a[:, ::3] = -1.0
+        got = getattr(gpuprims, op)(a, dtype="float32", stream=cside)
+        cside.synchronize()
+        ref = reference(op, cupy.asnumpy(a).astype(np.float64))[0]
+        np.testing.assert_allclose(cupy.asnumpy(got), ref, rtol=1e-5, atol=1e-6)
+
+
 def test_cuda_graph_capture(rng):
     need(TORCH_CUDA)
     x = torch.from_numpy(data(rng, (64, 40000), "float32")).cuda()

@@ -104,23 +104,24 @@ _COMMON_DOC = """algorithm : str
 """
 
 
-def _cast_first(op, x, dtype, out):
+def _cast_first(op, x, dtype, out, stream):
     """softmax(dtype=) as torch defines it: x cast to `dtype` before the op. Returns (x, out): the
-    cast array and, when the caller gave no out=, the cast array again where it may be written in
-    place (a fresh torch / numpy / CuPy array; never a JAX array)."""
+    cast array and, when the caller gave no out=, the cast array again, written in place (a fresh
+    torch / numpy / CuPy array; never a JAX array). The cast is ordered like the op: on the launch
+    stream, after the framework's current stream (where x may have been produced), and allocated
+    for the launch stream, so the result's memory is not reused before the op is done."""
     if dtype is None:
         return x, out
     name = dtype_name(dtype, op)
     if name not in FLOATS:
         raise TypeError(f"{op}: argument 'dtype': expected {_FLOAT_NAMES}, got {dtype!r}")
     fw = _interop.framework_of(x, op, "x")
-    have = dtype_name(x.dtype, op, "x") if hasattr(x, "dtype") else None
-    if have == name:
+    if hasattr(x, "dtype") and dtype_name(x.dtype, op, "x") == name:
         return x, out
     if fw == "torch":
         import torch
 
-        cast = x.to(getattr(torch, name))
+        cast = _on_launch_stream_torch(torch, x, stream, op, lambda: x.to(getattr(torch, name)))
     elif fw in ("numpy", "cupy", "jax"):
         target = name
         if name == "bfloat16" and fw != "cupy":
@@ -128,7 +129,10 @@ def _cast_first(op, x, dtype, out):
 
             target = ml_dtypes.bfloat16
         try:
-            cast = x.astype(target)
+            if fw == "cupy":
+                cast = _on_launch_stream_cupy(x, stream, op, lambda: x.astype(target))
+            else:  # numpy: no stream; JAX: its own, and the import orders the launch stream after it
+                cast = x.astype(target)
         except (TypeError, ValueError) as e:  # CuPy holds no bfloat16
             raise TypeError(f"{op}: argument 'dtype': {fw} cannot cast x to {name}: {e}") from None
     else:
@@ -137,6 +141,36 @@ def _cast_first(op, x, dtype, out):
     if dtype_name(cast.dtype, op, "x") != name:  # JAX without jax_enable_x64 makes float64 float32
         raise TypeError(f"{op}: argument 'dtype': {fw} cast x to {dtype_name(cast.dtype, op, 'x')}, not {name}")
     return cast, out if out is not None or fw == "jax" else cast
+
+
+def _on_launch_stream_torch(torch, x, stream, op, cast):
+    if stream is None or not x.is_cuda:
+        return cast()  # the current stream is the launch stream
+    device = x.get_device()
+    current = torch.cuda.current_stream(device)
+    handle = _interop.stream_handle(stream, op)
+    if handle == current.cuda_stream:
+        return cast()
+    launch = torch.cuda.ExternalStream(handle, device=device)
+    launch.wait_stream(current)
+    with torch.cuda.stream(launch):
+        return cast()
+
+
+def _on_launch_stream_cupy(x, stream, op, cast):
+    if stream is None:
+        return cast()
+    import cupy
+
+    with cupy.cuda.Device(x.device.id):
+        current = cupy.cuda.get_current_stream()
+        handle = _interop.stream_handle(stream, op)
+        if handle == current.ptr:
+            return cast()
+        launch = _interop._cupy_stream(handle, x.device.id)
+        launch.wait_event(current.record())
+        with launch:
+            return cast()
 
 
 def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
@@ -151,8 +185,8 @@ def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
         The row axis.
     dtype : dtype, optional
         As torch's ``softmax(dtype=)``: x is cast to this float dtype first (by its own framework,
-        ``x.to`` / ``x.astype``, on that framework's current stream: one more pass over x), and the
-        result has this dtype. Also accepts integer x. None: x's dtype.
+        ``x.to`` / ``x.astype``, ordered on the launch stream: one more pass over x), and the result
+        has this dtype. Also accepts integer x. None: x's dtype.
     {common}
     Returns
     -------
@@ -166,7 +200,7 @@ def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
     NaN; a +inf or a NaN anywhere in a row makes the whole row NaN. Large finite values (fp16
     1e4) are exact to softmax since the max is subtracted first.
     """
-    x, out = _cast_first("softmax", x, dtype, out)
+    x, out = _cast_first("softmax", x, dtype, out, stream)
     return _forward("softmax", x, None, None, 0.0, axis, False, algorithm, out, stream)
 
 
@@ -174,7 +208,7 @@ def log_softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=No
     """(x - max) - log(sum(exp(x - max))) along ``axis``. Parameters (``dtype=`` included),
     accuracy and special values as :func:`softmax` (an all -inf row, +inf or NaN give NaN rows, as
     torch)."""
-    x, out = _cast_first("log_softmax", x, dtype, out)
+    x, out = _cast_first("log_softmax", x, dtype, out, stream)
     return _forward("log_softmax", x, None, None, 0.0, axis, False, algorithm, out, stream)
 
 
