@@ -29,7 +29,7 @@ import gemm_reference as GR  # noqa: E402
 import norms_backward_reference as NBR  # noqa: E402
 import norms_reference as NR  # noqa: E402
 import scan_reference as SR  # noqa: E402
-from conftest import cupy, float_tolerance, jax, random_values, torch  # noqa: E402  (optional frameworks)
+from conftest import cupy, float_tolerance, jax, random_values, to_numpy, torch  # noqa: E402  (optional frameworks)
 
 import gpuprims as gp  # noqa: E402
 
@@ -662,24 +662,42 @@ def affine(c, n, dt, bias):
     b = c.arr((n,), dt, lambda k: vals(c, k, dt), label="bias") if bias and c.coin(0.6) else None
     return w, b
 
+def framework_cast(a, dt):
+    """The values a holds once its own framework casts it to dt (as softmax(dtype=) does; torch's CPU
+    float64 -> float16 goes through float32, so numpy's single rounding would not do), in float64."""
+    if torch is not None and torch.is_tensor(a):
+        return to_numpy(a.to(getattr(torch, dt))).astype(np.float64)
+    if dt == "bfloat16" and not (cupy is not None and isinstance(a, cupy.ndarray)):
+        import ml_dtypes
+
+        dt = ml_dtypes.bfloat16
+    return to_numpy(a.astype(dt)).astype(np.float64)
+
 def gen_softmax(c):
     c.name = op = c.pick(("softmax", "log_softmax"))
     dt, shape, axis = rows(c, 1 if c.coin(0.97) else 0)
     scale, algo = c.pick((1.0, 3.0, 30.0) + (3000.0,) * (dt == "float16")), c.algo(op)
     c.P.update(axis=axis, scale=scale, algorithm=algo)
     x = c.arr(shape, dt, lambda n: vals(c, n, dt, scale=scale), label="x")
-    o = c.inplace(x) or c.out(shape, dt)
-    fn = lambda **s: getattr(gp, op)(x.x, axis, algorithm=algo, out=o and o.x, **s)  # noqa: E731
+    # dtype= (torch's definition: x cast first) on some cases: the result and the reference in to_dt
+    casts = [d for d in FLOATS if d != dt and c.fw.holds(d) and c.fw.name != "cuda.core"]
+    to_dt = c.pick(casts) if casts and c.coin(0.2) else None
+    kw = {} if to_dt is None else {"dtype": to_dt}
+    if to_dt is not None:
+        c.P.update(dtype=to_dt)
+    o = (c.inplace(x) if to_dt is None else None) or c.out(shape, to_dt or dt)
+    fn = lambda **s: getattr(gp, op)(x.x, axis, algorithm=algo, out=o and o.x, **kw, **s)  # noqa: E731
     if not shape:
         return c.expect(ValueError, fn)
-    g = c.result(c.call(fn), shape, dt, o)
-    ref = NR.reference(op, x.v, axis)[0]
-    tol = NR.tolerance(op, dt, x.v, ref, axis)
-    if op == "softmax" and x.v.size:  # exp(x - max): x - max rounds in float32 (float64), exp scales that by |x - max|
-        x64 = x.v.astype(np.float64)
+    rdt, v = to_dt or dt, x.v if to_dt is None else framework_cast(x.x, to_dt)
+    g = c.result(c.call(fn), shape, rdt, o)
+    ref = NR.reference(op, v, axis)[0]
+    tol = NR.tolerance(op, rdt, v, ref, axis)
+    if op == "softmax" and v.size:  # exp(x - max): x - max rounds in float32 (float64), exp scales that by |x - max|
+        x64 = v.astype(np.float64)
         arg = np.nan_to_num(np.abs(x64 - x64.max(axis=axis, keepdims=True)), nan=0.0, posinf=0.0)
-        tol = tol + 4 * (2.0 ** -53 if dt == "float64" else 2.0 ** -24) * arg * np.abs(np.nan_to_num(ref))
-    close("y", g, ref, loosen(c, tol, shape[axis]), dt)
+        tol = tol + 4 * (2.0 ** -53 if rdt == "float64" else 2.0 ** -24) * arg * np.abs(np.nan_to_num(ref))
+    close("y", g, ref, loosen(c, tol, shape[axis]), rdt)
 
 def check_stats(c, res, op, dt, src, mean, rstd, axis, shape):
     """mean / rstd as the tests check them, on rows of finite values (special rows: y only)."""
