@@ -186,7 +186,7 @@ def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
     dtype : dtype, optional
         As torch's ``softmax(dtype=)``: x is cast to this float dtype first (by its own framework,
         ``x.to`` / ``x.astype``, ordered on the launch stream: one more pass over x), and the result
-        has this dtype. Also accepts integer x. None: x's dtype.
+        has this dtype, as has ``out=`` then. Also accepts integer x. None: x's dtype.
     {common}
     Returns
     -------
