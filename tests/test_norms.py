@@ -108,6 +108,11 @@ def test_softmax_dtype_casts_first(fw, rng, op):
     for from_dtype, to_dtype in pairs:
         check_softmax_dtype(fw, op, a, from_dtype, to_dtype)
     check_softmax_dtype(fw, op, np.round(a), "int32", "float32")
+    if fw.name == "torch":  # a tensor that requires grad: a plain result, as without dtype=
+        t = torch.from_numpy(a).half().requires_grad_()
+        y = getattr(gpuprims, op)(t, dtype=torch.float32)
+        assert y.dtype == torch.float32 and not y.requires_grad and t.grad is None
+        np.testing.assert_allclose(y.numpy(), reference(op, t.detach().double().numpy())[0], rtol=1e-5, atol=1e-6)
     if fw.name == "numpy":
         x = a.astype(np.float16)
         out = np.full(a.shape, np.nan, np.float32)

@@ -121,7 +121,8 @@ def _cast_first(op, x, dtype, out, stream):
     if fw == "torch":
         import torch
 
-        cast = _on_launch_stream_torch(torch, x, stream, op, lambda: x.to(getattr(torch, name)))
+        # detached: the result is a plain tensor, as without dtype= (gpuprims.torch is the autograd path)
+        cast = _on_launch_stream_torch(torch, x, stream, op, lambda: x.detach().to(getattr(torch, name)))
     elif fw in ("numpy", "cupy", "jax"):
         target = name
         if name == "bfloat16" and fw != "cupy":
