@@ -262,6 +262,40 @@ def _cupy_stream(ptr: int, device_id: int):
         return sys.modules["cupy"].cuda.ExternalStream(ptr, device_id)
 
 
+def on_launch_stream(x, fw: str, stream, op: str, make):
+    """make(): a framework op that reads x (a C-order copy, a dtype cast), ordered like the launch:
+    with an explicit stream= other than the framework's current stream (torch, CuPy on the GPU),
+    that stream first waits for the current one (where x may have been produced) and make() runs on
+    it, its result allocated for it. Otherwise make() runs on the current stream, which is the
+    launch stream (or there is none: numpy; JAX orders its own work, and the import orders the
+    launch stream after it)."""
+    if stream is None:
+        return make()
+    if fw == "torch" and x.is_cuda:
+        torch = sys.modules["torch"]
+        device = x.get_device()
+        current = torch.cuda.current_stream(device)
+        handle = stream_handle(stream, op)
+        if handle == current.cuda_stream:
+            return make()
+        launch = torch.cuda.ExternalStream(handle, device=device)
+        launch.wait_stream(current)
+        with torch.cuda.stream(launch):
+            return make()
+    if fw == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(x.device.id):
+            current = cupy.cuda.get_current_stream()
+            handle = stream_handle(stream, op)
+            if handle == current.ptr:
+                return make()
+            launch = _cupy_stream(handle, x.device.id)
+            launch.wait_event(current.record())
+            with launch:
+                return make()
+    return make()
+
+
 def release_after_launch(copy, source, x: tuple) -> None:
     """`copy` is the array a C-order reshape of the caller's `source` made (no view was possible),
     imported as x and read by the kernels just launched on x's stream. The caller drops it when the

@@ -107,9 +107,8 @@ _COMMON_DOC = """algorithm : str
 def _cast_first(op, x, dtype, out, stream):
     """softmax(dtype=) as torch defines it: x cast to `dtype` before the op. Returns (x, out): the
     cast array and, when the caller gave no out=, the cast array again, written in place (a fresh
-    torch / numpy / CuPy array; never a JAX array). The cast is ordered like the op: on the launch
-    stream, after the framework's current stream (where x may have been produced), and allocated
-    for the launch stream, so the result's memory is not reused before the op is done."""
+    torch / numpy / CuPy array; never a JAX array). The cast is ordered like the op
+    (_interop.on_launch_stream)."""
     if dtype is None:
         return x, out
     name = dtype_name(dtype, op)
@@ -122,7 +121,7 @@ def _cast_first(op, x, dtype, out, stream):
         import torch
 
         # detached: the result is a plain tensor, as without dtype= (gpuprims.torch is the autograd path)
-        cast = _on_launch_stream_torch(torch, x, stream, op, lambda: x.detach().to(getattr(torch, name)))
+        cast = _interop.on_launch_stream(x, fw, stream, op, lambda: x.detach().to(getattr(torch, name)))
     elif fw in ("numpy", "cupy", "jax"):
         target = name
         if name == "bfloat16" and fw != "cupy":
@@ -130,10 +129,7 @@ def _cast_first(op, x, dtype, out, stream):
 
             target = ml_dtypes.bfloat16
         try:
-            if fw == "cupy":
-                cast = _on_launch_stream_cupy(x, stream, op, lambda: x.astype(target))
-            else:  # numpy: no stream; JAX: its own, and the import orders the launch stream after it
-                cast = x.astype(target)
+            cast = _interop.on_launch_stream(x, fw, stream, op, lambda: x.astype(target))
         except (TypeError, ValueError) as e:  # CuPy holds no bfloat16
             raise TypeError(f"{op}: argument 'dtype': {fw} cannot cast x to {name}: {e}") from None
     else:
@@ -142,36 +138,6 @@ def _cast_first(op, x, dtype, out, stream):
     if dtype_name(cast.dtype, op, "x") != name:  # JAX without jax_enable_x64 makes float64 float32
         raise TypeError(f"{op}: argument 'dtype': {fw} cast x to {dtype_name(cast.dtype, op, 'x')}, not {name}")
     return cast, out if out is not None or fw == "jax" else cast
-
-
-def _on_launch_stream_torch(torch, x, stream, op, cast):
-    if stream is None or not x.is_cuda:
-        return cast()  # the current stream is the launch stream
-    device = x.get_device()
-    current = torch.cuda.current_stream(device)
-    handle = _interop.stream_handle(stream, op)
-    if handle == current.cuda_stream:
-        return cast()
-    launch = torch.cuda.ExternalStream(handle, device=device)
-    launch.wait_stream(current)
-    with torch.cuda.stream(launch):
-        return cast()
-
-
-def _on_launch_stream_cupy(x, stream, op, cast):
-    if stream is None:
-        return cast()
-    import cupy
-
-    with cupy.cuda.Device(x.device.id):
-        current = cupy.cuda.get_current_stream()
-        handle = _interop.stream_handle(stream, op)
-        if handle == current.ptr:
-            return cast()
-        launch = _interop._cupy_stream(handle, x.device.id)
-        launch.wait_event(current.record())
-        with launch:
-            return cast()
 
 
 def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):

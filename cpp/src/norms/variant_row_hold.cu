@@ -6,8 +6,6 @@
 #include "gpuprims/core/per_device.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/norms/row_hold.cuh"
-#include "gpuprims/util/math.cuh"
-#include "gpuprims/util/occupancy.cuh"
 #include "launch.hpp"
 
 namespace gpuprims {
@@ -56,7 +54,7 @@ Status run(const NormLaunch& l) {
   using Cfg = HoldConfig<T>;
   const char* op = norm_op_name(l.op);
   const int64_t rows = l.params.layout.num_rows;
-  const int64_t per_row = max_of<int64_t>(1, ceil_div(l.params.layout.row_len, Cfg::template chunk_len<T>()));
+  const int64_t per_row = Cfg::template chunks_per_row<T>(l.params.layout.row_len);
   // The grid: the resident blocks (launched cooperatively), at least a row's chunks of them
   // (row_hold.cuh: forward progress).
   const int64_t resident = int64_t(resident_hold_blocks<T, kKind, Cfg>(l.device)) * l.sm_count;

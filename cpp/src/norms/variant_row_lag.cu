@@ -8,7 +8,6 @@
 
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/norms/row_lag.cuh"
-#include "gpuprims/util/math.cuh"
 #include "gpuprims/util/occupancy.cuh"
 #include "launch.hpp"
 
@@ -48,7 +47,7 @@ Status run(const NormLaunch& l) {
   using Cfg = LagConfig<T, kKind>;
   const char* op = norm_op_name(l.op);
   const int64_t rows = l.params.layout.num_rows;
-  const int64_t per_row = max_of<int64_t>(1, ceil_div(l.params.layout.row_len, Cfg::template chunk_len<T>()));
+  const int64_t per_row = Cfg::template chunks_per_row<T>(l.params.layout.row_len);
   if (per_row > INT_MAX) return norms_split_row(l);  // rows of more than 2^44 elements
   static const int per_sm = resident_blocks_per_sm(row_lag_kernel<T, kKind, Cfg>, Cfg::kThreads);
   const int64_t resident = int64_t(per_sm) * l.sm_count;

@@ -101,7 +101,7 @@ template <class T, RowKind kKind, class Cfg>
 cudaError_t launch_row_hold(const NormParams& p, void* scratch, int64_t blocks, cudaStream_t stream) {
   using Acc = acc_t<T>;
   const int64_t rows = p.layout.num_rows;
-  const int64_t per_row = max_of<int64_t>(1, ceil_div(p.layout.row_len, Cfg::template chunk_len<T>()));
+  const int64_t per_row = Cfg::template chunks_per_row<T>(p.layout.row_len);
   const int64_t chunks = rows * per_row;
   const int64_t grid = min_of(blocks, chunks);
   if (grid < per_row || grid > 0x7fffffff || per_row > 0x7fffffff) return cudaErrorInvalidValue;

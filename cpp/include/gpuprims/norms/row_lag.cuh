@@ -79,6 +79,11 @@ struct RowLagConfig {
   static constexpr int64_t chunk_len() {
     return int64_t(kThreads) * kVecs * Vec16<T>::kLanes;
   }
+  // C: chunks per row of row_len elements (at least one, for empty rows).
+  template <class T>
+  static constexpr int64_t chunks_per_row(int64_t row_len) {
+    return max_of<int64_t>(1, ceil_div(row_len, chunk_len<T>()));
+  }
 };
 
 // One chunk as loaded (16-byte vectors of T, converted as read): a tile for chunk_partial's lean
@@ -371,7 +376,7 @@ template <class T, RowKind kKind, class Cfg>
 cudaError_t launch_row_lag(const NormParams& p, void* scratch, int64_t lag, int64_t blocks, cudaStream_t stream) {
   using Acc = acc_t<T>;
   const int64_t rows = p.layout.num_rows;
-  const int64_t per_row = max_of<int64_t>(1, ceil_div(p.layout.row_len, Cfg::template chunk_len<T>()));
+  const int64_t per_row = Cfg::template chunks_per_row<T>(p.layout.row_len);
   const int64_t chunks = rows * per_row;
   lag = max_of(lag, per_row);
   const int64_t tickets = chunks + lag;
