@@ -141,6 +141,27 @@ def test_stream_is_respected(rng):
     np.testing.assert_array_equal(to_numpy(out), np.cumsum(a, dtype=np.int64))
 
 
+def test_flattening_copy_runs_on_the_launch_stream():
+    """axis=None on a transposed x (the C-order copy is the framework's) produced on a side stream
+    behind a long kernel, launched there with stream= while the current stream is idle: the copy
+    waits for x. compact / nonzero flatten the same way."""
+    need(TORCH_CUDA)
+    x = torch.full((512, 768), -1, dtype=torch.int32, device="cuda")
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)
+        x.copy_(torch.arange(x.numel(), device="cuda", dtype=torch.int32).reshape(x.shape) % 7)
+        mask = x.T > 3
+    view = x.T
+    y = gpuprims.cumsum(view, stream=side)
+    picked = gpuprims.compact(view, mask, stream=side)
+    side.synchronize()
+    flat = view.contiguous().reshape(-1)
+    assert torch.equal(y, torch.cumsum(flat, 0))
+    assert torch.equal(picked, flat[flat > 3])
+
+
 def test_deterministic_float_scans_bitwise(rng):
     need(TORCH_CUDA)
     x = torch.from_numpy(scan_values(rng, 2**21 + 5, "float32", "sum")).cuda()

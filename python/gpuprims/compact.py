@@ -19,14 +19,14 @@ def _same_shape(x, mask, op):
 def _run(x, mask, out, stream, op):
     # The 1-D forms stay referenced until the launch: where a reshape has to copy, the import keeps
     # only the copy's address (release_after_launch then makes dropping it safe on any stream).
-    flat_mask = _flattened(mask, op, "mask")
+    flat_mask = _flattened(mask, op, "mask", stream)
     min_ = _interop.prepare_input(flat_mask, stream, op, "mask")
     if min_[5] != "bool":
         raise TypeError(f"{op}: argument 'mask': expected dtype bool, got {min_[5]}")
     if x is None:
         flat_x, xin, dtype = None, min_, "int64"
     else:
-        flat_x = _flattened(x, op)
+        flat_x = _flattened(x, op, "x", stream)
         xin = _interop.prepare_input(flat_x, min_[2], op)
         if xin[1] != min_[1]:  # here, before count_true launches (compact.cu checks again, after it)
             raise ValueError(f"{op}: arguments 'x' and 'mask' must be on the same device, got x on "

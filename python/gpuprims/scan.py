@@ -9,8 +9,9 @@ from ._dtypes import reduce_result_dtype
 _OPS = ("sum", "prod", "min", "max")
 
 
-def _flattened(x, op="scan", arg="x"):
-    # C order: a 1-D view where the framework can make one, its copy otherwise.
+def _flattened(x, op="scan", arg="x", stream=None):
+    # C order: a 1-D view where the framework can make one, its copy otherwise, made on the launch
+    # stream (_interop.on_launch_stream: x may be produced there).
     ndim = getattr(x, "ndim", None)
     if ndim is None and getattr(x, "shape", None) is not None:
         ndim = len(x.shape)  # cuda.core's StridedMemoryView, gpuprims.DeviceArray
@@ -21,7 +22,7 @@ def _flattened(x, op="scan", arg="x"):
     if ndim is None or not hasattr(x, "reshape"):
         raise TypeError(f"{op}: argument '{arg}': an n-d array needs reshape() (numpy, torch, CuPy, JAX) to be "
                         "taken in C order; pass a 1-D array")
-    return x.reshape(-1)
+    return _interop.on_launch_stream(x, _interop.framework_of(x, op, arg), stream, op, lambda: x.reshape(-1))
 
 
 def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=False, algorithm="auto", out=None,
@@ -79,7 +80,7 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
             raise TypeError(f"scan: argument '{name}': expected a bool, got {flag!r}")
     source = x
     if axis is None:
-        x = _flattened(x)
+        x = _flattened(x, stream=stream)
         ax = 0
     else:
         try:
