@@ -162,8 +162,24 @@ def random_values(rng, n, dtype: str) -> np.ndarray:
     return a.astype(dtype)
 
 
+def float32_round_odd(a: np.ndarray) -> np.ndarray:
+    """float64 values as float32 rounded "to odd" (an inexact value becomes whichever float32
+    neighbour has its last bit set): rounding that to bfloat16 rounds the float64 value once, as
+    the library's conversions do (float32 first, to nearest, could round twice)."""
+    a = np.asarray(a, np.float64)
+    f = a.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        inexact = np.isfinite(f) & (f.astype(np.float64) != a) & ((f.view(np.uint32) & 1) == 0)
+        toward = np.where(np.abs(a) > np.abs(f.astype(np.float64)), np.float32(np.inf), np.float32(0))
+        toward = np.where(a < 0, -toward, toward).astype(np.float32)
+    return np.where(inexact, np.nextafter(f, toward), f)
+
+
 def bf16_round(a: np.ndarray) -> np.ndarray:
-    """float32 values rounded to the nearest bfloat16 (ties to even), still as float32."""
+    """float32 values rounded to the nearest bfloat16 (ties to even), still as float32. float64
+    values are rounded once (through float32_round_odd)."""
+    if np.asarray(a).dtype == np.float64:
+        a = float32_round_odd(a)
     u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
     u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
     return u.astype(np.uint32).view(np.float32)

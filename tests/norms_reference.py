@@ -21,7 +21,8 @@ def variants(op):
 def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
     """Values of `a` representable in dtype (float32 storage for bfloat16)."""
     if dtype == "bfloat16":
-        return bf16_round(a.astype(np.float32))
+        a = np.asarray(a)
+        return bf16_round(a if a.dtype == np.float64 else a.astype(np.float32))  # float64: rounded once
     return a.astype(dtype)
 
 

@@ -102,9 +102,10 @@ def test_softmax_dtype_casts_first(fw, rng, op):
     if not fw.available():
         pytest.skip(f"{fw.name} is not installed")
     a = data(rng, (5, 33), "float32") * 4
-    pairs = [("float16", "float32"), ("float32", "float16"), ("float32", "float64"), ("float32", "float32")]
+    pairs = [("float16", "float32"), ("float32", "float16"), ("float32", "float64"), ("float32", "float32"),
+             ("float64", "float16")]
     if fw.name != "numpy":
-        pairs.append(("bfloat16", "float32"))
+        pairs += [("bfloat16", "float32"), ("float64", "bfloat16")]
     for from_dtype, to_dtype in pairs:
         check_softmax_dtype(fw, op, a, from_dtype, to_dtype)
     check_softmax_dtype(fw, op, np.round(a), "int32", "float32")
@@ -114,6 +115,10 @@ def test_softmax_dtype_casts_first(fw, rng, op):
         assert y.dtype == torch.float32 and not y.requires_grad and t.grad is None
         np.testing.assert_allclose(y.numpy(), reference(op, t.detach().double().numpy())[0], rtol=1e-5, atol=1e-6)
     if fw.name == "numpy":
+        xt = a.astype(np.float16).T  # strided rows along axis 0
+        yt = getattr(gpuprims, op)(xt, axis=0, dtype="float32")
+        assert yt.dtype == np.float32
+        np.testing.assert_allclose(yt, reference(op, xt.astype(np.float64), axis=0)[0], rtol=1e-5, atol=1e-6)
         x = a.astype(np.float16)
         out = np.full(a.shape, np.nan, np.float32)
         assert getattr(gpuprims, op)(x, dtype=np.float32, out=out) is out

@@ -108,14 +108,17 @@ def test_views_take_the_element_wise_path(rng, op, dtype):
 @pytest.mark.parametrize("fw", framework_params("cuda"))
 @pytest.mark.parametrize("op", ("softmax", "log_softmax"))
 def test_softmax_dtype_casts_first(fw, rng, op):
-    """dtype= as torch's (x cast first by its framework), with the GPU frameworks: bfloat16 /
-    float16 logits to float32, float32 to float16, integers; on a row long enough for split_row's
-    and row_hold's paths too. cuda.core views have no cast: a TypeError naming dtype."""
+    """dtype= as torch's (x cast first), with the GPU frameworks: bfloat16 / float16 logits to
+    float32, float32 to float16, integers (cast by the framework); on a row long enough for
+    split_row's and row_hold's paths too. cuda.core views: float x converted by the kernels, an
+    integer x (no framework cast) a TypeError naming dtype."""
     need(fw)
     a = data(rng, (3, 5000), "float32") * 4
     if fw.name == "cuda.core":
-        with pytest.raises(TypeError, match="argument 'dtype': casting x needs"):
-            getattr(gpuprims, op)(fw.make(a, "float32"), dtype="float16")
+        check_softmax_dtype(fw, op, a, "float16", "float32")
+        check_softmax_dtype(fw, op, a, "float32", "float16")
+        with pytest.raises(TypeError, match="argument 'dtype': casting int32 x needs"):
+            getattr(gpuprims, op)(fw.make(np.round(a), "int32"), dtype="float16")
         return
     pairs = [("float16", "float32"), ("float32", "float16"), ("float32", "float64")]
     if fw.name != "cupy":  # CuPy holds no bfloat16
@@ -124,6 +127,48 @@ def test_softmax_dtype_casts_first(fw, rng, op):
         check_softmax_dtype(fw, op, a, from_dtype, to_dtype)
     check_softmax_dtype(fw, op, np.round(a), "int32", "float32")
     check_softmax_dtype(fw, op, data(rng, (2, 300000), "float32"), "float16", "float32")
+
+
+# (x's dtype, dtype=): the four with a one-pass kernel, then pairs that convert first.
+CONVERTING_PAIRS = (("float16", "float32"), ("bfloat16", "float32"), ("float32", "float16"), ("float32", "bfloat16"),
+                    ("bfloat16", "float16"), ("float64", "float32"), ("float32", "float64"))
+
+
+@pytest.mark.parametrize("pair", CONVERTING_PAIRS, ids="_to_".join)
+@pytest.mark.parametrize("op", ("softmax", "log_softmax"))
+def test_softmax_dtype_converting_kernels(rng, op, pair):
+    """softmax(x, dtype=) read in x's dtype and written in dtype's: the one-pass row_on_chip
+    conversion on every tile (warp, 128-, 256- and 1024-thread blocks) and the convert-then-in-place
+    path (unaligned and odd rows, offset and transposed views, other variants, rows beyond 16384,
+    pairs without a one-pass kernel), into NaN-poisoned out= and fresh results, against float64 of
+    x rounded to dtype; rows of -inf, with +inf, with NaN."""
+    need(TORCH_CUDA)
+    from_dtype, to_dtype = pair
+    target = getattr(torch, to_dtype)
+    fn = getattr(gpuprims, op)
+    for n in (4, 8, 64, 512, 520, 2048, 4096, 4104, 8192, 12288, 16384, 16392, 5, 1001, 40000):
+        a = data(rng, (6, n), "float32") * 1.5
+        a[1, :] = -np.inf
+        a[2, n // 2] = np.inf
+        a[3, n - 1] = np.nan
+        x = TORCH_CUDA.make(a, from_dtype)
+        cast = round_to(to_numpy(x).astype(np.float64), to_dtype).astype(np.float64)
+        ref = reference(op, cast)[0]
+        tol = tolerance(op, to_dtype, cast, ref)
+        for algorithm in ("auto", "row_on_chip", "three_pass") if n <= 16384 else ("auto", "row_hold"):
+            what = f"{from_dtype} -> {to_dtype} n={n} {algorithm}"
+            out = torch.full(a.shape, float("nan"), dtype=target, device="cuda")
+            assert fn(x, dtype=target, algorithm=algorithm, out=out) is out
+            assert_close(out, ref, tol, what)
+            y = fn(x, dtype=target, algorithm=algorithm)
+            assert y.dtype == target
+            assert_close(y, ref, tol, what)
+        if n > 1:  # offset by one element: rows no longer 16-byte aligned
+            ref1 = reference(op, cast[:, 1:])[0]
+            assert_close(fn(x[:, 1:], dtype=target), ref1, tolerance(op, to_dtype, cast[:, 1:], ref1), f"{n} offset")
+        reft = reference(op, cast.T, axis=0)[0]  # rows along axis 0 of the transpose: strided
+        assert_close(fn(x.T, axis=0, dtype=target), reft, tolerance(op, to_dtype, cast.T, reft, axis=0), f"{n} .T")
+    np.testing.assert_array_equal(to_numpy(x), to_numpy(TORCH_CUDA.make(a, from_dtype)))  # x untouched
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -41,8 +41,10 @@ def _check_eps(op, eps):
     return eps
 
 
-def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, stream, residual=None, name=None):
-    """The forward call; with `residual`, the add-norm op `name` (returns y, sum[, stats])."""
+def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, stream, residual=None, name=None,
+             out_dtype=None):
+    """The forward call; with `residual`, the add-norm op `name` (returns y, sum[, stats]).
+    out_dtype (softmax, log_softmax): the result's float dtype where it is not x's."""
     label = name or op  # what errors call the op: the add-norm ops by their own names
     _check_algorithm(label, algorithm)
     xin = _interop.prepare_input(x, stream, label)
@@ -65,10 +67,11 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
             raise ValueError(f"{name}: arguments 'x' and 'residual' must be on the same device, got x on "
                              f"{_interop.device_string(xin[1])} and residual on {_interop.device_string(r[1])}")
         total = _interop.new_output(xin, shape, dtype, name)
+    y_dtype = out_dtype or dtype
     if out is None:
-        obj, out_arg = _interop.new_output(xin, shape, dtype, label)
+        obj, out_arg = _interop.new_output(xin, shape, y_dtype, label)
     else:
-        obj, out_arg = out, _interop.import_output(out, dtype, xin, label)
+        obj, out_arg = out, _interop.import_output(out, y_dtype, xin, label)
     mean = rstd = None
     if return_stats:
         stats_shape = shape[:ax] + (1,) + shape[ax + 1:]
@@ -104,19 +107,28 @@ _COMMON_DOC = """algorithm : str
 """
 
 
-def _cast_first(op, x, dtype, out, stream):
-    """softmax(dtype=) as torch defines it: x cast to `dtype` before the op. Returns (x, out): the
-    cast array and, when the caller gave no out=, the cast array again, written in place (a fresh
-    torch / numpy / CuPy array; never a JAX array). The cast is ordered like the op
-    (_interop.on_launch_stream)."""
+def _with_dtype(op, x, dtype, out, stream):
+    """softmax(dtype=) as torch defines it: x cast to `dtype` before the op. Returns (x, out,
+    out_dtype). Float x: unchanged, with out_dtype the target; the kernels convert (one pass where
+    they can, else x converted into the result and the op run there in place). Integer x: cast by
+    its own framework, ordered like the op (_interop.on_launch_stream), and, when the caller gave no
+    out=, the cast array is written in place (a fresh torch / numpy / CuPy array; never a JAX array)."""
     if dtype is None:
-        return x, out
+        return x, out, None
     name = dtype_name(dtype, op)
     if name not in FLOATS:
         raise TypeError(f"{op}: argument 'dtype': expected {_FLOAT_NAMES}, got {dtype!r}")
     fw = _interop.framework_of(x, op, "x")
-    if hasattr(x, "dtype") and dtype_name(x.dtype, op, "x") == name:
-        return x, out
+    x_name = dtype_name(x.dtype, op, "x") if hasattr(x, "dtype") else None
+    if x_name == name:
+        return x, out, None
+    if fw == "jax" and name == "float64":
+        import jax
+
+        if jax.dtypes.canonicalize_dtype("float64") != "float64":
+            raise TypeError(f"{op}: argument 'dtype': JAX holds no float64 without jax_enable_x64")
+    if x_name is None or x_name in FLOATS:
+        return x, out, name
     if fw == "torch":
         import torch
 
@@ -133,11 +145,9 @@ def _cast_first(op, x, dtype, out, stream):
         except (TypeError, ValueError) as e:  # CuPy holds no bfloat16
             raise TypeError(f"{op}: argument 'dtype': {fw} cannot cast x to {name}: {e}") from None
     else:
-        raise TypeError(f"{op}: argument 'dtype': casting x needs a torch, numpy, CuPy or JAX array, got "
+        raise TypeError(f"{op}: argument 'dtype': casting {x_name} x needs a torch, numpy, CuPy or JAX array, got "
                         f"{fw}; cast x first")
-    if dtype_name(cast.dtype, op, "x") != name:  # JAX without jax_enable_x64 makes float64 float32
-        raise TypeError(f"{op}: argument 'dtype': {fw} cast x to {dtype_name(cast.dtype, op, 'x')}, not {name}")
-    return cast, out if out is not None or fw == "jax" else cast
+    return cast, out if out is not None or fw == "jax" else cast, None
 
 
 def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
@@ -151,9 +161,13 @@ def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
     axis : int
         The row axis.
     dtype : dtype, optional
-        As torch's ``softmax(dtype=)``: x is cast to this float dtype first (by its own framework,
-        ``x.to`` / ``x.astype``, ordered on the launch stream: one more pass over x), and the result
-        has this dtype, as has ``out=`` then. Also accepts integer x. None: x's dtype.
+        As torch's ``softmax(dtype=)``: x is cast to this float dtype first, and the result has
+        this dtype, as has ``out=`` then. None: x's dtype. A float x is converted by the kernel
+        as it is read: in one pass for float16 / bfloat16 -> float32 and float32 -> float16 /
+        bfloat16 with ``algorithm`` "auto" or "row_on_chip", rows of up to 16384 elements and
+        16-byte aligned rows; otherwise x is first converted into the result (one more pass) and
+        the op runs there in place. An integer x is cast by its own framework (``x.to`` /
+        ``x.astype``, ordered on the launch stream; torch, numpy, CuPy, JAX).
     {common}
     Returns
     -------
@@ -167,16 +181,16 @@ def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
     NaN; a +inf or a NaN anywhere in a row makes the whole row NaN. Large finite values (fp16
     1e4) are exact to softmax since the max is subtracted first.
     """
-    x, out = _cast_first("softmax", x, dtype, out, stream)
-    return _forward("softmax", x, None, None, 0.0, axis, False, algorithm, out, stream)
+    x, out, out_dtype = _with_dtype("softmax", x, dtype, out, stream)
+    return _forward("softmax", x, None, None, 0.0, axis, False, algorithm, out, stream, out_dtype=out_dtype)
 
 
 def log_softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
     """(x - max) - log(sum(exp(x - max))) along ``axis``. Parameters (``dtype=`` included),
     accuracy and special values as :func:`softmax` (an all -inf row, +inf or NaN give NaN rows, as
     torch)."""
-    x, out = _cast_first("log_softmax", x, dtype, out, stream)
-    return _forward("log_softmax", x, None, None, 0.0, axis, False, algorithm, out, stream)
+    x, out, out_dtype = _with_dtype("log_softmax", x, dtype, out, stream)
+    return _forward("log_softmax", x, None, None, 0.0, axis, False, algorithm, out, stream, out_dtype=out_dtype)
 
 
 def layer_norm(x, weight=None, bias=None, eps=1e-5, *, axis=-1, return_stats=False, algorithm="auto", out=None,

@@ -20,11 +20,14 @@ __all__ = ["softmax", "log_softmax", "layer_norm", "rms_norm", "Softmax", "Layer
 
 
 class _SoftmaxFunction(torch.autograd.Function):
+    """dtype: torch's softmax(dtype=), x converted by the kernel; the gradient comes back in x's
+    dtype, as through the cast's own backward."""
+
     @staticmethod
-    def forward(ctx, x, dim, log):
-        y = (_nn.log_softmax if log else _nn.softmax)(x, axis=dim)
+    def forward(ctx, x, dim, log, dtype):
+        y = (_nn.log_softmax if log else _nn.softmax)(x, axis=dim, dtype=dtype)
         ctx.save_for_backward(y)
-        ctx.dim, ctx.log = dim, log
+        ctx.dim, ctx.log, ctx.x_dtype = dim, log, x.dtype
         return y
 
     @staticmethod
@@ -32,7 +35,7 @@ class _SoftmaxFunction(torch.autograd.Function):
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
         dx = (_nn.log_softmax_backward if ctx.log else _nn.softmax_backward)(y, dy, axis=ctx.dim)
-        return dx, None, None
+        return dx.to(ctx.x_dtype), None, None, None
 
 
 class _NormFunction(torch.autograd.Function):
@@ -64,11 +67,11 @@ class _NormFunction(torch.autograd.Function):
 
 
 def _softmax(x, dim, log, dtype):
-    if dtype is not None:
-        x = x.to(dtype)  # torch's softmax(dtype=): the cast first, differentiable
+    if dtype is not None and not x.is_floating_point():
+        x = x.to(dtype)  # an integer x (no gradient) cast first, as torch
     if x.dim() == 0:  # torch takes a scalar as a row of one (dim 0 or -1); the kernels want 1-D
-        return _SoftmaxFunction.apply(x.reshape(1), dim, log).reshape(())
-    return _SoftmaxFunction.apply(x, dim, log)
+        return _SoftmaxFunction.apply(x.reshape(1), dim, log, dtype).reshape(())
+    return _SoftmaxFunction.apply(x, dim, log, dtype)
 
 
 def softmax(x, dim=-1, dtype=None):

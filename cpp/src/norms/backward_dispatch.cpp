@@ -140,8 +140,8 @@ Status norm_backward(const NormBackwardTensors& t, const NormOptions& options, c
   GPUPRIMS_TRY(check_element_aligned(name, t.dx, "out"));
   const bool weight_vec_ok = t.weight == nullptr || ((t.weight->strides[0] == 1 || n <= 1) &&
                                                      reinterpret_cast<uintptr_t>(t.weight->data) % 16 == 0);
-  p.vec_ok = norms::rows_vector_aligned(p.dy_layout, dy.data, t.dx.data, dy.dtype) &&
-             norms::rows_vector_aligned(p.saved_layout, t.saved.data, t.dx.data, dy.dtype) && weight_vec_ok;
+  p.vec_ok = norms::rows_vector_aligned(p.dy_layout, dy.data, t.dx.data, dy.dtype, dy.dtype) &&
+             norms::rows_vector_aligned(p.saved_layout, t.saved.data, t.dx.data, dy.dtype, dy.dtype) && weight_vec_ok;
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(dy.device.id, name));
   l.device = dy.device.id;

@@ -167,9 +167,14 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   }
   const int axis = options.axis < 0 ? options.axis + x.ndim : options.axis;
   GPUPRIMS_TRY(check_same_device(name, x, "x", y, "out"));
-  if (y.dtype != x.dtype) {
-    return type_error(arg_error_prefix(name, "out") + "expected dtype " + dtype_name(x.dtype) + ", got " +
-                      dtype_name(y.dtype));
+  // softmax / log_softmax may write another float dtype: softmax(x, dtype=), x converted first.
+  const bool converts = y.dtype != x.dtype;
+  const bool may_convert = norms::row_kind(op) == norms::RowKind::kSoftmax && is_floating(y.dtype);
+  if (converts && !may_convert) {
+    return type_error(arg_error_prefix(name, "out") + "expected dtype " +
+                      (norms::row_kind(op) == norms::RowKind::kSoftmax ? "float16, bfloat16, float32 or float64"
+                                                                      : std::string(dtype_name(x.dtype))) +
+                      ", got " + dtype_name(y.dtype));
   }
   if (y.readonly) return type_error(arg_error_prefix(name, "out") + "expected a writable array, got a read-only one");
   bool same_shape = y.ndim == x.ndim;
@@ -178,9 +183,10 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
     return value_error(arg_error_prefix(name, "out") + "expected shape " + shape_string(x) + " (x's), got " +
                        shape_string(y));
   }
-  // In place is fine (every element is read before it is written); other sharing is not.
+  // In place is fine (every element is read before it is written); other sharing is not, nor is
+  // any with a converting y (its elements have another size).
   GPUPRIMS_TRY(check_distinct_elements(name, y, "out"));
-  GPUPRIMS_TRY(check_no_overlap(name, x, "x", y, "out", /*in_place_ok=*/true));
+  GPUPRIMS_TRY(check_no_overlap(name, x, "x", y, "out", /*in_place_ok=*/!converts));
   const bool is_norm = norms::row_kind(op) == norms::RowKind::kNorm;
   if (!is_norm && (t.weight || t.bias || t.mean || t.rstd)) {
     return value_error(std::string(name) + ": takes no weight, bias or statistics outputs");
@@ -236,11 +242,19 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   p.log = op == NormOp::kLogSoftmax;
   p.center = op != NormOp::kRmsNorm;
   l.dtype = x.dtype;
+  l.y_dtype = y.dtype;
   l.op = op;
   l.stream = stream;
+  // softmax(x, dtype=) where it does not run in one pass: y = x converted, then the op in place on y.
+  const auto convert_then_in_place = [&]() -> Status {
+    GPUPRIMS_TRY(norms::convert_rows(l));
+    NormTensors rest = t;
+    rest.x = y;
+    return norm_forward(rest, options, stream);
+  };
   if (x.device.kind == DeviceKind::kCPU) {
     l.device = -1;
-    return norms::norms_host(l);
+    return converts ? convert_then_in_place() : norms::norms_host(l);
   }
   if (p.layout.num_rows == 0) return Status::ok();
 
@@ -250,7 +264,7 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   const auto affine_vector_ok = [&](const TensorView* v) {
     return v == nullptr || ((v->strides[0] == 1 || v->shape[0] <= 1) && reinterpret_cast<uintptr_t>(v->data) % 16 == 0);
   };
-  p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype) && affine_vector_ok(t.weight) &&
+  p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype, y.dtype) && affine_vector_ok(t.weight) &&
              affine_vector_ok(t.bias);
   if (t.residual) {
     GPUPRIMS_TRY(check_element_aligned(name, *t.residual, "residual"));
@@ -258,13 +272,19 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
     GPUPRIMS_TRY(norms::make_row_layout(*t.residual, *t.sum, axis, name, &p.residual_layout));
     p.residual = t.residual->data;
     p.sum = t.sum->data;
-    p.vec_ok = p.vec_ok && norms::rows_vector_aligned(p.residual_layout, p.residual, p.sum, x.dtype);
+    p.vec_ok = p.vec_ok && norms::rows_vector_aligned(p.residual_layout, p.residual, p.sum, x.dtype, x.dtype);
   }
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(x.device.id, name));
   l.device = x.device.id;
   GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
   if (t.residual) return norms::norms_add_norm(l);
+  if (converts) {
+    const bool one_pass = norms::row_on_chip_converts(x.dtype, y.dtype) && p.vec_ok &&
+                          p.layout.row_len <= norms::row_on_chip_capacity(x.dtype) &&
+                          (options.algorithm == NormAlgorithm::kAuto || options.algorithm == NormAlgorithm::kRowOnChip);
+    return one_pass ? norms::norms_row_on_chip_convert(l) : convert_then_in_place();
+  }
   return run_variant(options.algorithm, l);
 }
 

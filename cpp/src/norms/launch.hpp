@@ -15,7 +15,8 @@ namespace norms {
 
 struct NormLaunch {
   NormParams params;
-  DType dtype;
+  DType dtype;    // x's
+  DType y_dtype;  // the output's: x's, or (softmax kind) the dtype= it is converted to
   NormOp op;
   int device;  // -1 for the CPU reference
   int sm_count;
@@ -27,6 +28,14 @@ struct NormLaunch {
 constexpr int64_t kRowOnChipCapacity = 16384;
 inline int64_t row_on_chip_capacity(DType t) { return t == DType::kFloat64 ? kRowOnChipCapacity / 2 : kRowOnChipCapacity; }
 Status norms_add_norm(const NormLaunch& launch);  // variant_add_norm.cu: row_on_chip with the residual prologue
+
+// softmax / log_softmax with y_dtype other than dtype (softmax(x, dtype=)): row_on_chip reading x
+// and writing y in one pass (variant_row_on_chip_convert.cu), for the pairs row_on_chip_converts
+// names, rows that fit and vec_ok; convert_rows (convert_rows.cu) writes y = x converted to
+// y_dtype, element by element, for every other case, which then runs in place on y.
+bool row_on_chip_converts(DType x, DType y);
+Status norms_row_on_chip_convert(const NormLaunch& launch);
+Status convert_rows(const NormLaunch& launch);
 
 // One entry per variant, each in its own translation unit (variant_<name>.cu).
 Status norms_row_on_chip(const NormLaunch& launch);

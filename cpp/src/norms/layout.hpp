@@ -12,8 +12,10 @@ namespace norms {
 Status make_row_layout(const TensorView& x, const TensorView& y, int axis, const char* op, RowLayout* out);
 
 // Whether every row of x and y starts 16-byte aligned, is contiguous and is a whole number of
-// 16-byte vectors long, so kernels may use 16-byte accesses only.
-bool rows_vector_aligned(const RowLayout& layout, const void* x, const void* y, DType dtype);
+// 16-byte vectors long (of x's dtype), so kernels may use 16-byte accesses only. Where y_dtype
+// differs from x's (the softmax kind's dtype=), y's rows hold the outputs of x's 16-byte slots, 8
+// bytes (float32 -> fp16) or 32 (fp16 -> float32) each, aligned to that size up to 16.
+bool rows_vector_aligned(const RowLayout& layout, const void* x, const void* y, DType dtype, DType y_dtype);
 
 }  // namespace norms
 }  // namespace gpuprims

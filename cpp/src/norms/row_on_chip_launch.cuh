@@ -98,13 +98,19 @@ struct BlockTile {
 // classic configuration: kLean and kPrefetch do not apply there, and a tuned configuration with
 // 512 threads spilled 220 bytes on that path under its 128-register cap). A prefetching or staged
 // kernel runs one persistent wave (row_on_chip_blocks); the others a block per group of rows.
-template <class T, RowKind kKind, bool kResidual, class VectorCfg, class ElementCfg = VectorCfg>
+// Out other than T (y's dtype, the softmax kind's conversion): the vector path only.
+template <class T, RowKind kKind, bool kResidual, class VectorCfg, class ElementCfg = VectorCfg, class Out = T>
 Status launch_row_on_chip(const NormLaunch& l) {
   const char* op = norm_op_name(l.op);
   const bool vector = l.params.vec_ok;
-  const void* kernel = vector
-      ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual>)
-      : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
+  const void* kernel = nullptr;
+  if constexpr (std::is_same<Out, T>::value) {
+    kernel = vector ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual>)
+                    : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
+  } else {
+    if (!vector) return value_error(std::string(op) + ": a converting row_on_chip launch of unaligned rows");
+    kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual, Out>);
+  }
   const int threads = vector ? VectorCfg::kThreads : ElementCfg::kThreads;
   const int64_t rows = l.params.layout.num_rows;
   size_t smem = 0;
@@ -139,29 +145,32 @@ Status launch_row_on_chip(const NormLaunch& l) {
 // 4096 elements get a tile half as wide that is full, and twice the blocks per SM to overlap one
 // block's reductions with another's loads. Longer rows go to split_row.
 // kResidual: add_layer_norm / add_rms_norm, whose rows must fit (row_on_chip_capacity).
-template <class T, RowKind kKind, bool kResidual>
+// Out: y's dtype (launch_row_on_chip); the tiles are those of x's dtype T, and rows must fit.
+template <class T, RowKind kKind, bool kResidual, class Out = T>
 Status run_row_on_chip(const NormLaunch& l) {
   constexpr int kLanes = Vec16<T>::kLanes;
   const int64_t n = l.params.layout.row_len;
   if (n <= 32 * 16) {
-    return launch_row_on_chip<T, kKind, kResidual, ClassicRowOnChip<T, kKind, 32, 4, 16 / kLanes>>(l);
+    using Tile = ClassicRowOnChip<T, kKind, 32, 4, 16 / kLanes>;
+    return launch_row_on_chip<T, kKind, kResidual, Tile, Tile, Out>(l);
   }
   constexpr int kMidValues = sizeof(T) == 8 ? 16 : 32;
   if (n <= 128 * kMidValues) {
     using Tile = BlockTile<T, kKind, kResidual, 128>;
-    return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic>(l);
+    return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic, Out>(l);
   }
   if (n <= 256 * kMidValues) {
     using Tile = BlockTile<T, kKind, kResidual, 256>;
-    return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic>(l);
+    return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic, Out>(l);
   }
   constexpr int kBigValues = sizeof(T) == 8 ? 8 : 16;
   static_assert(1024 * kBigValues == kRowOnChipCapacity / (sizeof(T) == 8 ? 2 : 1), "launch.hpp's capacity");
   if (n <= 1024 * kBigValues) {
-    return launch_row_on_chip<T, kKind, kResidual, ClassicRowOnChip<T, kKind, 1024, 1, kBigValues / kLanes>>(l);
+    using Tile = ClassicRowOnChip<T, kKind, 1024, 1, kBigValues / kLanes>;
+    return launch_row_on_chip<T, kKind, kResidual, Tile, Tile, Out>(l);
   }
-  if constexpr (kResidual) {
-    return value_error(std::string(norm_op_name(l.op)) + ": a residual row beyond row_on_chip's capacity");
+  if constexpr (kResidual || !std::is_same<Out, T>::value) {
+    return value_error(std::string(norm_op_name(l.op)) + ": a row beyond row_on_chip's capacity (residual or dtype=)");
   } else {
     return norms_split_row(l);
   }

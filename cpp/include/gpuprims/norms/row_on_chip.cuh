@@ -114,9 +114,13 @@ constexpr size_t row_on_chip_shared_bytes(int64_t row_len) {
 // kVector: p.vec_ok, as a template argument so that each instantiation holds one access path
 // (with both, the scalar path's addresses inflate the register count of the vector one).
 // kResidual (norm kind): the row is x + residual, rounded to T, also written to p.sum.
-template <class T, RowKind kKind, class Cfg, bool kVector, bool kResidual = false>
+// Out (softmax kind, vector path): y's dtype where it differs from x's, softmax(x, dtype=Out):
+// x rounded to Out as it is loaded, the result written as Out (RowTile's Out).
+template <class T, RowKind kKind, class Cfg, bool kVector, bool kResidual = false, class Out = T>
 __global__ void __launch_bounds__(Cfg::kThreads, kVector ? Cfg::kMinBlocks : 1)
 row_on_chip_kernel(NormParams p) {
+  static_assert(std::is_same<Out, T>::value || (kKind == RowKind::kSoftmax && kVector && !kResidual && !Cfg::kPrefetch),
+                "a converting row_on_chip kernel is a softmax-kind vector kernel");
   constexpr int kThreadsPerRow = Cfg::kThreadsPerRow, kRowsPerBlock = Cfg::kRowsPerBlock;
   constexpr bool kPrefetch = row_on_chip_prefetches<Cfg, kVector, kResidual>;
   constexpr bool kLean = Cfg::kLean && kVector;
@@ -128,7 +132,7 @@ row_on_chip_kernel(NormParams p) {
   constexpr bool kAffinePaths = Cfg::kAffinePaths && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   constexpr bool kOrigin = Cfg::kOrigin && kOnePass;
   using Tile = std::conditional_t<kPacked, PackedRowTile<T, kThreadsPerRow, Cfg::kVecs>,
-                                  RowTile<T, kThreadsPerRow, Cfg::kVecs>>;
+                                  RowTile<T, kThreadsPerRow, Cfg::kVecs, Out>>;
   using Acc = typename Tile::Acc;
   using Group = RowGroup<Acc, kThreadsPerRow>;
   static_assert(Group::kIsWarp || kRowsPerBlock == 1, "a block-wide group owns the whole block");
@@ -144,7 +148,7 @@ row_on_chip_kernel(NormParams p) {
   const int len = static_cast<int>(layout.row_len);  // <= Tile::kCapacity, checked by the host
   const int rank = threadIdx.x % kThreadsPerRow;
   const T* x = static_cast<const T*>(p.x);
-  T* y = static_cast<T*>(p.y);
+  Out* y = static_cast<Out*>(p.y);
   const int64_t step = int64_t(gridDim.x) * kRowsPerBlock;
   int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreadsPerRow;
   // kPrefetch: the vectors of `row` (and its first element, the norm kind's frame), loaded one
@@ -262,10 +266,11 @@ row_on_chip_kernel(NormParams p) {
       if (rank == 0) write_row_stats(p, row, stats, frame.shift);
     }
     const RowOutput<kKind, Acc, kFold> out(stats, frame.shift, p.log);
+    // The affine vectors are the norm kind's, where Out is T.
     const auto store = [&](auto affine, auto f) {
       tile.template store<kLean, decltype(affine)::value>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len,
-                                                          rank, kVector, static_cast<const T*>(p.weight),
-                                                          p.weight_stride, static_cast<const T*>(p.bias),
+                                                          rank, kVector, static_cast<const Out*>(p.weight),
+                                                          p.weight_stride, static_cast<const Out*>(p.bias),
                                                           p.bias_stride, f);
     };
     if constexpr (kAffinePaths) {  // uniform branches: p is the same for every thread

@@ -179,13 +179,15 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> sum_and_squares_tile_vect
 enum class Affine { kAny, kWeight, kWeightBias };
 
 // Writes out(value, weight, bias) to elements [begin, begin + len) of y's row on the vector path
-// (RowTile::store's vec_ok contract). kPairRounding as for RowTile::store.
+// (RowTile::store's vec_ok contract). kPairRounding as for RowTile::store. A slot's kLanes outputs
+// are one 16-byte vector, or 8 / 32 bytes where the tile converts (RowTile's Out; no affine vectors).
 template <bool kPairRounding, Affine kAffine = Affine::kAny, class Tile, class F>
 __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Tile::Value* row, int64_t begin, int len,
                                                    int rank, const typename Tile::Value* weight,
                                                    const typename Tile::Value* bias, F out) {
   using T = typename Tile::Value;
   using Acc = typename Tile::Acc;
+  static_assert(Tile::kLanes == Vec16<T>::kLanes || kAffine == Affine::kAny, "a converting tile has no affine vectors");
   const bool has_weight = kAffine == Affine::kAny ? weight != nullptr : true;
   const bool has_bias = kAffine == Affine::kAny ? bias != nullptr : kAffine == Affine::kWeightBias;
 #pragma unroll
@@ -194,19 +196,31 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
     if (e0 >= len) continue;
     // Affine vectors stay packed until used: fewer live registers than converting up front.
     const int64_t at = begin + e0;
-    Vec16<T> w, b, q;
-    if (has_weight) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
-    if (has_bias) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
-    Acc o[Tile::kLanes];
+    if constexpr (Tile::kLanes != Vec16<T>::kLanes) {  // converting: 8 or 32 bytes of outputs, no affine vectors
+      Acc o[Tile::kLanes];
+      T q[Tile::kLanes];
 #pragma unroll
-    for (int l = 0; l < Tile::kLanes; ++l) {
-      const Acc wl = has_weight ? cast_value<Acc>(w.lane[l]) : Acc(1);
-      const Acc bl = has_bias ? cast_value<Acc>(b.lane[l]) : Acc(0);
-      o[l] = out(tile.value(s, l), wl, bl);
-      if constexpr (!kPairRounding) q.lane[l] = cast_value<T>(o[l]);
+      for (int l = 0; l < Tile::kLanes; ++l) {
+        o[l] = out(tile.value(s, l), Acc(1), Acc(0));
+        if constexpr (!kPairRounding) q[l] = cast_value<T>(o[l]);
+      }
+      if constexpr (kPairRounding) round_lanes(o, q);
+      store_lanes(row + at, q);
+    } else {
+      Vec16<T> w, b, q;
+      if (has_weight) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
+      if (has_bias) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
+      Acc o[Tile::kLanes];
+#pragma unroll
+      for (int l = 0; l < Tile::kLanes; ++l) {
+        const Acc wl = has_weight ? cast_value<Acc>(w.lane[l]) : Acc(1);
+        const Acc bl = has_bias ? cast_value<Acc>(b.lane[l]) : Acc(0);
+        o[l] = out(tile.value(s, l), wl, bl);
+        if constexpr (!kPairRounding) q.lane[l] = cast_value<T>(o[l]);
+      }
+      if constexpr (kPairRounding) q = round_to_vec16<T>(o);
+      store_vec16(row + at, q);
     }
-    if constexpr (kPairRounding) q = round_to_vec16<T>(o);
-    store_vec16(row + at, q);
   }
 }
 
@@ -255,10 +269,15 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> add_residual_vectors(Tile
   return {kSum ? fold_lanes(sums, SumOp{}) : Acc(0), fold_lanes(squares, SumOp{})};
 }
 
-template <class T, int kThreadsPerRow, int kVecs>
+// Out (softmax kind only; norms' variant_row_on_chip_convert.cu): the tile reads T and holds and
+// writes Out, each element converted to Out as it is loaded (softmax(x, dtype=Out): x cast first).
+// Slots stay 16-byte vectors of T, so a slot's outputs are kLanes * sizeof(Out) bytes (8 or 32).
+// Value is the type of the results: exp_lean and the output rounding follow it.
+template <class T, int kThreadsPerRow, int kVecs, class Out = T>
 struct RowTile {
-  using Value = T;
-  using Acc = acc_t<T>;
+  using Input = T;
+  using Value = Out;
+  using Acc = acc_t<Out>;
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr int kSlots = kVecs;
   static constexpr int kCapacity = kThreadsPerRow * kVecs * kLanes;  // elements per chunk
@@ -270,6 +289,11 @@ struct RowTile {
 
   // Element l of slot s (the accessor of sum_tile_vectors / store_tile_vectors, shared with PackedRowTile).
   __device__ __forceinline__ Acc value(int s, int l) const { return v[s][l]; }
+  // An element of x as the tile holds it: rounded to Out first where Out differs from T.
+  __device__ __forceinline__ static Acc from_input(T x) {
+    if constexpr (std::is_same<T, Out>::value) return cast_value<Acc>(x);
+    else return cast_value<Acc>(cast_value<Out>(x));
+  }
   // Slot s from a vector of T (add_residual_vectors).
   __device__ __forceinline__ void set_slot(int s, const Vec16<T>& q) {
 #pragma unroll
@@ -298,7 +322,7 @@ struct RowTile {
     for (int s = 0; s < kVecs; ++s) {
       if (slot_begin(s, rank) < len) {
 #pragma unroll
-        for (int l = 0; l < kLanes; ++l) v[s][l] = cast_value<Acc>(in.q[s].lane[l]);
+        for (int l = 0; l < kLanes; ++l) v[s][l] = from_input(in.q[s].lane[l]);
       } else {
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) v[s][l] = fill;
@@ -321,7 +345,7 @@ struct RowTile {
         if (e0 < len) {
           const Vec16<T> q = load_vec16<T, LoadPolicy::kReadOnly>(row + begin + e0);
 #pragma unroll
-          for (int l = 0; l < kLanes; ++l) v[s][l] = cast_value<Acc>(q.lane[l]);
+          for (int l = 0; l < kLanes; ++l) v[s][l] = from_input(q.lane[l]);
         } else {
 #pragma unroll
           for (int l = 0; l < kLanes; ++l) v[s][l] = fill;
@@ -333,7 +357,7 @@ struct RowTile {
         const int e0 = slot_begin(s, rank);
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
-          v[s][l] = e0 + l < len ? cast_value<Acc>(row[(begin + e0 + l) * stride]) : fill;
+          v[s][l] = e0 + l < len ? from_input(row[(begin + e0 + l) * stride]) : fill;
         }
       }
     }
@@ -390,8 +414,8 @@ struct RowTile {
   // (round_to_vec16) instead of element by element in software: the same values, NaN payloads aside.
   // kAffine (vector path): store_tile_vectors'; the element-wise path tests the pointers.
   template <bool kPairRounding = false, Affine kAffine = Affine::kAny, class F>
-  __device__ __forceinline__ void store(T* row, int64_t stride, int64_t begin, int len, int rank, bool vec_ok,
-                                        const T* weight, int64_t weight_stride, const T* bias, int64_t bias_stride,
+  __device__ __forceinline__ void store(Out* row, int64_t stride, int64_t begin, int len, int rank, bool vec_ok,
+                                        const Out* weight, int64_t weight_stride, const Out* bias, int64_t bias_stride,
                                         F out) const {
     if (vec_ok) {
       store_tile_vectors<kPairRounding, kAffine>(*this, row, begin, len, rank, weight, bias, out);
@@ -405,7 +429,7 @@ struct RowTile {
           const int64_t e = begin + e0 + l;
           const Acc wl = weight != nullptr ? cast_value<Acc>(weight[e * weight_stride]) : Acc(1);
           const Acc bl = bias != nullptr ? cast_value<Acc>(bias[e * bias_stride]) : Acc(0);
-          row[e * stride] = cast_value<T>(out(v[s][l], wl, bl));
+          row[e * stride] = cast_value<Out>(out(v[s][l], wl, bl));
         }
       }
     }

@@ -58,31 +58,57 @@ __device__ __forceinline__ void store_vec16(T* aligned_ptr, const Vec16<T>& v) {
   else *reinterpret_cast<uint4*>(aligned_ptr) = bits;
 }
 
-// A Vec16<T> of the kLanes values in `v` (float, or double for double), each rounded to T to
-// nearest even. fp16 / bf16 pairs take one conversion instruction (cvt.rn.f16x2.f32 /
-// cvt.rn.bf16x2.f32) where cast_value rounds each element with several integer instructions:
-// the same values, except that a NaN comes out as the canonical NaN rather than keeping its payload.
+// The kN values of `v` (float, or double for double) rounded to T to nearest even, into q. fp16 /
+// bf16 pairs take one conversion instruction (cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32) where
+// cast_value rounds each element with several integer instructions: the same values, except that a
+// NaN comes out as the canonical NaN rather than keeping its payload.
+template <class T, int kN, class Acc>
+__device__ __forceinline__ void round_lanes(const Acc (&v)[kN], T (&q)[kN]) {
+  if constexpr (is_half_like<T>::value) {
+    static_assert(kN % 2 == 0, "round_lanes: fp16 / bf16 lanes round in pairs");
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) {
+      if constexpr (std::is_same<T, bfloat16_t>::value) {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);  // .x (low half) = v[2i]
+        memcpy(&q[2 * i], &h, 4);
+      } else {
+        const __half2 h = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
+        memcpy(&q[2 * i], &h, 4);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int l = 0; l < kN; ++l) q[l] = static_cast<T>(v[l]);
+  }
+}
+
+// A Vec16<T> of the kLanes values in `v`, rounded as round_lanes.
 template <class T, class Acc>
 __device__ __forceinline__ Vec16<T> round_to_vec16(const Acc (&v)[Vec16<T>::kLanes]) {
   Vec16<T> q;
-  if constexpr (is_half_like<T>::value) {
-    uint32_t pairs[Vec16<T>::kLanes / 2];
-#pragma unroll
-    for (int i = 0; i < Vec16<T>::kLanes / 2; ++i) {
-      if constexpr (std::is_same<T, bfloat16_t>::value) {
-        const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);  // .x (low half) = v[2i]
-        memcpy(&pairs[i], &h, 4);
-      } else {
-        const __half2 h = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
-        memcpy(&pairs[i], &h, 4);
-      }
-    }
-    memcpy(&q, pairs, sizeof(q));
+  round_lanes(v, q.lane);
+  return q;
+}
+
+// kN values of T at `aligned_ptr` (aligned to their size, 8, 16 or a multiple of 16 bytes) in as
+// few stores as that takes: one STG.64, or STG.128s. The norms' converting softmax writes a slot
+// of 16-byte input vectors as 8 (float32 -> fp16 / bf16) or 32 (fp16 / bf16 -> float32) bytes.
+template <class T, int kN>
+__device__ __forceinline__ void store_lanes(T* aligned_ptr, const T (&q)[kN]) {
+  constexpr int kBytes = kN * int(sizeof(T));
+  static_assert(kBytes == 8 || kBytes % 16 == 0, "store_lanes: 8 bytes or whole 16-byte vectors");
+  if constexpr (kBytes == 8) {
+    uint2 bits;
+    memcpy(&bits, q, 8);
+    *reinterpret_cast<uint2*>(aligned_ptr) = bits;
   } else {
 #pragma unroll
-    for (int l = 0; l < Vec16<T>::kLanes; ++l) q.lane[l] = static_cast<T>(v[l]);
+    for (int i = 0; i < kBytes / 16; ++i) {
+      uint4 bits;
+      memcpy(&bits, reinterpret_cast<const unsigned char*>(q) + 16 * i, 16);
+      reinterpret_cast<uint4*>(aligned_ptr)[i] = bits;
+    }
   }
-  return q;
 }
 
 }  // namespace gpuprims
