@@ -138,15 +138,16 @@ CONVERTING_PAIRS = (("float16", "float32"), ("bfloat16", "float32"), ("float32",
 @pytest.mark.parametrize("op", ("softmax", "log_softmax"))
 def test_softmax_dtype_converting_kernels(rng, op, pair):
     """softmax(x, dtype=) read in x's dtype and written in dtype's: the one-pass row_on_chip
-    conversion on every tile (warp, 128-, 256- and 1024-thread blocks) and the convert-then-in-place
-    path (unaligned and odd rows, offset and transposed views, other variants, rows beyond 16384,
-    pairs without a one-pass kernel), into NaN-poisoned out= and fresh results, against float64 of
-    x rounded to dtype; rows of -inf, with +inf, with NaN."""
+    conversion on every tile (warp, 128-, 256- and 1024-thread blocks), cluster_row's on clusters
+    of 1 to 16 CTAs (sm_90), and the convert-then-in-place path (unaligned and odd rows, offset and
+    transposed views, other variants, rows beyond a cluster, pairs without a one-pass kernel), into
+    NaN-poisoned out= and fresh results, against float64 of x rounded to dtype; rows of -inf, with
+    +inf, with NaN."""
     need(TORCH_CUDA)
     from_dtype, to_dtype = pair
     target = getattr(torch, to_dtype)
     fn = getattr(gpuprims, op)
-    for n in (4, 8, 64, 512, 520, 2048, 4096, 4104, 8192, 12288, 16384, 16392, 5, 1001, 40000):
+    for n in (4, 8, 64, 512, 520, 2048, 4096, 4104, 8192, 12288, 16384, 16392, 5, 1001, 40000, 100000, 300000):
         a = data(rng, (6, n), "float32") * 1.5
         a[1, :] = -np.inf
         a[2, n // 2] = np.inf
@@ -155,7 +156,8 @@ def test_softmax_dtype_converting_kernels(rng, op, pair):
         cast = round_to(to_numpy(x).astype(np.float64), to_dtype).astype(np.float64)
         ref = reference(op, cast)[0]
         tol = tolerance(op, to_dtype, cast, ref)
-        for algorithm in ("auto", "row_on_chip", "three_pass") if n <= 16384 else ("auto", "row_hold"):
+        for algorithm in ("auto", "row_on_chip", "cluster_row", "three_pass") if n <= 16384 else \
+                ("auto", "cluster_row", "row_hold"):
             what = f"{from_dtype} -> {to_dtype} n={n} {algorithm}"
             out = torch.full(a.shape, float("nan"), dtype=target, device="cuda")
             assert fn(x, dtype=target, algorithm=algorithm, out=out) is out

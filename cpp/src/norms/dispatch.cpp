@@ -279,11 +279,18 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   l.device = x.device.id;
   GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
   if (t.residual) return norms::norms_add_norm(l);
-  if (converts) {
-    const bool one_pass = norms::row_on_chip_converts(x.dtype, y.dtype) && p.vec_ok &&
-                          p.layout.row_len <= norms::row_on_chip_capacity(x.dtype) &&
-                          (options.algorithm == NormAlgorithm::kAuto || options.algorithm == NormAlgorithm::kRowOnChip);
-    return one_pass ? norms::norms_row_on_chip_convert(l) : convert_then_in_place();
+  if (converts) {  // "auto": row_on_chip's converting kernel for rows that fit, cluster_row's beyond
+    const bool automatic = options.algorithm == NormAlgorithm::kAuto;
+    if (norms::row_on_chip_converts(x.dtype, y.dtype) && p.vec_ok) {
+      const bool fits = p.layout.row_len <= norms::row_on_chip_capacity(x.dtype);
+      if (fits && (automatic || options.algorithm == NormAlgorithm::kRowOnChip)) return norms::norms_row_on_chip_convert(l);
+      if ((!fits && automatic) || options.algorithm == NormAlgorithm::kClusterRow) {
+        bool ran = false;
+        GPUPRIMS_TRY(norms::norms_cluster_row_convert(l, automatic, &ran));
+        if (ran) return Status::ok();
+      }
+    }
+    return convert_then_in_place();
   }
   return run_variant(options.algorithm, l);
 }

@@ -31,10 +31,14 @@ Status norms_add_norm(const NormLaunch& launch);  // variant_add_norm.cu: row_on
 
 // softmax / log_softmax with y_dtype other than dtype (softmax(x, dtype=)): row_on_chip reading x
 // and writing y in one pass (variant_row_on_chip_convert.cu), for the pairs row_on_chip_converts
-// names, rows that fit and vec_ok; convert_rows (convert_rows.cu) writes y = x converted to
-// y_dtype, element by element, for every other case, which then runs in place on y.
+// names, rows that fit and vec_ok; longer rows cluster_row's converting kernel where it runs;
+// convert_rows (convert_rows.cu) writes y = x converted to y_dtype, element by element, for every
+// other case, which then runs in place on y.
 bool row_on_chip_converts(DType x, DType y);
 Status norms_row_on_chip_convert(const NormLaunch& launch);
+// cluster_row likewise (variant_cluster_row.cu), for those pairs; *ran false where it cannot run
+// (nothing launched).
+Status norms_cluster_row_convert(const NormLaunch& launch, bool automatic, bool* ran);
 Status convert_rows(const NormLaunch& launch);
 
 // One entry per variant, each in its own translation unit (variant_<name>.cu).

@@ -63,12 +63,12 @@ struct ClusterLaunch {
 // finds no room. Cached per kernel, device and size; cudaFuncSetAttribute (the dynamic shared
 // memory, the non-portable sizes above 8) is set on the way. A failing query means 0 (split_row
 // runs) and its error is cleared: these calls fail only on configuration, never with a sticky error.
-template <class T, RowKind kKind, class Cfg>
+template <class T, RowKind kKind, class Cfg, class Out>
 int resident_clusters(int device, int csize) {
   static PerDeviceAnswer by_size[kMaxClusterSize + 1];
   if (csize < 1 || csize > kMaxClusterSize) return 0;
   return by_size[csize].get(device, [device, csize] {
-    const auto kernel = cluster_row_kernel<T, kKind, Cfg>;
+    const auto kernel = cluster_row_kernel<T, kKind, Cfg, Out>;
     int major = 0, clusters = 0;
     cudaFuncAttributes attr;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9 &&
@@ -83,8 +83,12 @@ int resident_clusters(int device, int csize) {
   });
 }
 
-template <class T, RowKind kKind>
-Status run(const NormLaunch& l, bool automatic) {
+// Out other than T (softmax(x, dtype=)): where the cluster kernel cannot run, *ran is false and
+// nothing is launched (the caller converts first); else split_row runs there.
+template <class T, RowKind kKind, class Out = T>
+Status run(const NormLaunch& l, bool automatic, bool* ran = nullptr) {
+  constexpr bool kConverts = !std::is_same<Out, T>::value;
+  if (ran != nullptr) *ran = false;
   if constexpr (std::is_same<T, double>::value) {
     return norms_split_row(l);
   } else {
@@ -94,19 +98,38 @@ Status run(const NormLaunch& l, bool automatic) {
     const int64_t csize = max_of<int64_t>(1, ceil_div(l.params.layout.row_len, Cfg::template slice_capacity<T>()));
     const int clusters = (automatic && csize > Tile::kAutoMaxClusters) || !l.params.vec_ok || csize > kMaxClusterSize
                              ? 0
-                             : resident_clusters<T, kKind, Cfg>(l.device, static_cast<int>(csize));
-    if (clusters == 0) return norms_split_row(l);
+                             : resident_clusters<T, kKind, Cfg, Out>(l.device, static_cast<int>(csize));
+    if (clusters == 0) return kConverts ? Status::ok() : norms_split_row(l);
     // One cluster per row up to grid.y's limit (the rest by the kernel's row loop); a pipelined
     // kernel (kStages 2) runs one persistent wave of clusters, each walking its rows.
     const int64_t grid_rows = min_of<int64_t>(min_of<int64_t>(rows, 65535), Cfg::kStages == 2 ? clusters : rows);
     const ClusterLaunch launch(static_cast<int>(csize), grid_rows, Cfg::kThreads, Cfg::kSmemBytes, l.stream);
     const char* op = norm_op_name(l.op);
-    GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernelEx(&launch.cfg, cluster_row_kernel<T, kKind, Cfg>, l.params));
+    GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernelEx(&launch.cfg, cluster_row_kernel<T, kKind, Cfg, Out>, l.params));
+    if (ran != nullptr) *ran = true;
     return check_launch(op, l.stream);
   }
 }
 
 }  // namespace
+
+// The slice holds x's dtype (ClusterTile's shape of it: 32768 float16 / bfloat16 elements or
+// 16384 float32 per CTA) and the output is written in y_dtype's: the pairs of row_on_chip_converts.
+Status norms_cluster_row_convert(const NormLaunch& l, bool automatic, bool* ran) {
+  *ran = false;
+  return visit_float_dtype(l.dtype, [&](auto in_tag) {
+    return visit_float_dtype(l.y_dtype, [&](auto out_tag) -> Status {
+      using T = typename decltype(in_tag)::type;
+      using Out = typename decltype(out_tag)::type;
+      constexpr bool kHalf = is_half_like<T>::value, kToHalf = is_half_like<Out>::value;
+      if constexpr ((kHalf && std::is_same<Out, float>::value) || (std::is_same<T, float>::value && kToHalf)) {
+        return run<T, RowKind::kSoftmax, Out>(l, automatic, ran);
+      } else {
+        return Status::ok();
+      }
+    });
+  });
+}
 
 Status norms_cluster_row(const NormLaunch& l, bool automatic) {
   return visit_float_dtype(l.dtype, [&](auto tag) {

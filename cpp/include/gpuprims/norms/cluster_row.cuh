@@ -78,10 +78,13 @@ struct ClusterRowConfig {
 // value(s, l) / slot_begin / sum_of_vectors make it a tile for sum_tile_vectors and chunk_partial
 // (row_tile.cuh, row_stats.cuh); the 16-byte shared load of value(s, l) is the
 // same for every lane l of a slot, and the passes' unrolled lane loops read it once.
-template <class T, int kThreads, int kVecs>
+// Out (softmax kind; RowTile's Out): the slice holds x's T, its values are rounded to Out as read,
+// and the results are written as Out.
+template <class T, int kThreads, int kVecs, class Out = T>
 struct SharedSlice {
-  using Value = T;
-  using Acc = acc_t<T>;
+  using Input = T;
+  using Value = Out;
+  using Acc = acc_t<Out>;
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr int kSlots = kVecs;
 
@@ -95,7 +98,8 @@ struct SharedSlice {
     memcpy(&v, &bits, sizeof(v));
     return v;
   }
-  __device__ __forceinline__ Acc value(int s, int l) const { return cast_value<Acc>(vec(s).lane[l]); }
+  __device__ __forceinline__ static Acc from_input(T x) { return RowTile<T, kThreads, kVecs, Out>::from_input(x); }
+  __device__ __forceinline__ Acc value(int s, int l) const { return from_input(vec(s).lane[l]); }
 
   // Starts the copies of elements [0, len) of an aligned slice (len a whole number of vectors).
   __device__ __forceinline__ void load_async(const T* slice, int len, int rank) {
@@ -122,7 +126,7 @@ struct SharedSlice {
       if (slot_begin(s, rank) >= len) continue;
       const Vec16<T> q = vec(s);
 #pragma unroll
-      for (int l = 0; l < kLanes; ++l) acc[l] = fmax(acc[l], cast_value<Acc>(q.lane[l]));
+      for (int l = 0; l < kLanes; ++l) acc[l] = fmax(acc[l], from_input(q.lane[l]));
     }
     return fold_lanes(acc, FmaxOp{});
   }
@@ -131,7 +135,8 @@ struct SharedSlice {
   // of the f(v) (kLanes chains, sum_tile_vectors' order), so the output pass reuses them.
   template <class F>
   __device__ __forceinline__ Acc transform_sum(int len, int rank, F f) {
-    static_assert(sizeof(T) == sizeof(Acc), "transform_sum: the slot holds T, which must be Acc");
+    static_assert(std::is_same<T, Acc>::value && std::is_same<Out, Acc>::value,
+                  "transform_sum: the slot holds T, which must be Acc");
     Acc acc[kLanes];
 #pragma unroll
     for (int l = 0; l < kLanes; ++l) acc[l] = Acc(0);
@@ -159,30 +164,47 @@ struct SharedSlice {
 // store_tile_vectors' 16-byte store into four 4-byte ones here. kUnroll slots at a time: fully
 // unrolled, nvcc hoists every slot's weight and bias loads (their L2 latency overlapped, at the
 // cost of registers: 4 bytes of spill in the float16 / bfloat16 norm kind under three CTAs per SM).
+// A converting slice (Out other than T: no affine vectors) writes each slot's kLanes outputs as 8
+// or 32 bytes (store_lanes).
 template <int kUnroll, class Slice, class F>
 __device__ __forceinline__ void store_slice(const Slice& slice, typename Slice::Value* y_slice, int64_t begin, int len,
                                             int rank, const typename Slice::Value* weight,
                                             const typename Slice::Value* bias, F out) {
   using T = typename Slice::Value;
   using Acc = typename Slice::Acc;
+  if constexpr (!std::is_same<typename Slice::Input, T>::value) {
 #pragma unroll(kUnroll)
-  for (int s = 0; s < Slice::kSlots; ++s) {
-    const int e0 = Slice::slot_begin(s, rank);
-    if (e0 >= len) continue;
-    Vec16<T> w, b;
-    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + begin + e0);
-    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + begin + e0);
-    const Vec16<T> v = slice.vec(s);
-    Acc o[Slice::kLanes];
+    for (int s = 0; s < Slice::kSlots; ++s) {
+      const int e0 = Slice::slot_begin(s, rank);
+      if (e0 >= len) continue;
+      const auto v = slice.vec(s);
+      Acc o[Slice::kLanes];
+      T q[Slice::kLanes];
 #pragma unroll
-    for (int l = 0; l < Slice::kLanes; ++l) {
-      o[l] = out(cast_value<Acc>(v.lane[l]), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
-                 bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0));
+      for (int l = 0; l < Slice::kLanes; ++l) o[l] = out(Slice::from_input(v.lane[l]), Acc(1), Acc(0));
+      round_lanes(o, q);
+      store_lanes</*kStreaming=*/true>(y_slice + e0, q);
     }
-    const Vec16<T> q = round_to_vec16<T>(o);
-    uint4 bits;
-    memcpy(&bits, &q, sizeof(bits));
-    __stcs(reinterpret_cast<uint4*>(y_slice + e0), bits);
+  } else {
+#pragma unroll(kUnroll)
+    for (int s = 0; s < Slice::kSlots; ++s) {
+      const int e0 = Slice::slot_begin(s, rank);
+      if (e0 >= len) continue;
+      Vec16<T> w, b;
+      if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + begin + e0);
+      if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + begin + e0);
+      const Vec16<T> v = slice.vec(s);
+      Acc o[Slice::kLanes];
+#pragma unroll
+      for (int l = 0; l < Slice::kLanes; ++l) {
+        o[l] = out(cast_value<Acc>(v.lane[l]), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
+                   bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0));
+      }
+      const Vec16<T> q = round_to_vec16<T>(o);
+      uint4 bits;
+      memcpy(&bits, &q, sizeof(bits));
+      __stcs(reinterpret_cast<uint4*>(y_slice + e0), bits);
+    }
   }
 }
 
@@ -210,11 +232,13 @@ __device__ __forceinline__ RowStats<Acc> combine_cluster_partials(ChunkPartial<k
 // grid = (C, rows or fewer), cluster = (C, 1, 1), dynamic shared memory Cfg::kSmemBytes; the rows
 // in a grid-stride loop over y (uniform over the cluster, whose CTAs share blockIdx.y).
 // Built for sm_90 only: below it the body is empty and the launcher never runs it.
-template <class T, RowKind kKind, class Cfg>
+// Out (softmax kind): y's dtype where it differs from x's (SharedSlice's Out).
+template <class T, RowKind kKind, class Cfg, class Out = T>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_kernel(NormParams p) {
+  static_assert(std::is_same<Out, T>::value || kKind == RowKind::kSoftmax, "a converting cluster_row is softmax-kind");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using Slice = SharedSlice<T, Cfg::kThreads, Cfg::kVecs>;
-  using Acc = acc_t<T>;
+  using Slice = SharedSlice<T, Cfg::kThreads, Cfg::kVecs, Out>;
+  using Acc = acc_t<Out>;
   using Group = RowGroup<Acc, Cfg::kThreads>;
   constexpr int64_t kCapacity = Cfg::template slice_capacity<T>();
   using PairGroup = RowGroup<SumPair<Acc>, Cfg::kThreads>;
@@ -246,7 +270,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
   }
   for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
-    T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
+    Out* yr = static_cast<Out*>(p.y) + layout.y_row_offset(row);
     // Stage: the slice this row was copied into (turn alternates with every row, as the stages).
     Slice slice{base + (Cfg::kStages == 2 ? turn : 0) * Cfg::kSliceVecs};
     if constexpr (Cfg::kStages == 2) {
@@ -267,12 +291,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
       const Acc m = reduce(slice.max_dropping_nan(len, rank), FmaxOp{});
       ref = m == -std::numeric_limits<Acc>::infinity() ? Acc(0) : m;
       Acc s;
-      if constexpr (std::is_same<T, float>::value) {
+      if constexpr (std::is_same<T, float>::value && std::is_same<Out, float>::value) {
         // float32 softmax keeps exp(x - r_c) in the slice: one exponential per element.
         s = p.log ? slice.sum_of_vectors(len, rank, [ref](Acc v) { return exp_of(v - ref); })
                   : slice.transform_sum(len, rank, [ref](Acc v) { return exp_of(v - ref); });
       } else {
-        s = slice.sum_of_vectors(len, rank, [ref](Acc v) { return exp_lean<T>(v - ref); });
+        s = slice.sum_of_vectors(len, rank, [ref](Acc v) { return exp_lean<Out>(v - ref); });
       }
       part = {m, reduce(s, SumOp{})};
     } else {
@@ -287,8 +311,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
         combine_cluster_partials<kKind, kChunkCentred<T>>(lane_part, lane_count, valid, n, frame, p.center);
     turn ^= 1;
 
-    const T* weight = static_cast<const T*>(p.weight);
-    const T* bias = static_cast<const T*>(p.bias);
+    const Out* weight = static_cast<const Out*>(p.weight);  // the norm kind's, where Out is T
+    const Out* bias = static_cast<const Out*>(p.bias);
     if constexpr (kKind == RowKind::kSoftmax) {
       if (p.log) {
         store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, nullptr, nullptr, RowOutput<kKind, Acc>(total, Acc(0), true));
@@ -300,11 +324,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
                               ? (total.a == -std::numeric_limits<Acc>::infinity() ? std::numeric_limits<Acc>::quiet_NaN()
                                                                                   : Acc(0) * inv_sum)
                               : exp_of(part.a - total.a) * inv_sum;
-        if constexpr (std::is_same<T, float>::value) {
+        if constexpr (std::is_same<T, float>::value && std::is_same<Out, float>::value) {
           store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, nullptr, nullptr, [scale](Acc e, Acc, Acc) { return e * scale; });
         } else {
           store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, nullptr, nullptr,
-                      [scale, ref](Acc v, Acc, Acc) { return exp_lean<T>(v - ref) * scale; });
+                      [scale, ref](Acc v, Acc, Acc) { return exp_lean<Out>(v - ref) * scale; });
         }
       }
     } else {

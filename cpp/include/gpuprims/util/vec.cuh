@@ -93,20 +93,23 @@ __device__ __forceinline__ Vec16<T> round_to_vec16(const Acc (&v)[Vec16<T>::kLan
 // kN values of T at `aligned_ptr` (aligned to their size, 8, 16 or a multiple of 16 bytes) in as
 // few stores as that takes: one STG.64, or STG.128s. The norms' converting softmax writes a slot
 // of 16-byte input vectors as 8 (float32 -> fp16 / bf16) or 32 (fp16 / bf16 -> float32) bytes.
-template <class T, int kN>
+// kStreaming: st.global.cs (__stcs), for output no kernel of this launch reads again.
+template <bool kStreaming = false, class T, int kN>
 __device__ __forceinline__ void store_lanes(T* aligned_ptr, const T (&q)[kN]) {
   constexpr int kBytes = kN * int(sizeof(T));
   static_assert(kBytes == 8 || kBytes % 16 == 0, "store_lanes: 8 bytes or whole 16-byte vectors");
   if constexpr (kBytes == 8) {
     uint2 bits;
     memcpy(&bits, q, 8);
-    *reinterpret_cast<uint2*>(aligned_ptr) = bits;
+    if constexpr (kStreaming) __stcs(reinterpret_cast<uint2*>(aligned_ptr), bits);
+    else *reinterpret_cast<uint2*>(aligned_ptr) = bits;
   } else {
 #pragma unroll
     for (int i = 0; i < kBytes / 16; ++i) {
       uint4 bits;
       memcpy(&bits, reinterpret_cast<const unsigned char*>(q) + 16 * i, 16);
-      reinterpret_cast<uint4*>(aligned_ptr)[i] = bits;
+      if constexpr (kStreaming) __stcs(reinterpret_cast<uint4*>(aligned_ptr) + i, bits);
+      else reinterpret_cast<uint4*>(aligned_ptr)[i] = bits;
     }
   }
 }
