@@ -30,11 +30,28 @@ inline int64_t row_on_chip_capacity(DType t) { return t == DType::kFloat64 ? kRo
 Status norms_add_norm(const NormLaunch& launch);  // variant_add_norm.cu: row_on_chip with the residual prologue
 
 // softmax / log_softmax with y_dtype other than dtype (softmax(x, dtype=)): row_on_chip reading x
-// and writing y in one pass (variant_row_on_chip_convert.cu), for the pairs row_on_chip_converts
-// names, rows that fit and vec_ok; longer rows cluster_row's converting kernel where it runs;
-// convert_rows (convert_rows.cu) writes y = x converted to y_dtype, element by element, for every
-// other case, which then runs in place on y.
-bool row_on_chip_converts(DType x, DType y);
+// and writing y in one pass (variant_row_on_chip_convert.cu), for the pairs of
+// visit_converting_pair, rows that fit and vec_ok; longer rows cluster_row's converting kernel
+// where it runs; convert_rows (convert_rows.cu) writes y = x converted to y_dtype, element by
+// element, for every other case, which then runs in place on y.
+//
+// The pairs softmax(x, dtype=) is used with, which the converting kernels are built for:
+// mixed-precision logits up to float32, float32 down to the half types. run(type_tag<T>,
+// type_tag<Out>) for those, otherwise() for the rest.
+template <class Run, class Otherwise>
+Status visit_converting_pair(DType x, DType y, Run run, Otherwise otherwise) {
+  return visit_float_dtype(x, [&](auto in_tag) {
+    return visit_float_dtype(y, [&](auto out_tag) -> Status {
+      using T = typename decltype(in_tag)::type;
+      using Out = typename decltype(out_tag)::type;
+      constexpr bool kUp = is_half_like<T>::value && std::is_same<Out, float>::value;
+      constexpr bool kDown = std::is_same<T, float>::value && is_half_like<Out>::value;
+      if constexpr (kUp || kDown) return run(in_tag, out_tag);
+      else return otherwise();
+    });
+  });
+}
+bool row_on_chip_converts(DType x, DType y);  // a pair of visit_converting_pair
 Status norms_row_on_chip_convert(const NormLaunch& launch);
 // cluster_row likewise (variant_cluster_row.cu), for those pairs; *ran false where it cannot run
 // (nothing launched).

@@ -117,18 +117,13 @@ Status run(const NormLaunch& l, bool automatic, bool* ran = nullptr) {
 // 16384 float32 per CTA) and the output is written in y_dtype's: the pairs of row_on_chip_converts.
 Status norms_cluster_row_convert(const NormLaunch& l, bool automatic, bool* ran) {
   *ran = false;
-  return visit_float_dtype(l.dtype, [&](auto in_tag) {
-    return visit_float_dtype(l.y_dtype, [&](auto out_tag) -> Status {
-      using T = typename decltype(in_tag)::type;
-      using Out = typename decltype(out_tag)::type;
-      constexpr bool kHalf = is_half_like<T>::value, kToHalf = is_half_like<Out>::value;
-      if constexpr ((kHalf && std::is_same<Out, float>::value) || (std::is_same<T, float>::value && kToHalf)) {
-        return run<T, RowKind::kSoftmax, Out>(l, automatic, ran);
-      } else {
-        return Status::ok();
-      }
-    });
-  });
+  return visit_converting_pair(
+      l.dtype, l.y_dtype,
+      [&](auto in_tag, auto out_tag) {
+        return run<typename decltype(in_tag)::type, RowKind::kSoftmax, typename decltype(out_tag)::type>(l, automatic,
+                                                                                                         ran);
+      },
+      [] { return Status::ok(); });
 }
 
 Status norms_cluster_row(const NormLaunch& l, bool automatic) {

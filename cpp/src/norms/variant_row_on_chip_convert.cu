@@ -7,28 +7,24 @@
 namespace gpuprims {
 namespace norms {
 
-// The pairs softmax(x, dtype=) is used with: mixed-precision logits up to float32, float32 down to
-// the half types. Other pairs run convert_rows, then the op in place.
 bool row_on_chip_converts(DType x, DType y) {
-  const bool half = x == DType::kFloat16 || x == DType::kBFloat16;
-  const bool to_half = y == DType::kFloat16 || y == DType::kBFloat16;
-  return (half && y == DType::kFloat32) || (x == DType::kFloat32 && to_half);
+  bool converts = false;
+  (void)visit_converting_pair(
+      x, y, [&](auto, auto) { converts = true; return Status::ok(); }, [] { return Status::ok(); });
+  return converts;
 }
 
 Status norms_row_on_chip_convert(const NormLaunch& l) {
-  return visit_float_dtype(l.dtype, [&](auto in_tag) {
-    return visit_float_dtype(l.y_dtype, [&](auto out_tag) -> Status {
-      using T = typename decltype(in_tag)::type;
-      using Out = typename decltype(out_tag)::type;
-      constexpr bool kHalf = is_half_like<T>::value, kToHalf = is_half_like<Out>::value;
-      if constexpr ((kHalf && std::is_same<Out, float>::value) || (std::is_same<T, float>::value && kToHalf)) {
-        return run_row_on_chip<T, RowKind::kSoftmax, false, Out>(l);
-      } else {
+  return visit_converting_pair(
+      l.dtype, l.y_dtype,
+      [&](auto in_tag, auto out_tag) {
+        return run_row_on_chip<typename decltype(in_tag)::type, RowKind::kSoftmax, false,
+                               typename decltype(out_tag)::type>(l);
+      },
+      [&] {
         return value_error(std::string(norm_op_name(l.op)) + ": no one-pass conversion from " + dtype_name(l.dtype) +
                            " to " + dtype_name(l.y_dtype));
-      }
-    });
-  });
+      });
 }
 
 }  // namespace norms
