@@ -63,7 +63,7 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> tile_sum_and_squares(cons
     for (int s = 0; s < Tile::kSlots; ++s) {
 #pragma unroll
       for (int l = 0; l < Tile::kLanes; ++l) {
-        if (Tile::slot_begin(s, rank) + l >= len) continue;
+        if (Tile::element(s, l, rank) >= len) continue;
         const Acc d = f(tile.value(s, l));
         t.a += d;
         t.b = fma(d, d, t.b);

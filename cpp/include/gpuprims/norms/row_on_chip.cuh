@@ -132,7 +132,8 @@ row_on_chip_kernel(NormParams p) {
   constexpr bool kAffinePaths = Cfg::kAffinePaths && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   constexpr bool kOrigin = Cfg::kOrigin && kOnePass;
   using Tile = std::conditional_t<kPacked, PackedRowTile<T, kThreadsPerRow, Cfg::kVecs>,
-                                  RowTile<T, kThreadsPerRow, Cfg::kVecs, Out>>;
+                                  RowTile<T, kThreadsPerRow, Cfg::kVecs, Out,
+                                          /*kInterleaved=*/!kVector && kKind == RowKind::kNorm && !kResidual>>;
   using Acc = typename Tile::Acc;
   using Group = RowGroup<Acc, kThreadsPerRow>;
   static_assert(Group::kIsWarp || kRowsPerBlock == 1, "a block-wide group owns the whole block");

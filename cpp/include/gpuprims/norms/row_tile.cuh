@@ -275,7 +275,9 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> add_residual_vectors(Tile
 // writes Out, each element converted to Out as it is loaded (softmax(x, dtype=Out): x cast first).
 // Slots stay 16-byte vectors of T, so a slot's outputs are kLanes * sizeof(Out) bytes (8 or 32).
 // Value is the type of the results: exp_lean and the output rounding follow it.
-template <class T, int kThreadsPerRow, int kVecs, class Out = T>
+// kInterleaved: the element-wise path's layout (element()), for tiles that never take the vector
+// path (row_on_chip's norm-kind kernels for rows that are not aligned vectors).
+template <class T, int kThreadsPerRow, int kVecs, class Out = T, bool kInterleaved = false>
 struct RowTile {
   using Input = T;
   using Value = Out;
@@ -288,6 +290,17 @@ struct RowTile {
 
   // Offset of slot s's first element within the chunk, for thread `rank`.
   __device__ __forceinline__ static int slot_begin(int s, int rank) { return (s * kThreadsPerRow + rank) * kLanes; }
+  // The chunk element that lane l of slot s holds on the element-wise path: the vector layout's
+  // (slot_begin + l) or, kInterleaved, (s * kLanes + l) * kThreadsPerRow + rank, so that the
+  // group's loads and stores of one (s, l) touch consecutive elements instead of elements 16
+  // bytes apart. Session 23 device runs 9 (the vector layout) and 10 (interleaved; H100,
+  // bench/tune/norms_unaligned.py): layer_norm / rms_norm 16384 x 8191 bfloat16 0.80 / 0.79 ms ->
+  // 0.59 / 0.55, float32 0.78 / 0.77 -> 0.47 / 0.42, 8192 x 12289 bfloat16 0.63 / 0.60 -> 0.46 /
+  // 0.42. The softmax kind ran 2x slower interleaved (run 8: 0.87 -> 1.73 ms at 16384 x 8191
+  // bfloat16) and keeps the vector layout; so do the add-norms (not measured interleaved).
+  __device__ __forceinline__ static int element(int s, int l, int rank) {
+    return kInterleaved ? (s * kLanes + l) * kThreadsPerRow + rank : slot_begin(s, rank) + l;
+  }
 
   // Element l of slot s (the accessor of sum_tile_vectors / store_tile_vectors, shared with PackedRowTile).
   __device__ __forceinline__ Acc value(int s, int l) const { return v[s][l]; }
@@ -343,7 +356,7 @@ struct RowTile {
   // loops (not a choice per slot) so the compiler keeps one set of addresses live at a time.
   __device__ __forceinline__ void load(const T* row, int64_t stride, int64_t begin, int len, int rank, bool vec_ok,
                                        Acc fill) {
-    if (vec_ok) {
+    if (!kInterleaved && vec_ok) {
       // Each slot loaded and converted in one step: ptxas keeps this form at 80 registers for the
       // fp32 256-thread tile, Vectors::load + unpack (all loads, then all conversions) at 127.
 #pragma unroll
@@ -361,10 +374,10 @@ struct RowTile {
     } else {
 #pragma unroll
       for (int s = 0; s < kVecs; ++s) {
-        const int e0 = slot_begin(s, rank);
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
-          v[s][l] = e0 + l < len ? from_input(row[(begin + e0 + l) * stride]) : fill;
+          const int e = element(s, l, rank);
+          v[s][l] = e < len ? from_input(row[(begin + e) * stride]) : fill;
         }
       }
     }
@@ -378,7 +391,7 @@ struct RowTile {
 #pragma unroll
     for (int s = 0; s < kVecs; ++s) {
       const int e0 = slot_begin(s, rank);
-      if (vec_ok) {
+      if (!kInterleaved && vec_ok) {
         if (e0 >= len) continue;
         const Vec16<T> q = load_vec16<T, LoadPolicy::kReadOnly>(row + begin + e0);
 #pragma unroll
@@ -386,9 +399,8 @@ struct RowTile {
       } else {
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
-          if (e0 + l < len) {
-            v[s][l] = cast_value<Acc>(cast_value<T>(v[s][l] + cast_value<Acc>(row[(begin + e0 + l) * stride])));
-          }
+          const int e = element(s, l, rank);
+          if (e < len) v[s][l] = cast_value<Acc>(cast_value<T>(v[s][l] + cast_value<Acc>(row[(begin + e) * stride])));
         }
       }
     }
@@ -402,7 +414,7 @@ struct RowTile {
     for (int s = 0; s < kVecs; ++s) {
 #pragma unroll
       for (int l = 0; l < kLanes; ++l) {
-        if (slot_begin(s, rank) + l < len) acc += f(v[s][l]);
+        if (element(s, l, rank) < len) acc += f(v[s][l]);
       }
     }
     return acc;
@@ -424,16 +436,15 @@ struct RowTile {
   __device__ __forceinline__ void store(Out* row, int64_t stride, int64_t begin, int len, int rank, bool vec_ok,
                                         const Out* weight, int64_t weight_stride, const Out* bias, int64_t bias_stride,
                                         F out) const {
-    if (vec_ok) {
+    if (!kInterleaved && vec_ok) {
       store_tile_vectors<kPairRounding, kAffine>(*this, row, begin, len, rank, weight, bias, out);
     } else {
 #pragma unroll
       for (int s = 0; s < kVecs; ++s) {
-        const int e0 = slot_begin(s, rank);
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) {
-          if (e0 + l >= len) continue;
-          const int64_t e = begin + e0 + l;
+          if (element(s, l, rank) >= len) continue;
+          const int64_t e = begin + element(s, l, rank);
           const Acc wl = weight != nullptr ? cast_value<Acc>(weight[e * weight_stride]) : Acc(1);
           const Acc bl = bias != nullptr ? cast_value<Acc>(bias[e * bias_stride]) : Acc(0);
           row[e * stride] = cast_value<Out>(out(v[s][l], wl, bl));
