@@ -98,7 +98,7 @@ struct SharedSlice {
     memcpy(&v, &bits, sizeof(v));
     return v;
   }
-  __device__ __forceinline__ static Acc from_input(T x) { return RowTile<T, kThreads, kVecs, Out>::from_input(x); }
+  __device__ __forceinline__ static Acc from_input(T x) { return input_as<Out>(x); }
   __device__ __forceinline__ Acc value(int s, int l) const { return from_input(vec(s).lane[l]); }
 
   // Starts the copies of elements [0, len) of an aligned slice (len a whole number of vectors).
@@ -172,39 +172,30 @@ __device__ __forceinline__ void store_slice(const Slice& slice, typename Slice::
                                             const typename Slice::Value* bias, F out) {
   using T = typename Slice::Value;
   using Acc = typename Slice::Acc;
-  if constexpr (!std::is_same<typename Slice::Input, T>::value) {
+  constexpr bool kConverts = !std::is_same<typename Slice::Input, T>::value;
 #pragma unroll(kUnroll)
-    for (int s = 0; s < Slice::kSlots; ++s) {
-      const int e0 = Slice::slot_begin(s, rank);
-      if (e0 >= len) continue;
-      const auto v = slice.vec(s);
-      Acc o[Slice::kLanes];
-      T q[Slice::kLanes];
-#pragma unroll
-      for (int l = 0; l < Slice::kLanes; ++l) o[l] = out(Slice::from_input(v.lane[l]), Acc(1), Acc(0));
-      round_lanes(o, q);
-      store_lanes</*kStreaming=*/true>(y_slice + e0, q);
-    }
-  } else {
-#pragma unroll(kUnroll)
-    for (int s = 0; s < Slice::kSlots; ++s) {
-      const int e0 = Slice::slot_begin(s, rank);
-      if (e0 >= len) continue;
-      Vec16<T> w, b;
+  for (int s = 0; s < Slice::kSlots; ++s) {
+    const int e0 = Slice::slot_begin(s, rank);
+    if (e0 >= len) continue;
+    [[maybe_unused]] Vec16<T> w, b;
+    if constexpr (!kConverts) {
       if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + begin + e0);
       if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + begin + e0);
-      const Vec16<T> v = slice.vec(s);
-      Acc o[Slice::kLanes];
-#pragma unroll
-      for (int l = 0; l < Slice::kLanes; ++l) {
-        o[l] = out(cast_value<Acc>(v.lane[l]), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
-                   bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0));
-      }
-      const Vec16<T> q = round_to_vec16<T>(o);
-      uint4 bits;
-      memcpy(&bits, &q, sizeof(bits));
-      __stcs(reinterpret_cast<uint4*>(y_slice + e0), bits);
     }
+    const auto v = slice.vec(s);
+    Acc o[Slice::kLanes];
+    T q[Slice::kLanes];
+#pragma unroll
+    for (int l = 0; l < Slice::kLanes; ++l) {
+      Acc wl = Acc(1), bl = Acc(0);
+      if constexpr (!kConverts) {
+        wl = weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1);
+        bl = bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0);
+      }
+      o[l] = out(Slice::from_input(v.lane[l]), wl, bl);
+    }
+    round_lanes(o, q);
+    store_lanes</*kStreaming=*/true>(y_slice + e0, q);
   }
 }
 

@@ -182,14 +182,16 @@ enum class Affine { kAny, kWeight, kWeightBias };
 
 // Writes out(value, weight, bias) to elements [begin, begin + len) of y's row on the vector path
 // (RowTile::store's vec_ok contract). kPairRounding as for RowTile::store. A slot's kLanes outputs
-// are one 16-byte vector, or 8 / 32 bytes where the tile converts (RowTile's Out; no affine vectors).
+// are one 16-byte vector, or 8 / 32 bytes where the tile converts (RowTile's Out: then no affine
+// vectors, whose lanes would not match the slot's).
 template <bool kPairRounding, Affine kAffine = Affine::kAny, class Tile, class F>
 __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Tile::Value* row, int64_t begin, int len,
                                                    int rank, const typename Tile::Value* weight,
                                                    const typename Tile::Value* bias, F out) {
   using T = typename Tile::Value;
   using Acc = typename Tile::Acc;
-  static_assert(Tile::kLanes == Vec16<T>::kLanes || kAffine == Affine::kAny, "a converting tile has no affine vectors");
+  constexpr bool kConverts = Tile::kLanes != Vec16<T>::kLanes;
+  static_assert(!kConverts || kAffine == Affine::kAny, "a converting tile has no affine vectors");
   const bool has_weight = kAffine == Affine::kAny ? weight != nullptr : true;
   const bool has_bias = kAffine == Affine::kAny ? bias != nullptr : kAffine == Affine::kWeightBias;
 #pragma unroll
@@ -198,31 +200,25 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
     if (e0 >= len) continue;
     // Affine vectors stay packed until used: fewer live registers than converting up front.
     const int64_t at = begin + e0;
-    if constexpr (Tile::kLanes != Vec16<T>::kLanes) {  // converting: 8 or 32 bytes of outputs, no affine vectors
-      Acc o[Tile::kLanes];
-      T q[Tile::kLanes];
-#pragma unroll
-      for (int l = 0; l < Tile::kLanes; ++l) {
-        o[l] = out(tile.value(s, l), Acc(1), Acc(0));
-        if constexpr (!kPairRounding) q[l] = cast_value<T>(o[l]);
-      }
-      if constexpr (kPairRounding) round_lanes(o, q);
-      store_lanes(row + at, q);
-    } else {
-      Vec16<T> w, b, q;
+    [[maybe_unused]] Vec16<T> w, b;
+    if constexpr (!kConverts) {
       if (has_weight) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
       if (has_bias) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
-      Acc o[Tile::kLanes];
-#pragma unroll
-      for (int l = 0; l < Tile::kLanes; ++l) {
-        const Acc wl = has_weight ? cast_value<Acc>(w.lane[l]) : Acc(1);
-        const Acc bl = has_bias ? cast_value<Acc>(b.lane[l]) : Acc(0);
-        o[l] = out(tile.value(s, l), wl, bl);
-        if constexpr (!kPairRounding) q.lane[l] = cast_value<T>(o[l]);
-      }
-      if constexpr (kPairRounding) q = round_to_vec16<T>(o);
-      store_vec16(row + at, q);
     }
+    Acc o[Tile::kLanes];
+    T q[Tile::kLanes];
+#pragma unroll
+    for (int l = 0; l < Tile::kLanes; ++l) {
+      Acc wl = Acc(1), bl = Acc(0);
+      if constexpr (!kConverts) {
+        wl = has_weight ? cast_value<Acc>(w.lane[l]) : Acc(1);
+        bl = has_bias ? cast_value<Acc>(b.lane[l]) : Acc(0);
+      }
+      o[l] = out(tile.value(s, l), wl, bl);
+      if constexpr (!kPairRounding) q[l] = cast_value<T>(o[l]);
+    }
+    if constexpr (kPairRounding) round_lanes(o, q);
+    store_lanes(row + at, q);
   }
 }
 
@@ -278,6 +274,22 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> add_residual_vectors(Tile
 // kInterleaved: the element-wise path's layout (element()), for tiles that never take the vector
 // path (row_on_chip's norm-kind kernels for rows that are not aligned vectors).
 template <class T, int kThreadsPerRow, int kVecs, class Out = T, bool kInterleaved = false>
+struct RowTile;
+
+// An element x of the input as a tile of results in Out holds it (acc_t<Out>): rounded to Out
+// first where Out differs from T (softmax(x, dtype=Out): x cast first). float -> bfloat16 by the
+// hardware's conversion (cast_value's rounds in integer instructions, which held the float32 ->
+// bfloat16 softmax at 82.5 % of copy against float16's 100 %, session 23 run 2; the same value, a
+// NaN aside, which stays a NaN).
+template <class Out, class T>
+__device__ __forceinline__ acc_t<Out> input_as(T x) {
+  if constexpr (std::is_same<T, Out>::value) return cast_value<acc_t<Out>>(x);
+  else if constexpr (std::is_same<T, float>::value && std::is_same<Out, bfloat16_t>::value)
+    return __bfloat162float(__float2bfloat16_rn(x));
+  else return cast_value<acc_t<Out>>(cast_value<Out>(x));
+}
+
+template <class T, int kThreadsPerRow, int kVecs, class Out, bool kInterleaved>
 struct RowTile {
   using Input = T;
   using Value = Out;
@@ -304,16 +316,8 @@ struct RowTile {
 
   // Element l of slot s (the accessor of sum_tile_vectors / store_tile_vectors, shared with PackedRowTile).
   __device__ __forceinline__ Acc value(int s, int l) const { return v[s][l]; }
-  // An element of x as the tile holds it: rounded to Out first where Out differs from T. float ->
-  // bfloat16 by the hardware's conversion (cast_value's rounds in integer instructions, which held
-  // the float32 -> bfloat16 softmax at 82.5 % of copy against float16's 100 %, session 23 run 2;
-  // the same value, a NaN aside, which stays a NaN).
-  __device__ __forceinline__ static Acc from_input(T x) {
-    if constexpr (std::is_same<T, Out>::value) return cast_value<Acc>(x);
-    else if constexpr (std::is_same<T, float>::value && std::is_same<Out, bfloat16_t>::value)
-      return __bfloat162float(__float2bfloat16_rn(x));
-    else return cast_value<Acc>(cast_value<Out>(x));
-  }
+  // An element of x as the tile holds it (input_as).
+  __device__ __forceinline__ static Acc from_input(T x) { return input_as<Out>(x); }
   // Slot s from a vector of T (add_residual_vectors).
   __device__ __forceinline__ void set_slot(int s, const Vec16<T>& q) {
 #pragma unroll
