@@ -173,6 +173,74 @@ def test_softmax_dtype_converting_kernels(rng, op, pair):
     np.testing.assert_array_equal(to_numpy(x), to_numpy(TORCH_CUDA.make(a, from_dtype)))  # x untouched
 
 
+# softmax(x) dtypes and softmax(x, dtype=) pairs of the ragged kernels: (x's dtype, out's dtype).
+RAGGED_PAIRS = tuple((d, d) for d in FLOATS) + CONVERTING_PAIRS[:4]
+
+
+@pytest.mark.parametrize("pair", RAGGED_PAIRS, ids="_to_".join)
+@pytest.mark.parametrize("op", ("softmax", "log_softmax"))
+def test_softmax_ragged_rows(rng, op, pair):
+    """Unit-stride rows that are not whole aligned vectors (odd lengths, offset views), with out's
+    rows misaligned as x's: row_on_chip's ragged kernels (each row rotated so that its aligned
+    body takes 16-byte accesses, its ends element by element) on every tile, at each tile's
+    capacity and one element either side, every misalignment (rows padded to S = 1 mod lanes
+    elements, so consecutive rows start at every offset), -inf / NaN / +inf in the first and last
+    elements; into a fresh result, a NaN-poisoned out= and in place. Nothing outside the rows is
+    written: the gaps between rows and the ends of out's buffer keep a sentinel."""
+    need(TORCH_CUDA)
+    from_dtype, to_dtype = pair
+    fn = getattr(gpuprims, op)
+    lanes = 16 // (8 if from_dtype == "float64" else 4 if from_dtype == "float32" else 2)
+    limits = (512, 2048, 4096, 8192) if from_dtype == "float64" else (512, 4096, 8192, 16384)
+    lengths = (1, 3, 9, 100) + tuple(n for c in limits for n in (c - 1, c, c + 1))
+    x_dt, y_dt = getattr(torch, from_dtype), getattr(torch, to_dtype)
+    sentinel = 1234.5
+    for n in lengths:
+        rows = lanes + 2
+        stride = n + (1 - n) % lanes  # = 1 mod lanes: row r starts r elements further into its vector
+        stride += lanes if stride == 1 else 0
+        a = data(rng, (rows, stride), "float32")
+        a[0, :] = -np.inf
+        a[1, 0] = np.nan
+        a[2, n - 1] = np.inf
+        a[3, 0] = a[3, n - 1] = 40.0  # the maximum in the ends
+        for offset in (0, 3):
+            what = f"{from_dtype} -> {to_dtype} n={n} offset={offset}"
+            flat = torch.full((offset + rows * stride + lanes,), float("nan"), dtype=x_dt, device="cuda")
+            x = flat[offset:offset + rows * stride].view(rows, stride)[:, :n]
+            x.copy_(torch.from_numpy(a[:, :n]))
+            cast = round_to(to_numpy(x).astype(np.float64), to_dtype).astype(np.float64)
+            ref = reference(op, cast)[0]
+            tol = tolerance(op, to_dtype, cast, ref)
+            kw = {} if from_dtype == to_dtype else {"dtype": y_dt}
+            for algorithm in ("auto", "row_on_chip"):
+                out_flat = torch.full((offset + rows * stride + lanes,), sentinel, dtype=y_dt, device="cuda")
+                out = out_flat[offset:offset + rows * stride].view(rows, stride)[:, :n]
+                out.fill_(float("nan"))
+                assert fn(x, algorithm=algorithm, out=out, **kw) is out
+                assert_close(out, ref, tol, f"{what} {algorithm} out=")
+                mask = torch.ones_like(out_flat, dtype=torch.bool)
+                mask[offset:offset + rows * stride].view(rows, stride)[:, :n] = False
+                assert bool((out_flat[mask] == sentinel).all()), f"{what} {algorithm}: a write outside the rows"
+                if offset == 0 and stride == n:
+                    assert_close(fn(x, algorithm=algorithm, **kw), ref, tol, f"{what} {algorithm} fresh")
+            if from_dtype == to_dtype:
+                inplace = flat.clone()
+                v = inplace[offset:offset + rows * stride].view(rows, stride)[:, :n]
+                assert fn(v, out=v) is v
+                assert_close(v, ref, tol, f"{what} in place")
+                keep = torch.ones_like(flat, dtype=torch.bool)
+                keep[offset:offset + rows * stride].view(rows, stride)[:, :n] = False
+                assert torch.equal(inplace[keep].isnan(), flat[keep].isnan()), f"{what}: in place wrote outside the rows"
+        # contiguous rows of odd length: the common case (fresh result misaligned as x)
+        b = data(rng, (rows, n), "float32")
+        xb = TORCH_CUDA.make(b, from_dtype)
+        castb = round_to(to_numpy(xb).astype(np.float64), to_dtype).astype(np.float64)
+        refb = reference(op, castb)[0]
+        assert_close(fn(xb, **({} if from_dtype == to_dtype else {"dtype": y_dt})), refb,
+                     tolerance(op, to_dtype, castb, refb), f"{from_dtype} -> {to_dtype} n={n} contiguous")
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_in_place(rng, op):
     """out=x: every element is read before it is written, also across split_row's chunks."""

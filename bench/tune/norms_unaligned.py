@@ -1,6 +1,7 @@
 """Forward ops on rows that are not whole 16-byte vectors (row_on_chip's element-wise path:
-odd lengths such as 8191 and 12289) against torch on the same data: docs/norms.md's figures for
-the interleaved element layout.
+odd lengths such as 8191 and 12289; softmax's ragged kernels; a vocabulary-sized 50257) against
+torch on the same data: docs/norms.md's figures for the interleaved element layout and the
+ragged rows.
 
     python bench/tune/norms_unaligned.py
 """
@@ -13,13 +14,14 @@ from gpuprims.bench._timing import copy_gbps, median_ms
 def main():
     copy = copy_gbps(1 << 30)
     print(torch.cuda.get_device_name(), "copy", round(copy), "GB/s")
-    for rows, n in ((16384, 8191), (8192, 12289), (65536, 1001)):
+    for rows, n in ((16384, 8191), (8192, 12289), (65536, 1001), (4096, 50257)):
         for dtype in (torch.bfloat16, torch.float32):
             x = torch.randn(rows, n, device="cuda", dtype=dtype)
             w = torch.rand(n, device="cuda", dtype=dtype) + 0.5
             b = torch.randn(n, device="cuda", dtype=dtype)
             cases = {
                 "softmax": (lambda: gpuprims.softmax(x), lambda: torch.softmax(x, -1)),
+                "log_softmax": (lambda: gpuprims.log_softmax(x), lambda: torch.log_softmax(x, -1)),
                 "layer_norm": (lambda: gpuprims.layer_norm(x, w, b),
                                lambda: torch.nn.functional.layer_norm(x, (n,), w, b)),
                 "rms_norm": (lambda: gpuprims.rms_norm(x, w), lambda: torch.nn.functional.rms_norm(x, (n,), w)),

@@ -266,6 +266,9 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   };
   p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype, y.dtype) && affine_vector_ok(t.weight) &&
              affine_vector_ok(t.bias);
+  // The softmax kind's rows that are not whole aligned vectors (odd lengths, offset views) run
+  // row_on_chip's ragged kernels where x's and y's rows are misaligned alike.
+  p.ragged = !p.vec_ok && !is_norm && norms::rows_ragged_vectors(p.layout, x.data, y.data, x.dtype, y.dtype);
   if (t.residual) {
     GPUPRIMS_TRY(check_element_aligned(name, *t.residual, "residual"));
     GPUPRIMS_TRY(check_element_aligned(name, *t.sum, "sum"));
@@ -281,7 +284,7 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   if (t.residual) return norms::norms_add_norm(l);
   if (converts) {  // "auto": row_on_chip's converting kernel for rows that fit, cluster_row's beyond
     const bool automatic = options.algorithm == NormAlgorithm::kAuto;
-    if (norms::row_on_chip_converts(x.dtype, y.dtype) && p.vec_ok) {
+    if (norms::row_on_chip_converts(x.dtype, y.dtype) && (p.vec_ok || p.ragged)) {
       const bool fits = p.layout.row_len <= norms::row_on_chip_capacity(x.dtype);
       if (fits && (automatic || options.algorithm == NormAlgorithm::kRowOnChip)) return norms::norms_row_on_chip_convert(l);
       if ((!fits && automatic) || options.algorithm == NormAlgorithm::kClusterRow) {

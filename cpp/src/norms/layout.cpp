@@ -64,5 +64,23 @@ bool rows_vector_aligned(const RowLayout& l, const void* x, const void* y, DType
   return true;
 }
 
+bool rows_ragged_vectors(const RowLayout& l, const void* x, const void* y, DType dtype, DType y_dtype) {
+  if ((l.x_elem_stride != 1 || l.y_elem_stride != 1) && l.row_len > 1) return false;
+  const int64_t elem = static_cast<int64_t>(dtype_size(dtype));
+  const int64_t y_elem = static_cast<int64_t>(dtype_size(y_dtype));
+  // x's row reaches a 16-byte boundary after r elements (x's element index + r = 0 modulo
+  // 16 / elem); y's aligned unit holds g elements, a divisor of 16 / elem, so y's row + r is
+  // aligned exactly when y's element index = x's modulo g, for every row.
+  const int64_t g = std::min<int64_t>(16 / elem, 16 / y_elem);
+  const auto residue = [g](int64_t v) { return ((v % g) + g) % g; };
+  const auto x_index = static_cast<int64_t>(reinterpret_cast<uintptr_t>(x) / elem);
+  const auto y_index = static_cast<int64_t>(reinterpret_cast<uintptr_t>(y) / y_elem);
+  if (residue(x_index) != residue(y_index)) return false;
+  for (int d = 0; d < l.outer_ndim; ++d) {
+    if (residue(l.x_outer_strides[d]) != residue(l.y_outer_strides[d])) return false;
+  }
+  return true;
+}
+
 }  // namespace norms
 }  // namespace gpuprims

@@ -94,22 +94,40 @@ struct BlockTile {
   using type = std::conditional_t<kTuned, Tuned, Classic>;
 };
 
+// Whether row_on_chip runs the ragged kernel (row_on_chip_kernel's kRagged) for these rows: the
+// softmax kind's unit-stride rows that are not whole aligned vectors, where the host found x's
+// and y's rows equally misaligned (p.ragged, rows_ragged_vectors), on the tile of their length.
+template <RowKind kKind, bool kResidual>
+constexpr bool may_run_ragged = kKind == RowKind::kSoftmax && !kResidual;
+template <RowKind kKind, bool kResidual>
+bool runs_ragged(const NormParams& p) {
+  return may_run_ragged<kKind, kResidual> && p.ragged && !p.vec_ok;
+}
+
 // The vector path runs VectorCfg, the element-wise path ElementCfg (the block tiles pass the
 // classic configuration: kLean and kPrefetch do not apply there, and a tuned configuration with
 // 512 threads spilled 220 bytes on that path under its 128-register cap). A prefetching or staged
 // kernel runs one persistent wave (row_on_chip_blocks); the others a block per group of rows.
-// Out other than T (y's dtype, the softmax kind's conversion): the vector path only.
+// Out other than T (y's dtype, the softmax kind's conversion): the vector path only, or ragged.
+// Ragged rows (p.ragged, the softmax kind) run VectorCfg's tile with ragged ends (kRagged).
 template <class T, RowKind kKind, bool kResidual, class VectorCfg, class ElementCfg = VectorCfg, class Out = T>
 Status launch_row_on_chip(const NormLaunch& l) {
   const char* op = norm_op_name(l.op);
-  const bool vector = l.params.vec_ok;
+  const bool ragged = runs_ragged<kKind, kResidual>(l.params);
+  const bool vector = l.params.vec_ok || ragged;
+  constexpr bool kConverts = !std::is_same<Out, T>::value;
+  if (kConverts && !vector) return value_error(std::string(op) + ": a converting row_on_chip launch of unaligned rows");
   const void* kernel = nullptr;
-  if constexpr (std::is_same<Out, T>::value) {
-    kernel = vector ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual>)
-                    : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
-  } else {
-    if (!vector) return value_error(std::string(op) + ": a converting row_on_chip launch of unaligned rows");
-    kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual, Out>);
+  if constexpr (may_run_ragged<kKind, kResidual>) {
+    if (ragged) kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, false, Out, true>);
+  }
+  if (kernel == nullptr) {
+    if constexpr (kConverts) {
+      kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual, Out>);
+    } else {
+      kernel = vector ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual>)
+                      : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
+    }
   }
   const int threads = vector ? VectorCfg::kThreads : ElementCfg::kThreads;
   const int64_t rows = l.params.layout.num_rows;

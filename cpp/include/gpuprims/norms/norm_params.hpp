@@ -76,6 +76,11 @@ struct NormParams {
   // Every row of x and y (and residual, sum) starts 16-byte aligned with unit element stride, and
   // the affine vectors are contiguous and aligned: the kernels may use 16-byte vector accesses.
   bool vec_ok = false;
+  // Softmax kind, rows not vec_ok: every row of x and y has unit element stride, and y's row
+  // starts as far into its aligned unit as x's row into its 16-byte vector (rows_ragged_vectors):
+  // row_on_chip's ragged kernels may read and write the whole vectors inside each row and its
+  // ends element by element (RaggedRow, row_tile.cuh).
+  bool ragged = false;
 };
 
 // What the backward kernels (and the CPU reference) receive. Rows are numbered as in RowLayout;

@@ -116,11 +116,15 @@ constexpr size_t row_on_chip_shared_bytes(int64_t row_len) {
 // kResidual (norm kind): the row is x + residual, rounded to T, also written to p.sum.
 // Out (softmax kind, vector path): y's dtype where it differs from x's, softmax(x, dtype=Out):
 // x rounded to Out as it is loaded, the result written as Out (RowTile's Out).
-template <class T, RowKind kKind, class Cfg, bool kVector, bool kResidual = false, class Out = T>
+// kRagged (softmax kind, vector path, p.ragged): unit-stride rows that are not whole aligned
+// vectors, held rotated so that their aligned body takes 16-byte accesses (RaggedRow, row_tile.cuh).
+template <class T, RowKind kKind, class Cfg, bool kVector, bool kResidual = false, class Out = T, bool kRagged = false>
 __global__ void __launch_bounds__(Cfg::kThreads, kVector ? Cfg::kMinBlocks : 1)
 row_on_chip_kernel(NormParams p) {
   static_assert(std::is_same<Out, T>::value || (kKind == RowKind::kSoftmax && kVector && !kResidual && !Cfg::kPrefetch),
                 "a converting row_on_chip kernel is a softmax-kind vector kernel");
+  static_assert(!kRagged || (kKind == RowKind::kSoftmax && kVector && !kResidual && !Cfg::kPrefetch),
+                "a ragged row_on_chip kernel is a softmax-kind vector kernel");
   constexpr int kThreadsPerRow = Cfg::kThreadsPerRow, kRowsPerBlock = Cfg::kRowsPerBlock;
   constexpr bool kPrefetch = row_on_chip_prefetches<Cfg, kVector, kResidual>;
   constexpr bool kLean = Cfg::kLean && kVector;
@@ -193,7 +197,19 @@ row_on_chip_kernel(NormParams p) {
   // block's __syncthreads) are reached by all of its threads.
   for (; row < layout.num_rows; row += step, stage = stage + 1 < kStages ? stage + 1 : 0) {
     const T* xr = x + layout.x_row_offset(row);
+    [[maybe_unused]] const RaggedRow ragged = kRagged ? ragged_row(xr, len) : RaggedRow{0, 0};
     Tile tile;
+    // The affine vectors are the norm kind's, where Out is T; a ragged row has none.
+    const auto store = [&](auto affine, auto f) {
+      if constexpr (kRagged) {
+        tile.template store_ragged<kLean>(y + layout.y_row_offset(row), ragged, len, rank, f);
+      } else {
+        tile.template store<kLean, decltype(affine)::value>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len,
+                                                            rank, kVector, static_cast<const Out*>(p.weight),
+                                                            p.weight_stride, static_cast<const Out*>(p.bias),
+                                                            p.bias_stride, f);
+      }
+    };
     Acc first = Acc(0);
     if constexpr (kStages > 0) {
       issue(row + (kStages - 1) * step, stage == 0 ? kStages - 1 : stage - 1);  // the stage read last iteration
@@ -205,14 +221,21 @@ row_on_chip_kernel(NormParams p) {
       tile.unpack(next, len, rank, tile_fill<kKind, Acc>());
       first = next_first;
       if (row + step < layout.num_rows) prefetch(row + step);
+    } else if constexpr (kRagged) {
+      tile.load_ragged(xr, ragged, len, rank, tile_fill<kKind, Acc>());
     } else {
       tile.load(xr, layout.x_elem_stride, 0, len, rank, kVector, tile_fill<kKind, Acc>());
     }
     if constexpr (kKind == RowKind::kSoftmax) {
       if (!p.log) {  // uniform over the grid: every thread of a group takes the same path
         const Acc inv_sum = softmax_exponentiate<kLean>(tile, len, rank, reduce);
-        tile.template store<kLean>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector, nullptr,
-                                   1, nullptr, 1, [inv_sum](Acc e, Acc, Acc) { return e * inv_sum; });
+        const auto scaled = [inv_sum](Acc e, Acc, Acc) { return e * inv_sum; };
+        if constexpr (kRagged) {
+          store(std::integral_constant<Affine, Affine::kAny>{}, scaled);
+        } else {
+          tile.template store<kLean>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector, nullptr,
+                                     1, nullptr, 1, scaled);
+        }
         continue;
       }
     }
@@ -267,13 +290,6 @@ row_on_chip_kernel(NormParams p) {
       if (rank == 0) write_row_stats(p, row, stats, frame.shift);
     }
     const RowOutput<kKind, Acc, kFold> out(stats, frame.shift, p.log);
-    // The affine vectors are the norm kind's, where Out is T.
-    const auto store = [&](auto affine, auto f) {
-      tile.template store<kLean, decltype(affine)::value>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len,
-                                                          rank, kVector, static_cast<const Out*>(p.weight),
-                                                          p.weight_stride, static_cast<const Out*>(p.bias),
-                                                          p.bias_stride, f);
-    };
     if constexpr (kAffinePaths) {  // uniform branches: p is the same for every thread
       if (p.center && p.weight != nullptr && p.bias != nullptr) {
         if constexpr (kOrigin && kFold) {

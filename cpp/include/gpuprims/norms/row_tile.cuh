@@ -180,14 +180,43 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> sum_and_squares_tile_vect
 // that the others are absent), so the loop has no selects.
 enum class Affine { kAny, kWeight, kWeightBias };
 
+// A ragged row (the softmax kind's row_on_chip for unit-stride rows that are not whole aligned
+// vectors: odd lengths, offset views) held rotated: tile position v holds the row's element
+// (v + rot) mod len, where rot = the elements before the row's first 16-byte boundary (at most
+// len). Positions [0, body), body = len - rot, are the aligned body of the row, read and written
+// as 16-byte vectors from row + rot; the row's first rot elements follow it at [body, len), so a
+// tile that holds len elements holds any ragged row of len. Every slot is then a whole vector
+// of the body except the one or two around position body (the row's tail and head), accessed
+// element by element, never outside the row (memcheck). The order of the elements in the tile
+// does not matter to the softmax kind, whose statistics are a max and a sum.
+struct RaggedRow {
+  int rot;   // the row's first element at tile position body
+  int body;  // len - rot
+  // Whether the slot of kLanes positions from e0 lies in the aligned body.
+  template <int kLanes>
+  __device__ __forceinline__ bool whole_vector(int e0) const { return e0 + kLanes <= body; }
+  // The row's element at tile position v (< len).
+  __device__ __forceinline__ int element(int v) const { return v < body ? rot + v : v - body; }
+};
+
+template <class T>
+__device__ __forceinline__ RaggedRow ragged_row(const T* row, int len) {
+  const int before_boundary = int((16 - reinterpret_cast<uintptr_t>(row) % 16) % 16 / sizeof(T));
+  const int rot = before_boundary < len ? before_boundary : len;
+  return {rot, len - rot};
+}
+
 // Writes out(value, weight, bias) to elements [begin, begin + len) of y's row on the vector path
 // (RowTile::store's vec_ok contract). kPairRounding as for RowTile::store. A slot's kLanes outputs
 // are one 16-byte vector, or 8 / 32 bytes where the tile converts (RowTile's Out: then no affine
 // vectors, whose lanes would not match the slot's).
-template <bool kPairRounding, Affine kAffine = Affine::kAny, class Tile, class F>
+// kRagged (RowTile::store_ragged): the tile holds `row` rotated by ragged.rot (RaggedRow), with
+// begin 0 and no affine vectors: whole vectors of the body at row + rot, the others element by element.
+template <bool kPairRounding, Affine kAffine = Affine::kAny, bool kRagged = false, class Tile, class F>
 __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Tile::Value* row, int64_t begin, int len,
                                                    int rank, const typename Tile::Value* weight,
-                                                   const typename Tile::Value* bias, F out) {
+                                                   const typename Tile::Value* bias, F out,
+                                                   RaggedRow ragged = RaggedRow{0, 0}) {
   using T = typename Tile::Value;
   using Acc = typename Tile::Acc;
   constexpr bool kConverts = Tile::kLanes != Vec16<T>::kLanes;
@@ -218,7 +247,16 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
       if constexpr (!kPairRounding) q[l] = cast_value<T>(o[l]);
     }
     if constexpr (kPairRounding) round_lanes(o, q);
-    store_lanes(row + at, q);
+    if (!kRagged) {
+      store_lanes(row + at, q);
+    } else if (ragged.whole_vector<Tile::kLanes>(e0)) {
+      store_lanes(row + ragged.rot + e0, q);
+    } else {
+#pragma unroll
+      for (int l = 0; l < Tile::kLanes; ++l) {
+        if (e0 + l < len) row[ragged.element(e0 + l)] = q[l];
+      }
+    }
   }
 }
 
@@ -385,6 +423,29 @@ struct RowTile {
         }
       }
     }
+  }
+
+  // A ragged row of len elements at `row` (RaggedRow), rotated into the tile; positions past len
+  // hold `fill` (the softmax kind's -inf: neutral in its max and sums).
+  __device__ __forceinline__ void load_ragged(const T* row, RaggedRow ragged, int len, int rank, Acc fill) {
+#pragma unroll
+    for (int s = 0; s < kVecs; ++s) {
+      const int e0 = slot_begin(s, rank);
+      if (ragged.whole_vector<kLanes>(e0)) {
+        const Vec16<T> q = load_vec16<T, LoadPolicy::kReadOnly>(row + ragged.rot + e0);
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) v[s][l] = from_input(q.lane[l]);
+      } else {
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) v[s][l] = e0 + l < len ? from_input(row[ragged.element(e0 + l)]) : fill;
+      }
+    }
+  }
+  // Writes out(value) to y's ragged row (as load_ragged's: y's row has the same rot, which the
+  // host's check makes as aligned as the vector path's rows, rows_ragged_vectors in layout.hpp).
+  template <bool kPairRounding, class F>
+  __device__ __forceinline__ void store_ragged(Out* row, RaggedRow ragged, int len, int rank, F out) const {
+    store_tile_vectors<kPairRounding, Affine::kAny, true>(*this, row, 0, len, rank, nullptr, nullptr, out, ragged);
   }
 
   // v = round_to_T(v + residual) on the valid elements (the sum as the unfused `x + residual` in
