@@ -14,9 +14,9 @@ import gpuprims
 
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
-# Row lengths around every tile boundary of row_on_chip (warp 512, block 2048 / 4096 / 8192 / 16384
-# by dtype) and split_row's chunk (8192), odd lengths, and a multi-chunk row.
-ROW_LENS = (1, 5, 32, 512, 513, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
+# Row lengths around every tile boundary of row_on_chip (warp 512 / 1024, block 2048 / 4096 / 8192 /
+# 16384 by dtype) and split_row's chunk (8192), odd lengths, and a multi-chunk row.
+ROW_LENS = (1, 5, 32, 512, 513, 1024, 1025, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
 
 
 @pytest.mark.parametrize("algorithm", ("auto", "three_pass", "online", "row_on_chip", "split_row", "cluster_row",
@@ -147,7 +147,7 @@ def test_softmax_dtype_converting_kernels(rng, op, pair):
     from_dtype, to_dtype = pair
     target = getattr(torch, to_dtype)
     fn = getattr(gpuprims, op)
-    for n in (4, 8, 64, 512, 520, 2048, 4096, 4104, 8192, 12288, 16384, 16392, 5, 1001, 40000, 100000, 300000):
+    for n in (4, 8, 64, 512, 520, 1024, 1032, 2048, 4096, 4104, 8192, 12288, 16384, 16392, 5, 1001, 40000, 100000, 300000):
         a = data(rng, (6, n), "float32") * 1.5
         a[1, :] = -np.inf
         a[2, n // 2] = np.inf
@@ -191,7 +191,7 @@ def test_softmax_ragged_rows(rng, op, pair):
     from_dtype, to_dtype = pair
     fn = getattr(gpuprims, op)
     lanes = 16 // (8 if from_dtype == "float64" else 4 if from_dtype == "float32" else 2)
-    limits = (512, 2048, 4096, 8192) if from_dtype == "float64" else (512, 4096, 8192, 16384)
+    limits = (512, 2048, 4096, 8192) if from_dtype == "float64" else (512, 1024, 2048, 4096, 8192, 16384)
     lengths = (1, 3, 9, 100) + tuple(n for c in limits for n in (c - 1, c, c + 1))
     x_dt, y_dt = getattr(torch, from_dtype), getattr(torch, to_dtype)
     sentinel = 1234.5

@@ -63,6 +63,13 @@ constexpr bool kRowOnChipAffinePathsAddNorm = true;  // with kRowOnChipOriginAdd
 // block per row. 0: step 6's tile everywhere (one line).
 constexpr int kRowOnChipAddNormStages = 2;
 
+// Session 24 (docs/norms.md, "Row lengths between the tiles"): rows of 513-1024 and 1025-2048
+// elements of 2- and 4-byte types (not the add-norms) get tiles of their own, a warp per row and a
+// 64-thread block with 32 values a thread, where the 128-thread tile held 8-16 of its 32 values:
+// bytes in flight are what a thread holds filled, and the register bound fixes the threads per
+// SM. false: those rows run the 128-thread tile (one line).
+constexpr bool kRowOnChipMidTiles = true;
+
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
@@ -72,11 +79,12 @@ constexpr int kRowOnChipAddNormStages = 2;
 // kLean. The fp16 / bf16 norm kind also packs and folds (kPacked, kFold, above), the add-norms
 // included since step 4; layer_norm / rms_norm run kOnePass and kAffinePaths (step 5) and kOrigin
 // (step 6), the add-norms all three under 80 registers (step 6).
-template <class T, RowKind kKind, bool kResidual, int kThreads>
+// kRowsPerBlock > 1: a warp per row (kThreads 32), as the mid tiles below.
+template <class T, RowKind kKind, bool kResidual, int kThreads, int kRowsPerBlock = 1>
 struct BlockTile {
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr bool kTuned = kRowOnChipTuned && (!kResidual || kRowOnChipTunedAddNorm) && sizeof(T) <= 4;
-  using Classic = ClassicRowOnChip<T, kKind, kThreads, 1, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
+  using Classic = ClassicRowOnChip<T, kKind, kThreads, kRowsPerBlock, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
   static constexpr bool kPacked = kTuned && kRowOnChipPackedHalfNorm && kKind == RowKind::kNorm && sizeof(T) == 2;
   static constexpr bool kPlainPacked = kPacked && !kResidual;
   static constexpr bool kAddOrigin = kPacked && kResidual && kRowOnChipOriginAddNorm;
@@ -84,9 +92,9 @@ struct BlockTile {
   // The packed tile's register bound: 1024 resident threads per SM (64 registers, step 3); the
   // add-norms keep the classic one (80 registers: under 64 their residual prologue spills 32 bytes),
   // with kAddOrigin 768 (80 registers: unbounded it takes 96, two blocks per SM; staged, 116).
-  static constexpr int kPackedMinBlocks = (kResidual ? (kAddOrigin ? 768 : 512) : 1024) / kThreads;
+  static constexpr int kPackedMinBlocks = (kResidual ? (kAddOrigin ? 768 : 512) : 1024) / (kThreads * kRowsPerBlock);
   static constexpr bool kOnePass = (kPlainPacked && kRowOnChipOnePassHalfNorm) || kAddOrigin;
-  using Tuned = RowOnChipConfig<kThreads, 1, Classic::kVecs, kPacked ? kPackedMinBlocks : Classic::kMinBlocks, false,
+  using Tuned = RowOnChipConfig<kThreads, kRowsPerBlock, Classic::kVecs, kPacked ? kPackedMinBlocks : Classic::kMinBlocks, false,
                                 true, kPacked, kPacked && kRowOnChipFoldHalfNorm, kOnePass,
                                 (kPlainPacked && kRowOnChipAffinePathsHalfNorm) ||
                                     (kAddOrigin && kRowOnChipAffinePathsAddNorm),
@@ -151,10 +159,13 @@ Status launch_row_on_chip(const NormLaunch& l) {
   return check_launch(op, l.stream);
 }
 
-// Four tile shapes, the smallest that holds the row. Each thread holds a fixed number of values
+// Six tile shapes, the smallest that holds the row. Each thread holds a fixed number of values
 // whatever the dtype (16-byte vectors: 4 fp32, 8 fp16/bf16, 2 fp64), so capacities are in elements:
 //   a warp per row, 4 rows per block, 16 values per thread:    512 elements
-//   a block tile (BlockTile) for up to 4096 elements (float64 2048) and one for up to 8192 (4096)
+//   block tiles (BlockTile) of 32 values per thread: a warp per row (4 rows per block) for up to
+//     1024 elements and a 64-thread block for up to 2048 (kRowOnChipMidTiles: 2- and 4-byte types,
+//     not the add-norms), 128 threads for up to 4096 (float64: 16 values, 2048) and 256 for up
+//     to 8192 (4096)
 //   a block of 1024 threads, 16 values per thread:           16384 elements (64 registers a thread:
 //                                                              8 float64 values, 8192)
 // A warp per short row keeps every thread busy without block-wide synchronization. The bytes a
@@ -173,6 +184,16 @@ Status run_row_on_chip(const NormLaunch& l) {
     return launch_row_on_chip<T, kKind, kResidual, Tile, Tile, Out>(l);
   }
   constexpr int kMidValues = sizeof(T) == 8 ? 16 : 32;
+  if constexpr (kRowOnChipMidTiles && sizeof(T) <= 4 && !kResidual) {
+    if (n <= 32 * kMidValues) {
+      using Tile = BlockTile<T, kKind, kResidual, 32, 4>;
+      return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic, Out>(l);
+    }
+    if (n <= 64 * kMidValues) {
+      using Tile = BlockTile<T, kKind, kResidual, 64>;
+      return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic, Out>(l);
+    }
+  }
   if (n <= 128 * kMidValues) {
     using Tile = BlockTile<T, kKind, kResidual, 128>;
     return launch_row_on_chip<T, kKind, kResidual, typename Tile::type, typename Tile::Classic, Out>(l);
