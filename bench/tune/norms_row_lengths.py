@@ -1,4 +1,4 @@
-"""Forward ops across row lengths (aligned rows, 2^26 elements each case, well beyond L2) against
+"""Forward ops across row lengths (2^26 elements each case, well beyond L2; 12289: unaligned) against
 torch on the same data: docs/norms.md's figures for the tiles between the warp tile and the
 128-thread block (kRowOnChipMidTiles, row_on_chip_launch.cuh).
 
@@ -11,7 +11,7 @@ import torch
 import gpuprims
 from gpuprims.bench._timing import copy_gbps, median_ms
 
-LENGTHS = (256, 512, 640, 768, 1000, 1024, 1536, 2048, 3072, 4096)
+LENGTHS = (256, 512, 640, 768, 1000, 1024, 1536, 2048, 3072, 4096, 12288, 12289, 16384)
 
 
 def main():

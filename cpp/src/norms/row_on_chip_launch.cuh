@@ -70,6 +70,20 @@ constexpr int kRowOnChipAddNormStages = 2;
 // SM. false: those rows run the 128-thread tile (one line).
 constexpr bool kRowOnChipMidTiles = true;
 
+// Session 24, the same measure at both ends of the ladder (2- and 4-byte types, not the
+// add-norms; H100 device run 5, bench/tune/norms_row_lengths.py, before / after in one run):
+// rows of up to 512 elements run the warp tile lean (kLean, BlockTile's tuned configuration;
+// kRowOnChipLeanWarpTile): bf16 softmax 262144 x 256 51 -> 73 % of copy, 131072 x 512 81 -> 96 %,
+// layer_norm 48 -> 69 % / 70 -> 91 %, float32 layer_norm 256 89 -> 97 %. Rows of 8193-16384
+// elements on the vector path run a 512-thread tile of 32 values a thread, tuned, where the
+// 1024-thread classic tile holds 16 (kRowOnChipWideTile): bf16 12288 and 16384 softmax 49 -> 92
+// and 59 -> 95 %, layer_norm 47 -> 91 and 55 -> 93 %, float32 softmax 85 -> 88 and 95 -> 96 %;
+// not the float32 norm kind, which lost there (layer_norm 16384 91 -> 88 %, rms_norm 96 -> 93 %).
+// The element-wise path keeps the 1024-thread tile (32 values a thread with per-element addresses
+// spill under 512 threads' 128-register cap). false: the classic tiles (one line each).
+constexpr bool kRowOnChipLeanWarpTile = true;
+constexpr bool kRowOnChipWideTile = true;
+
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
@@ -79,12 +93,14 @@ constexpr bool kRowOnChipMidTiles = true;
 // kLean. The fp16 / bf16 norm kind also packs and folds (kPacked, kFold, above), the add-norms
 // included since step 4; layer_norm / rms_norm run kOnePass and kAffinePaths (step 5) and kOrigin
 // (step 6), the add-norms all three under 80 registers (step 6).
-// kRowsPerBlock > 1: a warp per row (kThreads 32), as the mid tiles below.
-template <class T, RowKind kKind, bool kResidual, int kThreads, int kRowsPerBlock = 1>
+// kRowsPerBlock > 1: a warp per row (kThreads 32), as the mid tiles below; kValues: values a
+// thread (the warp tile of rows up to 512 elements: 16).
+template <class T, RowKind kKind, bool kResidual, int kThreads, int kRowsPerBlock = 1,
+          int kValues = sizeof(T) == 8 ? 16 : 32>
 struct BlockTile {
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr bool kTuned = kRowOnChipTuned && (!kResidual || kRowOnChipTunedAddNorm) && sizeof(T) <= 4;
-  using Classic = ClassicRowOnChip<T, kKind, kThreads, kRowsPerBlock, (sizeof(T) == 8 ? 16 : 32) / kLanes>;
+  using Classic = ClassicRowOnChip<T, kKind, kThreads, kRowsPerBlock, kValues / kLanes>;
   static constexpr bool kPacked = kTuned && kRowOnChipPackedHalfNorm && kKind == RowKind::kNorm && sizeof(T) == 2;
   static constexpr bool kPlainPacked = kPacked && !kResidual;
   static constexpr bool kAddOrigin = kPacked && kResidual && kRowOnChipOriginAddNorm;
@@ -167,7 +183,9 @@ Status launch_row_on_chip(const NormLaunch& l) {
 //     not the add-norms), 128 threads for up to 4096 (float64: 16 values, 2048) and 256 for up
 //     to 8192 (4096)
 //   a block of 1024 threads, 16 values per thread:           16384 elements (64 registers a thread:
-//                                                              8 float64 values, 8192)
+//                                                              8 float64 values, 8192); on the
+//     vector path of 2-byte types and the float32 softmax kind a 512-thread block tile of 32
+//     values a thread (kRowOnChipWideTile)
 // A warp per short row keeps every thread busy without block-wide synchronization. The bytes a
 // thread has in flight are its *filled* slots, while its registers are set by the tile's size: a
 // 4096-element bf16 row in the 8192-element tile fills half of every thread's slots, so rows up to
@@ -180,8 +198,9 @@ Status run_row_on_chip(const NormLaunch& l) {
   constexpr int kLanes = Vec16<T>::kLanes;
   const int64_t n = l.params.layout.row_len;
   if (n <= 32 * 16) {
-    using Tile = ClassicRowOnChip<T, kKind, 32, 4, 16 / kLanes>;
-    return launch_row_on_chip<T, kKind, kResidual, Tile, Tile, Out>(l);
+    using Tile = BlockTile<T, kKind, kResidual, 32, 4, 16>;
+    using Vector = std::conditional_t<kRowOnChipLeanWarpTile && !kResidual, typename Tile::type, typename Tile::Classic>;
+    return launch_row_on_chip<T, kKind, kResidual, Vector, typename Tile::Classic, Out>(l);
   }
   constexpr int kMidValues = sizeof(T) == 8 ? 16 : 32;
   if constexpr (kRowOnChipMidTiles && sizeof(T) <= 4 && !kResidual) {
@@ -206,7 +225,12 @@ Status run_row_on_chip(const NormLaunch& l) {
   static_assert(1024 * kBigValues == kRowOnChipCapacity / (sizeof(T) == 8 ? 2 : 1), "launch.hpp's capacity");
   if (n <= 1024 * kBigValues) {
     using Tile = ClassicRowOnChip<T, kKind, 1024, 1, kBigValues / kLanes>;
-    return launch_row_on_chip<T, kKind, kResidual, Tile, Tile, Out>(l);
+    if constexpr (kRowOnChipWideTile && (sizeof(T) == 2 || (sizeof(T) == 4 && kKind == RowKind::kSoftmax)) &&
+                  !kResidual) {
+      return launch_row_on_chip<T, kKind, kResidual, typename BlockTile<T, kKind, kResidual, 512>::type, Tile, Out>(l);
+    } else {
+      return launch_row_on_chip<T, kKind, kResidual, Tile, Tile, Out>(l);
+    }
   }
   if constexpr (kResidual || !std::is_same<Out, T>::value) {
     return value_error(std::string(norm_op_name(l.op)) + ": a row beyond row_on_chip's capacity (residual or dtype=)");
