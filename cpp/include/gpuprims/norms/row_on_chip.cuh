@@ -230,6 +230,9 @@ row_on_chip_kernel(NormParams p) {
       if (!p.log) {  // uniform over the grid: every thread of a group takes the same path
         const Acc inv_sum = softmax_exponentiate<kLean>(tile, len, rank, reduce);
         const auto scaled = [inv_sum](Acc e, Acc, Acc) { return e * inv_sum; };
+        // Not `store` for aligned rows: its affine pointers are p's (null at run time here), and
+        // the literal nulls leave the aligned kernels without the per-slot tests (ptxas: one
+        // float64 tile spilled 24 bytes with them).
         if constexpr (kRagged) {
           store(std::integral_constant<Affine, Affine::kAny>{}, scaled);
         } else {

@@ -247,7 +247,7 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
       if constexpr (!kPairRounding) q[l] = cast_value<T>(o[l]);
     }
     if constexpr (kPairRounding) round_lanes(o, q);
-    if (!kRagged) {
+    if constexpr (!kRagged) {
       store_lanes(row + at, q);
     } else if (ragged.whole_vector<Tile::kLanes>(e0)) {
       store_lanes(row + ragged.rot + e0, q);
