@@ -138,9 +138,10 @@ CONVERTING_PAIRS = (("float16", "float32"), ("bfloat16", "float32"), ("float32",
 @pytest.mark.parametrize("op", ("softmax", "log_softmax"))
 def test_softmax_dtype_converting_kernels(rng, op, pair):
     """softmax(x, dtype=) read in x's dtype and written in dtype's: the one-pass row_on_chip
-    conversion on every tile (warp, 128-, 256- and 1024-thread blocks), cluster_row's on clusters
-    of 1 to 16 CTAs (sm_90), and the convert-then-in-place path (unaligned and odd rows, offset and
-    transposed views, other variants, rows beyond a cluster, pairs without a one-pass kernel), into
+    conversion on every tile (warp, 128-, 256- and 1024-thread blocks; odd rows and offset views on
+    its ragged kernels), cluster_row's on clusters of 1 to 16 CTAs (sm_90), and the
+    convert-then-in-place path (transposed views, other variants, rows beyond a cluster, pairs
+    without a one-pass kernel), into
     NaN-poisoned out= and fresh results, against float64 of x rounded to dtype; rows of -inf, with
     +inf, with NaN."""
     need(TORCH_CUDA)
@@ -190,10 +191,11 @@ def test_softmax_ragged_rows(rng, op, pair):
     need(TORCH_CUDA)
     from_dtype, to_dtype = pair
     fn = getattr(gpuprims, op)
-    lanes = 16 // (8 if from_dtype == "float64" else 4 if from_dtype == "float32" else 2)
+    x_dt, y_dt = getattr(torch, from_dtype), getattr(torch, to_dtype)
+    kw = {} if from_dtype == to_dtype else {"dtype": y_dt}
+    lanes = 16 // torch.empty(0, dtype=x_dt).element_size()
     limits = (512, 2048, 4096, 8192) if from_dtype == "float64" else (512, 1024, 2048, 4096, 8192, 16384)
     lengths = (1, 3, 9, 100) + tuple(n for c in limits for n in (c - 1, c, c + 1))
-    x_dt, y_dt = getattr(torch, from_dtype), getattr(torch, to_dtype)
     sentinel = 1234.5
     for n in lengths:
         rows = lanes + 2
@@ -206,39 +208,49 @@ def test_softmax_ragged_rows(rng, op, pair):
         a[3, 0] = a[3, n - 1] = 40.0  # the maximum in the ends
         for offset in (0, 3):
             what = f"{from_dtype} -> {to_dtype} n={n} offset={offset}"
-            flat = torch.full((offset + rows * stride + lanes,), float("nan"), dtype=x_dt, device="cuda")
-            x = flat[offset:offset + rows * stride].view(rows, stride)[:, :n]
+
+            def buffer(fill, dtype):  # the rows' storage, with room around them
+                return torch.full((offset + rows * stride + lanes,), fill, dtype=dtype, device="cuda")
+
+            def rows_of(buf):  # the (rows, n) view at `offset`, rows `stride` apart
+                return buf[offset:offset + rows * stride].view(rows, stride)[:, :n]
+
+            def outside(buf):  # True where buf holds no element of rows_of(buf)
+                mask = torch.ones_like(buf, dtype=torch.bool)
+                rows_of(mask)[:] = False
+                return mask
+
+            flat = buffer(float("nan"), x_dt)
+            x = rows_of(flat)
             x.copy_(torch.from_numpy(a[:, :n]))
             cast = round_to(to_numpy(x).astype(np.float64), to_dtype).astype(np.float64)
             ref = reference(op, cast)[0]
             tol = tolerance(op, to_dtype, cast, ref)
-            kw = {} if from_dtype == to_dtype else {"dtype": y_dt}
             for algorithm in ("auto", "row_on_chip"):
-                out_flat = torch.full((offset + rows * stride + lanes,), sentinel, dtype=y_dt, device="cuda")
-                out = out_flat[offset:offset + rows * stride].view(rows, stride)[:, :n]
+                out_flat = buffer(sentinel, y_dt)
+                out = rows_of(out_flat)
                 out.fill_(float("nan"))
                 assert fn(x, algorithm=algorithm, out=out, **kw) is out
                 assert_close(out, ref, tol, f"{what} {algorithm} out=")
-                mask = torch.ones_like(out_flat, dtype=torch.bool)
-                mask[offset:offset + rows * stride].view(rows, stride)[:, :n] = False
-                assert bool((out_flat[mask] == sentinel).all()), f"{what} {algorithm}: a write outside the rows"
+                written_outside = out_flat[outside(out_flat)] != sentinel
+                assert not bool(written_outside.any()), f"{what} {algorithm}: a write outside the rows"
                 if offset == 0 and stride == n:
                     assert_close(fn(x, algorithm=algorithm, **kw), ref, tol, f"{what} {algorithm} fresh")
             if from_dtype == to_dtype:
                 inplace = flat.clone()
-                v = inplace[offset:offset + rows * stride].view(rows, stride)[:, :n]
+                v = rows_of(inplace)
                 assert fn(v, out=v) is v
                 assert_close(v, ref, tol, f"{what} in place")
-                keep = torch.ones_like(flat, dtype=torch.bool)
-                keep[offset:offset + rows * stride].view(rows, stride)[:, :n] = False
-                assert torch.equal(inplace[keep].isnan(), flat[keep].isnan()), f"{what}: in place wrote outside the rows"
+                keep = outside(flat)
+                assert torch.equal(inplace[keep].isnan(), flat[keep].isnan()), \
+                    f"{what}: in place wrote outside the rows"
         # contiguous rows of odd length: the common case (fresh result misaligned as x)
         b = data(rng, (rows, n), "float32")
         xb = TORCH_CUDA.make(b, from_dtype)
         castb = round_to(to_numpy(xb).astype(np.float64), to_dtype).astype(np.float64)
         refb = reference(op, castb)[0]
-        assert_close(fn(xb, **({} if from_dtype == to_dtype else {"dtype": y_dt})), refb,
-                     tolerance(op, to_dtype, castb, refb), f"{from_dtype} -> {to_dtype} n={n} contiguous")
+        assert_close(fn(xb, **kw), refb, tolerance(op, to_dtype, castb, refb),
+                     f"{from_dtype} -> {to_dtype} n={n} contiguous")
 
 
 @pytest.mark.parametrize("op", OPS)

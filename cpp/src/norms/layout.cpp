@@ -49,19 +49,15 @@ Status make_row_layout(const TensorView& x, const TensorView& y, int axis, const
 }
 
 bool rows_vector_aligned(const RowLayout& l, const void* x, const void* y, DType dtype, DType y_dtype) {
-  const int64_t elem = static_cast<int64_t>(dtype_size(dtype));
-  const int64_t lanes = 16 / elem;
-  if (l.row_len % lanes != 0) return false;  // every 16-byte slot of a row full or empty
-  if (l.x_elem_stride != 1 && l.row_len > 1) return false;
-  if (l.y_elem_stride != 1 && l.row_len > 1) return false;
-  // y's slots: the outputs of one 16-byte slot of x (8, 16 or 32 bytes), aligned to their size up to 16.
-  const int64_t y_elem = static_cast<int64_t>(dtype_size(y_dtype));
-  const int64_t y_align = std::min<int64_t>(16, lanes * y_elem);
-  if (reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(y) % y_align != 0) return false;
+  // x's rows whole aligned 16-byte vectors (every slot of a row full or empty), and y's rows
+  // misaligned as x's, i.e. aligned too: its unit, the outputs of one 16-byte slot of x (8, 16 or
+  // 32 bytes), aligned to its size up to 16 (rows_ragged_vectors).
+  const int64_t lanes = 16 / static_cast<int64_t>(dtype_size(dtype));
+  if (l.row_len % lanes != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0) return false;
   for (int d = 0; d < l.outer_ndim; ++d) {
-    if ((l.x_outer_strides[d] * elem) % 16 != 0 || (l.y_outer_strides[d] * y_elem) % y_align != 0) return false;
+    if (l.x_outer_strides[d] % lanes != 0) return false;
   }
-  return true;
+  return rows_ragged_vectors(l, x, y, dtype, y_dtype);
 }
 
 bool rows_ragged_vectors(const RowLayout& l, const void* x, const void* y, DType dtype, DType y_dtype) {

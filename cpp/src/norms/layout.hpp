@@ -15,6 +15,7 @@ Status make_row_layout(const TensorView& x, const TensorView& y, int axis, const
 // 16-byte vectors long (of x's dtype), so kernels may use 16-byte accesses only. Where y_dtype
 // differs from x's (the softmax kind's dtype=), y's rows hold the outputs of x's 16-byte slots, 8
 // bytes (float32 -> fp16) or 32 (fp16 -> float32) each, aligned to that size up to 16.
+// x and y must be element-aligned (as for rows_ragged_vectors, which this is with x's rows aligned).
 bool rows_vector_aligned(const RowLayout& layout, const void* x, const void* y, DType dtype, DType y_dtype);
 
 // Whether every row of x and y is contiguous and misaligned alike: wherever x's row reaches its

@@ -125,7 +125,7 @@ template <RowKind kKind, bool kResidual>
 constexpr bool may_run_ragged = kKind == RowKind::kSoftmax && !kResidual;
 template <RowKind kKind, bool kResidual>
 bool runs_ragged(const NormParams& p) {
-  return may_run_ragged<kKind, kResidual> && p.ragged && !p.vec_ok;
+  return may_run_ragged<kKind, kResidual> && p.ragged;  // never with vec_ok (dispatch)
 }
 
 // The vector path runs VectorCfg, the element-wise path ElementCfg (the block tiles pass the
@@ -139,19 +139,17 @@ Status launch_row_on_chip(const NormLaunch& l) {
   const char* op = norm_op_name(l.op);
   const bool ragged = runs_ragged<kKind, kResidual>(l.params);
   const bool vector = l.params.vec_ok || ragged;
-  constexpr bool kConverts = !std::is_same<Out, T>::value;
-  if (kConverts && !vector) return value_error(std::string(op) + ": a converting row_on_chip launch of unaligned rows");
   const void* kernel = nullptr;
-  if constexpr (may_run_ragged<kKind, kResidual>) {
-    if (ragged) kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, false, Out, true>);
-  }
-  if (kernel == nullptr) {
-    if constexpr (kConverts) {
-      kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual, Out>);
-    } else {
-      kernel = vector ? reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual>)
-                      : reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
+  if (ragged) {
+    if constexpr (may_run_ragged<kKind, kResidual>) {
+      kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, false, Out, true>);
     }
+  } else if (vector) {
+    kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, kResidual, Out>);
+  } else if constexpr (std::is_same<Out, T>::value) {
+    kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, ElementCfg, false, kResidual>);
+  } else {
+    return value_error(std::string(op) + ": a converting row_on_chip launch of unaligned rows");
   }
   const int threads = vector ? VectorCfg::kThreads : ElementCfg::kThreads;
   const int64_t rows = l.params.layout.num_rows;
