@@ -184,7 +184,9 @@ def test_softmax_ragged_rows(rng, op, pair):
     """Unit-stride rows that are not whole aligned vectors (odd lengths, offset views), with out's
     rows misaligned as x's: row_on_chip's ragged kernels (each row rotated so that its aligned
     body takes 16-byte accesses, its ends element by element) on every tile, at each tile's
-    capacity and one element either side, every misalignment (rows padded to S = 1 mod lanes
+    capacity and one element either side; beyond one block, cluster_row's ragged kernels on
+    clusters of 1, 2, 3 and 16 CTAs (slices of S = 64 KiB of x: lengths S +- 1, 2 S +- 1, a
+    vocabulary of 50257, 16 S - 1) and split_row past them (16 S + 1); every misalignment (rows padded to S = 1 mod lanes
     elements, so consecutive rows start at every offset), -inf / NaN / +inf in the first and last
     elements; into a fresh result, a NaN-poisoned out= and in place. Nothing outside the rows is
     written: the gaps between rows and the ends of out's buffer keep a sentinel."""
@@ -195,7 +197,9 @@ def test_softmax_ragged_rows(rng, op, pair):
     kw = {} if from_dtype == to_dtype else {"dtype": y_dt}
     lanes = 16 // torch.empty(0, dtype=x_dt).element_size()
     limits = (512, 2048, 4096, 8192) if from_dtype == "float64" else (512, 1024, 2048, 4096, 8192, 16384)
-    lengths = (1, 3, 9, 100) + tuple(n for c in limits for n in (c - 1, c, c + 1))
+    slice_len = 4096 * lanes  # cluster_row's slice of x per CTA (64 KiB)
+    lengths = (1, 3, 9, 100) + tuple(n for c in limits for n in (c - 1, c, c + 1)) + \
+        (slice_len + 1, 2 * slice_len - 1, 2 * slice_len + 1, 50257, 16 * slice_len - 1, 16 * slice_len + 1)
     sentinel = 1234.5
     for n in lengths:
         rows = lanes + 2
@@ -226,7 +230,7 @@ def test_softmax_ragged_rows(rng, op, pair):
             cast = round_to(to_numpy(x).astype(np.float64), to_dtype).astype(np.float64)
             ref = reference(op, cast)[0]
             tol = tolerance(op, to_dtype, cast, ref)
-            for algorithm in ("auto", "row_on_chip"):
+            for algorithm in ("auto", "row_on_chip") if n <= 16384 else ("auto", "cluster_row"):
                 out_flat = buffer(sentinel, y_dt)
                 out = rows_of(out_flat)
                 out.fill_(float("nan"))

@@ -56,7 +56,8 @@ const NormVariantInfo kClusterRow{
     NormAlgorithm::kClusterRow, "cluster_row",
     "one read + one write for rows beyond one block: a thread block cluster (up to 16 CTAs) holds the "
     "row in shared memory and exchanges partial statistics through distributed shared memory (sm_90, "
-    "aligned rows of float16/bfloat16/float32); elsewhere it runs split_row",
+    "aligned rows of float16/bfloat16/float32, and the softmax kind's unit-stride rows of any length "
+    "or offset, held rotated to their 16-byte boundaries); elsewhere it runs split_row",
     true};
 const NormVariantInfo kRowLag{
     NormAlgorithm::kRowLag, "row_lag",

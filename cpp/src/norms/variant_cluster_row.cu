@@ -1,7 +1,8 @@
 // cluster_row: a row too long for one block held in the shared memory of a thread block cluster
 // (cluster_row.cuh): x read once. Where the cluster kernel cannot run (float64, rows that are not
-// whole aligned 16-byte vectors, rows beyond kMaxClusterSize slices, GPUs below sm_90, a library
-// built without sm_90) the call runs split_row, which computes the same function.
+// whole aligned 16-byte vectors other than the softmax kind's ragged rows, rows beyond
+// kMaxClusterSize slices, GPUs below sm_90, a library built without sm_90) the call runs split_row,
+// which computes the same function.
 #include <cstdint>
 #include <type_traits>
 
@@ -63,12 +64,12 @@ struct ClusterLaunch {
 // finds no room. Cached per kernel, device and size; cudaFuncSetAttribute (the dynamic shared
 // memory, the non-portable sizes above 8) is set on the way. A failing query means 0 (split_row
 // runs) and its error is cleared: these calls fail only on configuration, never with a sticky error.
-template <class T, RowKind kKind, class Cfg, class Out>
+template <class T, RowKind kKind, class Cfg, class Out, bool kRagged>
 int resident_clusters(int device, int csize) {
   static PerDeviceAnswer by_size[kMaxClusterSize + 1];
   if (csize < 1 || csize > kMaxClusterSize) return 0;
   return by_size[csize].get(device, [device, csize] {
-    const auto kernel = cluster_row_kernel<T, kKind, Cfg, Out>;
+    const auto kernel = cluster_row_kernel<T, kKind, Cfg, Out, kRagged>;
     int major = 0, clusters = 0;
     cudaFuncAttributes attr;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9 &&
@@ -85,7 +86,8 @@ int resident_clusters(int device, int csize) {
 
 // Out other than T (softmax(x, dtype=)): where the cluster kernel cannot run, *ran is false and
 // nothing is launched (the caller converts first); else split_row runs there.
-template <class T, RowKind kKind, class Out = T>
+// kRagged: the softmax kind's rows that are not whole aligned vectors (l.params.ragged).
+template <class T, RowKind kKind, class Out = T, bool kRagged = false>
 Status run(const NormLaunch& l, bool automatic, bool* ran = nullptr) {
   constexpr bool kConverts = !std::is_same<Out, T>::value;
   if (ran != nullptr) *ran = false;
@@ -96,16 +98,17 @@ Status run(const NormLaunch& l, bool automatic, bool* ran = nullptr) {
     using Cfg = typename Tile::type;
     const int64_t rows = l.params.layout.num_rows;
     const int64_t csize = max_of<int64_t>(1, ceil_div(l.params.layout.row_len, Cfg::template slice_capacity<T>()));
-    const int clusters = (automatic && csize > Tile::kAutoMaxClusters) || !l.params.vec_ok || csize > kMaxClusterSize
+    const bool layout_ok = kRagged ? l.params.ragged : l.params.vec_ok;
+    const int clusters = (automatic && csize > Tile::kAutoMaxClusters) || !layout_ok || csize > kMaxClusterSize
                              ? 0
-                             : resident_clusters<T, kKind, Cfg, Out>(l.device, static_cast<int>(csize));
+                             : resident_clusters<T, kKind, Cfg, Out, kRagged>(l.device, static_cast<int>(csize));
     if (clusters == 0) return kConverts ? Status::ok() : norms_split_row(l);
     // One cluster per row up to grid.y's limit (the rest by the kernel's row loop); a pipelined
     // kernel (kStages 2) runs one persistent wave of clusters, each walking its rows.
     const int64_t grid_rows = min_of<int64_t>(min_of<int64_t>(rows, 65535), Cfg::kStages == 2 ? clusters : rows);
     const ClusterLaunch launch(static_cast<int>(csize), grid_rows, Cfg::kThreads, Cfg::kSmemBytes, l.stream);
     const char* op = norm_op_name(l.op);
-    GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernelEx(&launch.cfg, cluster_row_kernel<T, kKind, Cfg, Out>, l.params));
+    GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernelEx(&launch.cfg, cluster_row_kernel<T, kKind, Cfg, Out, kRagged>, l.params));
     if (ran != nullptr) *ran = true;
     return check_launch(op, l.stream);
   }
@@ -120,8 +123,10 @@ Status norms_cluster_row_convert(const NormLaunch& l, bool automatic, bool* ran)
   return visit_converting_pair(
       l.dtype, l.y_dtype,
       [&](auto in_tag, auto out_tag) {
-        return run<typename decltype(in_tag)::type, RowKind::kSoftmax, typename decltype(out_tag)::type>(l, automatic,
-                                                                                                         ran);
+        using In = typename decltype(in_tag)::type;
+        using Out = typename decltype(out_tag)::type;
+        return l.params.ragged ? run<In, RowKind::kSoftmax, Out, true>(l, automatic, ran)
+                               : run<In, RowKind::kSoftmax, Out>(l, automatic, ran);
       },
       [] { return Status::ok(); });
 }
@@ -129,8 +134,8 @@ Status norms_cluster_row_convert(const NormLaunch& l, bool automatic, bool* ran)
 Status norms_cluster_row(const NormLaunch& l, bool automatic) {
   return visit_float_dtype(l.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return row_kind(l.op) == RowKind::kSoftmax ? run<T, RowKind::kSoftmax>(l, automatic)
-                                               : run<T, RowKind::kNorm>(l, automatic);
+    if (row_kind(l.op) == RowKind::kNorm) return run<T, RowKind::kNorm>(l, automatic);
+    return l.params.ragged ? run<T, RowKind::kSoftmax, T, true>(l, automatic) : run<T, RowKind::kSoftmax>(l, automatic);
   });
 }
 

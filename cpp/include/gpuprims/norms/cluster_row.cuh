@@ -22,8 +22,11 @@
 //     far first element of the row costs no accuracy), combined as split_row's row_combine_kernel
 //     does (combine_chunk_moments, about CTA 0's anchor or the row's centre).
 //
-// Vector path only (NormParams::vec_ok: rows aligned, lengths whole vectors); the launcher hands
-// everything else, float64 and GPUs below sm_90 to split_row.
+// Vector path (NormParams::vec_ok: rows aligned, lengths whole vectors), and the softmax kind's
+// ragged rows (kRagged, NormParams::ragged: odd lengths such as a vocabulary of 50257, offset
+// views), which the cluster holds rotated as row_on_chip's ragged kernels do (RaggedRow: CTA r
+// holds positions [r * S, (r + 1) * S) of the rotated row, its aligned body copied as 16-byte
+// vectors); the launcher hands everything else, float64 and GPUs below sm_90 to split_row.
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -110,6 +113,31 @@ struct SharedSlice {
     ptx::cp_async_commit();
   }
 
+  // Starts the copies of elements [0, len) of a ragged slice (the softmax kind's kRagged: the
+  // positions of `ragged`, a RaggedRow of the row at `row` from the slice's first position on).
+  // Whole vectors of the row's aligned body are copied as load_async's; the one or two slots
+  // around the seam are read element by element by their thread and stored to its slot, their
+  // positions past len filled with -inf (neutral in the max and the sums, never stored).
+  __device__ __forceinline__ void load_async_ragged(const T* row, RaggedRow ragged, int len, int rank) {
+    const T fill = cast_value<T>(-std::numeric_limits<acc_t<T>>::infinity());
+#pragma unroll
+    for (int s = 0; s < kVecs; ++s) {
+      const int e0 = slot_begin(s, rank);
+      if (e0 >= len) continue;
+      if (ragged.whole_vector<kLanes>(e0)) {
+        ptx::cp_async_16(ptx::shared_address(mine + s * kThreads), row + ragged.rot + e0);
+      } else {
+        Vec16<T> q;
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) q.lane[l] = e0 + l < len ? row[ragged.element(e0 + l)] : fill;
+        uint4 bits;
+        memcpy(&bits, &q, sizeof(bits));
+        *reinterpret_cast<uint4*>(mine + s * kThreads) = bits;
+      }
+    }
+    ptx::cp_async_commit();
+  }
+
   template <class F>
   __device__ __forceinline__ Acc sum_of_vectors(int len, int rank, F f) const {
     return sum_tile_vectors(*this, len, rank, f);
@@ -157,8 +185,11 @@ struct SharedSlice {
   }
 };
 
-// Writes out(value, weight, bias) for the slice's valid slots to y_slice (16-byte aligned; the
-// affine vectors, if any, contiguous and aligned, indexed from `begin`). store_tile_vectors'
+// Writes out(value, weight, bias) for the slice's valid slots to y's row `y_row` from element
+// `begin` (16-byte aligned; the affine vectors, if any, contiguous and aligned, indexed from
+// `begin`). kRagged (the softmax kind's ragged slice, no affine vectors): the slice holds the
+// positions of `ragged` (SharedSlice::load_async_ragged), whole vectors of the row's body
+// leave as below, the seam's valid lanes element by element. store_tile_vectors'
 // arithmetic, but each slot leaves as one st.global.cs.v4 (__stcs: streamed, y is not read
 // again): with the slot read from shared memory between the stores, nvcc (13.0) split
 // store_tile_vectors' 16-byte store into four 4-byte ones here. kUnroll slots at a time: fully
@@ -166,10 +197,11 @@ struct SharedSlice {
 // cost of registers: 4 bytes of spill in the float16 / bfloat16 norm kind under three CTAs per SM).
 // A converting slice (Out other than T: no affine vectors) writes each slot's kLanes outputs as 8
 // or 32 bytes (store_lanes).
-template <int kUnroll, class Slice, class F>
-__device__ __forceinline__ void store_slice(const Slice& slice, typename Slice::Value* y_slice, int64_t begin, int len,
+template <int kUnroll, bool kRagged = false, class Slice, class F>
+__device__ __forceinline__ void store_slice(const Slice& slice, typename Slice::Value* y_row, int64_t begin, int len,
                                             int rank, const typename Slice::Value* weight,
-                                            const typename Slice::Value* bias, F out) {
+                                            const typename Slice::Value* bias, F out,
+                                            RaggedRow ragged = RaggedRow{0, 0}) {
   using T = typename Slice::Value;
   using Acc = typename Slice::Acc;
   constexpr bool kConverts = !std::is_same<typename Slice::Input, T>::value;
@@ -195,7 +227,16 @@ __device__ __forceinline__ void store_slice(const Slice& slice, typename Slice::
       o[l] = out(Slice::from_input(v.lane[l]), wl, bl);
     }
     round_lanes(o, q);
-    store_lanes</*kStreaming=*/true>(y_slice + e0, q);
+    if constexpr (!kRagged) {
+      store_lanes</*kStreaming=*/true>(y_row + begin + e0, q);
+    } else if (ragged.whole_vector<Slice::kLanes>(e0)) {
+      store_lanes</*kStreaming=*/true>(y_row + ragged.rot + e0, q);
+    } else {
+#pragma unroll
+      for (int l = 0; l < Slice::kLanes; ++l) {
+        if (e0 + l < len) y_row[ragged.element(e0 + l)] = q[l];
+      }
+    }
   }
 }
 
@@ -224,9 +265,11 @@ __device__ __forceinline__ RowStats<Acc> combine_cluster_partials(ChunkPartial<k
 // in a grid-stride loop over y (uniform over the cluster, whose CTAs share blockIdx.y).
 // Built for sm_90 only: below it the body is empty and the launcher never runs it.
 // Out (softmax kind): y's dtype where it differs from x's (SharedSlice's Out).
-template <class T, RowKind kKind, class Cfg, class Out = T>
+// kRagged (softmax kind, p.ragged): rows held rotated (RaggedRow), as the header says.
+template <class T, RowKind kKind, class Cfg, class Out = T, bool kRagged = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_kernel(NormParams p) {
   static_assert(std::is_same<Out, T>::value || kKind == RowKind::kSoftmax, "a converting cluster_row is softmax-kind");
+  static_assert(!kRagged || kKind == RowKind::kSoftmax, "a ragged cluster_row is softmax-kind");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Slice = SharedSlice<T, Cfg::kThreads, Cfg::kVecs, Out>;
   using Acc = acc_t<Out>;
@@ -250,14 +293,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
   const int len = static_cast<int>(max_of<int64_t>(0, min_of<int64_t>(kCapacity, n - begin)));
   const Acc lane_count = Acc(max_of<int64_t>(0, min_of<int64_t>(kCapacity, n - lane * kCapacity)));
   Vec16<T>* const base = reinterpret_cast<Vec16<T>*>(cluster_row_slice) + rank;
-  const auto x_slice = [&](int64_t r) { return static_cast<const T*>(p.x) + layout.x_row_offset(r) + begin; };
+  // The slice's positions of a ragged row at xr (the launcher keeps n within int).
+  const auto ragged_slice = [&](const T* xr) { return ragged_row(xr, static_cast<int>(n)).from(static_cast<int>(begin)); };
+  // Starts the copies of row r's slice into the stage at `stage`.
+  const auto load_row = [&](Vec16<T>* stage, int64_t r) {
+    const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(r);
+    if constexpr (kRagged) Slice{stage}.load_async_ragged(xr, ragged_slice(xr), len, rank);
+    else Slice{stage}.load_async(xr + begin, len, rank);
+  };
   typename Group::Synced reduce{temp};
   typename PairGroup::Synced reduce_pair{pair_temp};
   int turn = 0;
   // A slice's previous row's stores consumed every value this thread read from its slots before
   // new copies into them are issued (in-order issue), so overwriting them needs no barrier.
   if constexpr (Cfg::kStages == 2) {
-    if (blockIdx.y < layout.num_rows) Slice{base}.load_async(x_slice(blockIdx.y), len, rank);
+    if (blockIdx.y < layout.num_rows) load_row(base, blockIdx.y);
   }
   for (int64_t row = blockIdx.y; row < layout.num_rows; row += gridDim.y) {
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
@@ -266,10 +316,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
     Slice slice{base + (Cfg::kStages == 2 ? turn : 0) * Cfg::kSliceVecs};
     if constexpr (Cfg::kStages == 2) {
       const int64_t next = row + gridDim.y;
-      if (next < layout.num_rows) Slice{base + (turn ^ 1) * Cfg::kSliceVecs}.load_async(x_slice(next), len, rank);
+      if (next < layout.num_rows) load_row(base + (turn ^ 1) * Cfg::kSliceVecs, next);
       else ptx::cp_async_commit();  // an empty group, so that the wait below leaves exactly one pending
     } else {
-      Slice{base}.load_async(x_slice(row), len, rank);
+      load_row(base, row);
     }
     // Read by every CTA before the cluster barrier: with out= x, CTA 0 writes x[row][0] (the row's
     // scale) and each CTA its slice's first element (its anchor) only after it.
@@ -305,8 +355,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
     const Out* weight = static_cast<const Out*>(p.weight);  // the norm kind's, where Out is T
     const Out* bias = static_cast<const Out*>(p.bias);
     if constexpr (kKind == RowKind::kSoftmax) {
+      [[maybe_unused]] const RaggedRow ragged = kRagged ? ragged_slice(xr) : RaggedRow{0, 0};
+      const auto store = [&](auto out) {
+        store_slice<Cfg::kStoreUnroll, kRagged>(slice, yr, begin, len, rank, nullptr, nullptr, out, ragged);
+      };
       if (p.log) {
-        store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, nullptr, nullptr, RowOutput<kKind, Acc>(total, Acc(0), true));
+        store(RowOutput<kKind, Acc>(total, Acc(0), true));
       } else {
         // out = exp(x - r_c) * exp(r_c - M) / S. An all -inf slice (m_c = -inf): 0 when the row
         // has a finite max, NaN when the whole row is -inf (M = -inf, S = 0), as softmax_out.
@@ -316,16 +370,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) cluster_row_ke
                                                                                   : Acc(0) * inv_sum)
                               : exp_of(part.a - total.a) * inv_sum;
         if constexpr (std::is_same<T, float>::value && std::is_same<Out, float>::value) {
-          store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, nullptr, nullptr, [scale](Acc e, Acc, Acc) { return e * scale; });
+          store([scale](Acc e, Acc, Acc) { return e * scale; });
         } else {
-          store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, nullptr, nullptr,
-                      [scale, ref](Acc v, Acc, Acc) { return exp_lean<Out>(v - ref) * scale; });
+          store([scale, ref](Acc v, Acc, Acc) { return exp_lean<Out>(v - ref) * scale; });
         }
       }
     } else {
       const RowStats<Acc> stats = norm_row_stats(total, frame, n, p.eps);
       if (crank == 0 && rank == 0) write_row_stats(p, row, stats, frame.shift);
-      store_slice<Cfg::kStoreUnroll>(slice, yr + begin, begin, len, rank, weight, bias, RowOutput<kKind, Acc>(stats, frame.shift, false));
+      store_slice<Cfg::kStoreUnroll>(slice, yr, begin, len, rank, weight, bias, RowOutput<kKind, Acc>(stats, frame.shift, false));
     }
   }
   cluster.sync();  // no CTA exits (freeing its shared memory) while another may still read its slots

@@ -197,6 +197,9 @@ struct RaggedRow {
   __device__ __forceinline__ bool whole_vector(int e0) const { return e0 + kLanes <= body; }
   // The row's element at tile position v (< len).
   __device__ __forceinline__ int element(int v) const { return v < body ? rot + v : v - body; }
+  // The tile positions from `begin` on as a RaggedRow of their own (its position v is this one's
+  // begin + v; body may go negative): the slice of the rotated row that one CTA of a cluster holds.
+  __device__ __forceinline__ RaggedRow from(int begin) const { return {rot + begin, body - begin}; }
 };
 
 template <class T>
