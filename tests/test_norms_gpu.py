@@ -16,7 +16,7 @@ pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
 # Row lengths around every tile boundary of row_on_chip (warp 512 / 1024, block 2048 / 4096 / 8192 /
 # 16384 by dtype) and split_row's chunk (8192), odd lengths, and a multi-chunk row.
-ROW_LENS = (1, 5, 32, 512, 513, 1024, 1025, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
+ROW_LENS = (1, 5, 32, 128, 129, 256, 257, 512, 513, 1024, 1025, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
 
 
 @pytest.mark.parametrize("algorithm", ("auto", "three_pass", "online", "row_on_chip", "split_row", "cluster_row",
@@ -81,6 +81,20 @@ def test_many_rows_and_empty(rng, op):
     for algorithm in ("auto",) + variants(op):
         for shape in ((70001, 3), (4099, 33), (5, 0), (0, 7), (0, 0)):
             check_torch(op, data(rng, shape, "float32"), "float32", rng, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32"))
+@pytest.mark.parametrize("op", OPS)
+def test_narrow_row_groups_with_a_remainder(rng, op, dtype):
+    """Rows of up to 64 / 128 / 256 elements run 4 / 8 / 16 lanes a row, 8 / 4 / 2 rows a warp: row
+    counts that leave a warp's last groups without a row (their lanes skip the shuffles the others
+    run), on the vector path and, with an offset view, the element-wise or ragged one."""
+    need(TORCH_CUDA)
+    for n in (1, 8, 64, 65, 100, 128, 200, 256):
+        for rows in (1, 2, 3, 5, 6, 7, 9, 17, 33, 70):
+            a = data(rng, (rows, n + 1), dtype)
+            check_torch(op, np.ascontiguousarray(a[:, :n]), dtype, rng)
+            check_torch(op, a, dtype, rng, view=lambda v: v[:, 1:])
 
 
 @pytest.mark.parametrize("dtype", ("float16", "float32", "float64"))
@@ -196,7 +210,7 @@ def test_softmax_ragged_rows(rng, op, pair):
     x_dt, y_dt = getattr(torch, from_dtype), getattr(torch, to_dtype)
     kw = {} if from_dtype == to_dtype else {"dtype": y_dt}
     lanes = 16 // torch.empty(0, dtype=x_dt).element_size()
-    limits = (512, 2048, 4096, 8192) if from_dtype == "float64" else (512, 1024, 2048, 4096, 8192, 16384)
+    limits = (512, 2048, 4096, 8192) if from_dtype == "float64" else (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
     slice_len = 4096 * lanes  # cluster_row's slice of x per CTA (64 KiB)
     lengths = (1, 3, 9, 100) + tuple(n for c in limits for n in (c - 1, c, c + 1)) + \
         (slice_len + 1, 2 * slice_len - 1, 2 * slice_len + 1, 50257, 16 * slice_len - 1, 16 * slice_len + 1)

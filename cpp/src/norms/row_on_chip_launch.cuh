@@ -84,6 +84,17 @@ constexpr bool kRowOnChipMidTiles = true;
 constexpr bool kRowOnChipLeanWarpTile = true;
 constexpr bool kRowOnChipWideTile = true;
 
+// Session 25: rows of up to 64, 128 and 256 elements (2- and 4-byte types, not the add-norms) run
+// a group of 4, 8 or 16 lanes per row (32, 16 or 8 rows per 128-thread block, group_reduce's
+// shuffles), 16 values a thread as the warp tile, where a warp per row filled 2-8 of each
+// thread's 16 values. H100, session 25 device run 4, bench/tune/norms_row_lengths.py, warp tile ->
+// groups in one run, % of copy (x torch after): bf16 softmax 1048576 x 64 20.6 -> 96.2 (1.55x),
+// 524288 x 128 39.8 -> 95.6 (1.31x), 262144 x 256 73.6 -> 95.9 (1.24x); bf16 rms_norm 22.9 / 43.3
+// / 76.6 -> 94.8 / 94.4 / 94.3; float32 softmax 64 / 128 39.0 / 73.2 -> 97.3 / 97.6 (0.99x /
+// 1.00x: torch is at copy too); float32 256 already at 97-98 % either way. false: those rows run
+// the warp tile (one line).
+constexpr bool kRowOnChipNarrowGroups = true;
+
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
 // bound (min_blocks_for). Tuned: the same tile with kLean, which measured 94-95 % of copy for
@@ -93,8 +104,8 @@ constexpr bool kRowOnChipWideTile = true;
 // kLean. The fp16 / bf16 norm kind also packs and folds (kPacked, kFold, above), the add-norms
 // included since step 4; layer_norm / rms_norm run kOnePass and kAffinePaths (step 5) and kOrigin
 // (step 6), the add-norms all three under 80 registers (step 6).
-// kRowsPerBlock > 1: a warp per row (kThreads 32), as the mid tiles below; kValues: values a
-// thread (the warp tile of rows up to 512 elements: 16).
+// kRowsPerBlock > 1: a warp or a group of 8 or 16 lanes per row (kThreads 32, 16, 8), as the
+// narrow and mid tiles below; kValues: values a thread (the tiles of rows up to 512 elements: 16).
 template <class T, RowKind kKind, bool kResidual, int kThreads, int kRowsPerBlock = 1,
           int kValues = sizeof(T) == 8 ? 16 : 32>
 struct BlockTile {
@@ -173,8 +184,18 @@ Status launch_row_on_chip(const NormLaunch& l) {
   return check_launch(op, l.stream);
 }
 
-// Six tile shapes, the smallest that holds the row. Each thread holds a fixed number of values
+// A group of kGroup lanes (4, 8 or 16) per row, 128 / kGroup rows per block, 16 values a thread:
+// rows of up to 16 * kGroup elements (kRowOnChipNarrowGroups).
+template <class T, RowKind kKind, class Out, int kGroup>
+Status launch_narrow_group(const NormLaunch& l) {
+  using Tile = BlockTile<T, kKind, false, kGroup, 128 / kGroup, 16>;
+  return launch_row_on_chip<T, kKind, false, typename Tile::type, typename Tile::Classic, Out>(l);
+}
+
+// Nine tile shapes, the smallest that holds the row. Each thread holds a fixed number of values
 // whatever the dtype (16-byte vectors: 4 fp32, 8 fp16/bf16, 2 fp64), so capacities are in elements:
+//   a group of 4, 8 or 16 lanes per row, 32, 16 or 8 rows per block, 16 values per thread: 64,
+//     128 and 256 elements (kRowOnChipNarrowGroups: 2- and 4-byte types, not the add-norms)
 //   a warp per row, 4 rows per block, 16 values per thread:    512 elements
 //   block tiles (BlockTile) of 32 values per thread: a warp per row (4 rows per block) for up to
 //     1024 elements and a 64-thread block for up to 2048 (kRowOnChipMidTiles: 2- and 4-byte types,
@@ -195,6 +216,11 @@ template <class T, RowKind kKind, bool kResidual, class Out = T>
 Status run_row_on_chip(const NormLaunch& l) {
   constexpr int kLanes = Vec16<T>::kLanes;
   const int64_t n = l.params.layout.row_len;
+  if constexpr (kRowOnChipNarrowGroups && sizeof(T) <= 4 && !kResidual) {
+    if (n <= 4 * 16) return launch_narrow_group<T, kKind, Out, 4>(l);
+    if (n <= 8 * 16) return launch_narrow_group<T, kKind, Out, 8>(l);
+    if (n <= 16 * 16) return launch_narrow_group<T, kKind, Out, 16>(l);
+  }
   if (n <= 32 * 16) {
     using Tile = BlockTile<T, kKind, kResidual, 32, 4, 16>;
     using Vector = std::conditional_t<kRowOnChipLeanWarpTile && !kResidual, typename Tile::type, typename Tile::Classic>;

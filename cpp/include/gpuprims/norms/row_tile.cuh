@@ -49,8 +49,8 @@ struct PairSumOp {
   }
 };
 template <class Acc>
-__device__ __forceinline__ SumPair<Acc> shfl_xor(SumPair<Acc> v, int lane_mask) {
-  return {gpuprims::shfl_xor(v.a, lane_mask), gpuprims::shfl_xor(v.b, lane_mask)};
+__device__ __forceinline__ SumPair<Acc> shfl_xor(SumPair<Acc> v, int lane_mask, unsigned members = 0xffffffffu) {
+  return {gpuprims::shfl_xor(v.a, lane_mask, members), gpuprims::shfl_xor(v.b, lane_mask, members)};
 }
 template <class Acc>
 __device__ __forceinline__ SumPair<Acc> shfl_idx(SumPair<Acc> v, int src_lane) {
@@ -86,19 +86,28 @@ __device__ __forceinline__ typename Tile::Acc tile_max_dropping_nan(const Tile& 
   return fold_lanes(acc, [](Acc a, Acc b) { return fmax(a, b); });
 }
 
-// Reductions across the threads of one row: warp shuffles for a warp, BlockReduce for a block.
+// Reductions across the threads of one row: shuffles within a warp (a whole warp, or an aligned
+// group of 8 or 16 of its lanes: group_reduce), BlockReduce for a block.
 template <class Acc, int kThreadsPerRow>
 struct RowGroup {
-  static constexpr bool kIsWarp = kThreadsPerRow == kWarpSize;
+  static constexpr bool kIsWarp = kThreadsPerRow <= kWarpSize;
   struct Empty {};
-  using TempStorage = std::conditional_t<kIsWarp, Empty, typename BlockReduce<Acc, kThreadsPerRow>::TempStorage>;
+  template <bool kWarp, int = 0>
+  struct Storage {
+    using type = Empty;
+  };
+  template <int kUnused>
+  struct Storage<false, kUnused> {  // BlockReduce only for block groups (its kThreads >= 32)
+    using type = typename BlockReduce<Acc, kThreadsPerRow>::TempStorage;
+  };
+  using TempStorage = typename Storage<kIsWarp>::type;
 
   // Every thread of the group gets the same bits. Block groups synchronize the block.
   template <class Op>
   __device__ __forceinline__ static Acc all(Acc v, Op op, TempStorage& temp) {
     if constexpr (kIsWarp) {
       (void)temp;
-      return warp_reduce(v, op);
+      return group_reduce<kThreadsPerRow>(v, op);
     } else {
       return BlockReduce<Acc, kThreadsPerRow>::allreduce(v, op, temp);
     }
@@ -121,7 +130,7 @@ struct RowGroup {
     template <class Op>
     __device__ __forceinline__ Acc operator()(Acc v, Op op) {
       if constexpr (kIsWarp) {
-        return warp_reduce(v, op);
+        return group_reduce<kThreadsPerRow>(v, op);
       } else {
         const Acc r = BlockReduce<Acc, kThreadsPerRow>::allreduce_unsynced(v, op, slots[turn]);
         turn ^= 1;
