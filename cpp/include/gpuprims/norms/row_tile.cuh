@@ -439,7 +439,20 @@ struct RowTile {
 
   // A ragged row of len elements at `row` (RaggedRow), rotated into the tile; positions past len
   // hold `fill` (the softmax kind's -inf: neutral in its max and sums).
+  // Where the tile converts what it loads (fp16 / bf16, or a dtype= pair), every 16-byte load of
+  // the body is issued first in load()'s form (a slot's load and conversion, or the fill), and
+  // the seam's slot is then overwritten element by element, its loads all issued before any is
+  // converted. With each slot's load and conversion inside its branch (whole vector or seam), a
+  // slot's conversion waited for its data before the next slot's branch issued its load, one
+  // latency per slot: H100, session 25 device run 7, bench/tune/norms_unaligned.py, one slot
+  // per branch -> this form, % of copy: bf16 softmax 16384 x 8191 78.1 -> 97.1, 8192 x 12289 63.4
+  // -> 85.7, 65536 x 1001 78.1 -> 94.1, 340654 x 197 53.4 -> 69.7 (run 6 on an H200: 62.9 ->
+  // 86.0, 49.4 -> 64.0, 64.5 -> 83.5). Where nothing converts (float32), a load's register is the
+  // tile's and nothing waits: the one-branch form stays, the other read 4-6 points lower at
+  // float32 12289 on both GPUs. (All loads first, then all conversions, spilled 160-216 bytes in
+  // the 2-byte tiles of 32 values under 64 registers.)
   __device__ __forceinline__ void load_ragged(const T* row, RaggedRow ragged, int len, int rank, Acc fill) {
+    constexpr bool kConverts = !std::is_same<T, Acc>::value || !std::is_same<Out, T>::value;
 #pragma unroll
     for (int s = 0; s < kVecs; ++s) {
       const int e0 = slot_begin(s, rank);
@@ -447,9 +460,27 @@ struct RowTile {
         const Vec16<T> q = load_vec16<T, LoadPolicy::kReadOnly>(row + ragged.rot + e0);
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) v[s][l] = from_input(q.lane[l]);
+      } else if constexpr (kConverts) {
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) v[s][l] = fill;
       } else {
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) v[s][l] = e0 + l < len ? from_input(row[ragged.element(e0 + l)]) : fill;
+      }
+    }
+    if constexpr (kConverts) {
+#pragma unroll
+      for (int s = 0; s < kVecs; ++s) {
+        const int e0 = slot_begin(s, rank);
+        if (!ragged.whole_vector<kLanes>(e0) && e0 < len) {
+          T raw[kLanes];
+#pragma unroll
+          for (int l = 0; l < kLanes; ++l) raw[l] = e0 + l < len ? row[ragged.element(e0 + l)] : T();
+#pragma unroll
+          for (int l = 0; l < kLanes; ++l) {
+            if (e0 + l < len) v[s][l] = from_input(raw[l]);
+          }
+        }
       }
     }
   }
