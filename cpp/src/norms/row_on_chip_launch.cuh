@@ -104,7 +104,7 @@ constexpr bool kRowOnChipNarrowGroups = true;
 // kLean. The fp16 / bf16 norm kind also packs and folds (kPacked, kFold, above), the add-norms
 // included since step 4; layer_norm / rms_norm run kOnePass and kAffinePaths (step 5) and kOrigin
 // (step 6), the add-norms all three under 80 registers (step 6).
-// kRowsPerBlock > 1: a warp or a group of 8 or 16 lanes per row (kThreads 32, 16, 8), as the
+// kRowsPerBlock > 1: a warp or a group of 4, 8 or 16 lanes per row (kThreads 32, 16, 8, 4), as the
 // narrow and mid tiles below; kValues: values a thread (the tiles of rows up to 512 elements: 16).
 template <class T, RowKind kKind, bool kResidual, int kThreads, int kRowsPerBlock = 1,
           int kValues = sizeof(T) == 8 ? 16 : 32>

@@ -1,7 +1,7 @@
 #pragma once
 // The one-pass kernel: each row is read once into registers, reduced there, and written once.
-// kThreadsPerRow threads own a row (for short rows a warp or a group of 8 or 16 of its lanes, with
-// kRowsPerBlock rows per block; the whole block for long rows); rows longer than the tile's
+// kThreadsPerRow threads own a row (for short rows a warp or a group of 4, 8 or 16 of its lanes,
+// with kRowsPerBlock rows per block; the whole block for long rows); rows longer than the tile's
 // capacity go to the split-row kernels.
 #include <cstdint>
 #include <limits>
@@ -32,7 +32,7 @@ constexpr int min_blocks_for(int threads, bool vector, int elem_bytes, RowKind k
 
 // How a row_on_chip kernel runs (its template argument):
 //   kThreadsPerRow, kRowsPerBlock, kVecs: the tile (RowTile); kRowsPerBlock > 1 for groups within
-//     a warp only (8, 16 or 32 threads a row).
+//     a warp only (4, 8, 16 or 32 threads a row).
 //   kMinBlocks: __launch_bounds__' resident blocks per SM, i.e. the register bound, for the vector
 //     path (the element-wise path gets 1: see min_blocks_for).
 //   kPrefetch (vector path, no residual): each group loads the vectors of its next row before it

@@ -87,7 +87,7 @@ __device__ __forceinline__ typename Tile::Acc tile_max_dropping_nan(const Tile& 
 }
 
 // Reductions across the threads of one row: shuffles within a warp (a whole warp, or an aligned
-// group of 8 or 16 of its lanes: group_reduce), BlockReduce for a block.
+// group of 4, 8 or 16 of its lanes: group_reduce), BlockReduce for a block.
 template <class Acc, int kThreadsPerRow>
 struct RowGroup {
   static constexpr bool kIsWarp = kThreadsPerRow <= kWarpSize;

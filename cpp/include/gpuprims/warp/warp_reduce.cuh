@@ -32,7 +32,7 @@ __device__ __forceinline__ T shfl_idx(T v, int src_lane) {
 
 // The butterfly over each aligned group of kWidth lanes (a power of two up to the warp): every
 // lane gets its group's result. Only the group's own lanes take part in its shuffles, so the
-// groups of one warp may run different numbers of reductions (row_on_chip's rows of 8 or 16
+// groups of one warp may run different numbers of reductions (row_on_chip's rows of 4, 8 or 16
 // threads: a warp's last rows where the row count is not a multiple of its groups).
 template <int kWidth, class T, class Op>
 __device__ __forceinline__ T group_reduce(T v, Op op) {
