@@ -14,8 +14,9 @@ import gpuprims
 
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
-# Row lengths around every tile boundary of row_on_chip (warp 512 / 1024, block 2048 / 4096 / 8192 /
-# 16384 by dtype) and split_row's chunk (8192), odd lengths, and a multi-chunk row.
+# Row lengths around every tile boundary of row_on_chip (narrow groups 128 / 256, warp 512 / 1024,
+# block 2048 / 4096 / 8192 / 16384 by dtype) and split_row's chunk (8192), odd lengths, and a
+# multi-chunk row.
 ROW_LENS = (1, 5, 32, 128, 129, 256, 257, 512, 513, 1024, 1025, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
 
 
@@ -199,9 +200,10 @@ def test_softmax_ragged_rows(rng, op, pair):
     rows misaligned as x's: row_on_chip's ragged kernels (each row rotated so that its aligned
     body takes 16-byte accesses, its ends element by element) on every tile, at each tile's
     capacity and one element either side; beyond one block, cluster_row's ragged kernels on
-    clusters of 1, 2, 3 and 16 CTAs (slices of S = 64 KiB of x: lengths S +- 1, 2 S +- 1, a
-    vocabulary of 50257, 16 S - 1) and split_row past them (16 S + 1); every misalignment (rows padded to S = 1 mod lanes
-    elements, so consecutive rows start at every offset), -inf / NaN / +inf in the first and last
+    clusters of 1, 2, 3 and 16 CTAs (slices of C = 64 KiB of x: lengths C + 1, 2 C +- 1, a
+    vocabulary of 50257, 16 C - 1) and split_row past them (16 C + 1); every misalignment (rows
+    padded to S = 1 mod lanes elements, so consecutive rows start at every offset), -inf / NaN /
+    +inf in the first and last
     elements; into a fresh result, a NaN-poisoned out= and in place. Nothing outside the rows is
     written: the gaps between rows and the ends of out's buffer keep a sentinel."""
     need(TORCH_CUDA)

@@ -164,9 +164,9 @@ def softmax(x, axis=-1, *, dtype=None, algorithm="auto", out=None, stream=None):
         As torch's ``softmax(dtype=)``: x is cast to this float dtype first, and the result has
         this dtype, as has ``out=`` then. None: x's dtype. A float x is converted by the kernel
         as it is read, in one pass for float16 / bfloat16 -> float32 and float32 -> float16 /
-        bfloat16: rows of up to 16384 elements with unit stride, aligned or misaligned alike in x
-        and the result ("auto", "row_on_chip"), longer 16-byte aligned ones on sm_90 GPUs up to
-        524288 elements of float16 / bfloat16 x or 262144 of float32 x ("auto", "cluster_row");
+        bfloat16 on rows with unit stride, aligned or misaligned alike in x and the result: rows
+        of up to 16384 elements ("auto", "row_on_chip"), longer ones on sm_90 GPUs up to 524288
+        elements of float16 / bfloat16 x or 262144 of float32 x ("auto", "cluster_row");
         otherwise x is first converted into the result (one more pass) and the op runs there in
         place. An integer x is cast by its own framework
         (``x.to`` / ``x.astype``, ordered on the launch stream; torch, numpy, CuPy, JAX).

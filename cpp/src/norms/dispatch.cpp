@@ -268,7 +268,7 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype, y.dtype) && affine_vector_ok(t.weight) &&
              affine_vector_ok(t.bias);
   // The softmax kind's rows that are not whole aligned vectors (odd lengths, offset views) run
-  // row_on_chip's ragged kernels where x's and y's rows are misaligned alike.
+  // row_on_chip's or cluster_row's ragged kernels where x's and y's rows are misaligned alike.
   p.ragged = !p.vec_ok && !is_norm && norms::rows_ragged_vectors(p.layout, x.data, y.data, x.dtype, y.dtype);
   if (t.residual) {
     GPUPRIMS_TRY(check_element_aligned(name, *t.residual, "residual"));

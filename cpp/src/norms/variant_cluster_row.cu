@@ -87,8 +87,8 @@ int resident_clusters(int device, int csize) {
 // Out other than T (softmax(x, dtype=)): where the cluster kernel cannot run, *ran is false and
 // nothing is launched (the caller converts first); else split_row runs there.
 // kRagged: the softmax kind's rows that are not whole aligned vectors (l.params.ragged).
-template <class T, RowKind kKind, class Out = T, bool kRagged = false>
-Status run(const NormLaunch& l, bool automatic, bool* ran = nullptr) {
+template <class T, RowKind kKind, class Out, bool kRagged>
+Status run_layout(const NormLaunch& l, bool automatic, bool* ran) {
   constexpr bool kConverts = !std::is_same<Out, T>::value;
   if (ran != nullptr) *ran = false;
   if constexpr (std::is_same<T, double>::value) {
@@ -98,7 +98,7 @@ Status run(const NormLaunch& l, bool automatic, bool* ran = nullptr) {
     using Cfg = typename Tile::type;
     const int64_t rows = l.params.layout.num_rows;
     const int64_t csize = max_of<int64_t>(1, ceil_div(l.params.layout.row_len, Cfg::template slice_capacity<T>()));
-    const bool layout_ok = kRagged ? l.params.ragged : l.params.vec_ok;
+    const bool layout_ok = kRagged || l.params.vec_ok;  // run() takes kRagged where l.params.ragged
     const int clusters = (automatic && csize > Tile::kAutoMaxClusters) || !layout_ok || csize > kMaxClusterSize
                              ? 0
                              : resident_clusters<T, kKind, Cfg, Out, kRagged>(l.device, static_cast<int>(csize));
@@ -114,6 +114,15 @@ Status run(const NormLaunch& l, bool automatic, bool* ran = nullptr) {
   }
 }
 
+// The ragged kernel for the softmax kind's ragged rows, the vector kernel otherwise.
+template <class T, RowKind kKind, class Out = T>
+Status run(const NormLaunch& l, bool automatic, bool* ran = nullptr) {
+  if constexpr (kKind == RowKind::kSoftmax) {
+    if (l.params.ragged) return run_layout<T, kKind, Out, true>(l, automatic, ran);
+  }
+  return run_layout<T, kKind, Out, false>(l, automatic, ran);
+}
+
 }  // namespace
 
 // The slice holds x's dtype (ClusterTile's shape of it: 32768 float16 / bfloat16 elements or
@@ -123,10 +132,8 @@ Status norms_cluster_row_convert(const NormLaunch& l, bool automatic, bool* ran)
   return visit_converting_pair(
       l.dtype, l.y_dtype,
       [&](auto in_tag, auto out_tag) {
-        using In = typename decltype(in_tag)::type;
-        using Out = typename decltype(out_tag)::type;
-        return l.params.ragged ? run<In, RowKind::kSoftmax, Out, true>(l, automatic, ran)
-                               : run<In, RowKind::kSoftmax, Out>(l, automatic, ran);
+        return run<typename decltype(in_tag)::type, RowKind::kSoftmax, typename decltype(out_tag)::type>(l, automatic,
+                                                                                                         ran);
       },
       [] { return Status::ok(); });
 }
@@ -134,8 +141,8 @@ Status norms_cluster_row_convert(const NormLaunch& l, bool automatic, bool* ran)
 Status norms_cluster_row(const NormLaunch& l, bool automatic) {
   return visit_float_dtype(l.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (row_kind(l.op) == RowKind::kNorm) return run<T, RowKind::kNorm>(l, automatic);
-    return l.params.ragged ? run<T, RowKind::kSoftmax, T, true>(l, automatic) : run<T, RowKind::kSoftmax>(l, automatic);
+    return row_kind(l.op) == RowKind::kSoftmax ? run<T, RowKind::kSoftmax>(l, automatic)
+                                               : run<T, RowKind::kNorm>(l, automatic);
   });
 }
 

@@ -128,8 +128,7 @@ struct SharedSlice {
         ptx::cp_async_16(ptx::shared_address(mine + s * kThreads), row + ragged.rot + e0);
       } else {
         Vec16<T> q;
-#pragma unroll
-        for (int l = 0; l < kLanes; ++l) q.lane[l] = e0 + l < len ? row[ragged.element(e0 + l)] : fill;
+        ragged.load_seam(row, e0, len, fill, q.lane);
         uint4 bits;
         memcpy(&bits, &q, sizeof(bits));
         *reinterpret_cast<uint4*>(mine + s * kThreads) = bits;
@@ -227,16 +226,8 @@ __device__ __forceinline__ void store_slice(const Slice& slice, typename Slice::
       o[l] = out(Slice::from_input(v.lane[l]), wl, bl);
     }
     round_lanes(o, q);
-    if constexpr (!kRagged) {
-      store_lanes</*kStreaming=*/true>(y_row + begin + e0, q);
-    } else if (ragged.whole_vector<Slice::kLanes>(e0)) {
-      store_lanes</*kStreaming=*/true>(y_row + ragged.rot + e0, q);
-    } else {
-#pragma unroll
-      for (int l = 0; l < Slice::kLanes; ++l) {
-        if (e0 + l < len) y_row[ragged.element(e0 + l)] = q[l];
-      }
-    }
+    if constexpr (kRagged) ragged.store_slot</*kStreaming=*/true>(y_row, e0, len, q);
+    else store_lanes</*kStreaming=*/true>(y_row + begin + e0, q);
   }
 }
 

@@ -78,8 +78,8 @@ struct NormParams {
   bool vec_ok = false;
   // Softmax kind, rows not vec_ok: every row of x and y has unit element stride, and y's row
   // starts as far into its aligned unit as x's row into its 16-byte vector (rows_ragged_vectors):
-  // row_on_chip's ragged kernels may read and write the whole vectors inside each row and its
-  // ends element by element (RaggedRow, row_tile.cuh).
+  // row_on_chip's and cluster_row's ragged kernels may read and write the whole vectors inside
+  // each row and its ends element by element (RaggedRow, row_tile.cuh).
   bool ragged = false;
 };
 

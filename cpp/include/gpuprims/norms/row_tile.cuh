@@ -209,6 +209,26 @@ struct RaggedRow {
   // The tile positions from `begin` on as a RaggedRow of their own (its position v is this one's
   // begin + v; body may go negative): the slice of the rotated row that one CTA of a cluster holds.
   __device__ __forceinline__ RaggedRow from(int begin) const { return {rot + begin, body - begin}; }
+  // The kLanes positions from e0 (a slot around the seam: not whole_vector) read element by
+  // element into q, positions past len as `fill`; every load issued before any value is used.
+  template <int kLanes, class T>
+  __device__ __forceinline__ void load_seam(const T* row, int e0, int len, T fill, T (&q)[kLanes]) const {
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) q[l] = e0 + l < len ? row[element(e0 + l)] : fill;
+  }
+  // Writes q, the values of the kLanes positions from e0, to the row: one aligned store_lanes for
+  // a whole vector of the body, element by element (positions below len) around the seam.
+  template <bool kStreaming = false, int kLanes, class T>
+  __device__ __forceinline__ void store_slot(T* row, int e0, int len, const T (&q)[kLanes]) const {
+    if (whole_vector<kLanes>(e0)) {
+      store_lanes<kStreaming>(row + rot + e0, q);
+    } else {
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) {
+        if (e0 + l < len) row[element(e0 + l)] = q[l];
+      }
+    }
+  }
 };
 
 template <class T>
@@ -259,16 +279,8 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
       if constexpr (!kPairRounding) q[l] = cast_value<T>(o[l]);
     }
     if constexpr (kPairRounding) round_lanes(o, q);
-    if constexpr (!kRagged) {
-      store_lanes(row + at, q);
-    } else if (ragged.whole_vector<Tile::kLanes>(e0)) {
-      store_lanes(row + ragged.rot + e0, q);
-    } else {
-#pragma unroll
-      for (int l = 0; l < Tile::kLanes; ++l) {
-        if (e0 + l < len) row[ragged.element(e0 + l)] = q[l];
-      }
-    }
+    if constexpr (kRagged) ragged.store_slot(row, e0, len, q);
+    else store_lanes(row + at, q);
   }
 }
 
@@ -474,8 +486,7 @@ struct RowTile {
         const int e0 = slot_begin(s, rank);
         if (!ragged.whole_vector<kLanes>(e0) && e0 < len) {
           T raw[kLanes];
-#pragma unroll
-          for (int l = 0; l < kLanes; ++l) raw[l] = e0 + l < len ? row[ragged.element(e0 + l)] : T();
+          ragged.load_seam(row, e0, len, T(), raw);
 #pragma unroll
           for (int l = 0; l < kLanes; ++l) {
             if (e0 + l < len) v[s][l] = from_input(raw[l]);
