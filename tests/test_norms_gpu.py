@@ -87,11 +87,13 @@ def test_many_rows_and_empty(rng, op):
 @pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32"))
 @pytest.mark.parametrize("op", OPS)
 def test_narrow_row_groups_with_a_remainder(rng, op, dtype):
-    """Rows of up to 64 / 128 / 256 elements run 4 / 8 / 16 lanes a row, 8 / 4 / 2 rows a warp: row
-    counts that leave a warp's last groups without a row (their lanes skip the shuffles the others
-    run), on the vector path and, with an offset view, the element-wise or ragged one."""
+    """Rows of up to 512 elements run groups of 2 to 16 lanes a row (launch_narrow_rows: 4 / 8 lanes
+    for up to 64 / 128, 8 or 16 for up to 256 and 16 or 32 for up to 512 by dtype; the
+    element-wise path half as many): row counts that leave a warp's last groups without a row
+    (their lanes skip the shuffles the others run), on the vector path and, with an offset view,
+    the element-wise or ragged one."""
     need(TORCH_CUDA)
-    for n in (1, 8, 64, 65, 100, 128, 200, 256):
+    for n in (1, 8, 64, 65, 100, 128, 200, 256, 257, 384, 512):
         for rows in (1, 2, 3, 5, 6, 7, 9, 17, 33, 70):
             a = data(rng, (rows, n + 1), dtype)
             check_torch(op, np.ascontiguousarray(a[:, :n]), dtype, rng)

@@ -94,6 +94,17 @@ constexpr bool kRowOnChipWideTile = true;
 // 1.00x: torch is at copy too); float32 256 already at 97-98 % either way. false: those rows run
 // the warp tile (one line).
 constexpr bool kRowOnChipNarrowGroups = true;
+// Session 26: which of those rows hold 32 values a thread on groups half as wide (H100, device
+// run 1, bench/tune/norms_row_lengths.py, 16 -> 32 values in one run, % of copy). The 2-byte vector
+// path (aligned and ragged) of rows of 129-512 elements, where a 16-value lane of an odd row fills
+// one slot of two: bf16 softmax 129 38.1 -> 59.1, 197 68.9 -> 79.0, 257 40.6 -> 58.9 (0.69x ->
+// 0.99x torch), 384 90.8 -> 95.9, layer_norm 200 83.0 -> 93.8, 384 81.2 -> 94.9, 512 91.7 -> 94.1,
+// softmax 256 / 512 within 0.7. Its rows of up to 128 keep 16 (32 lost: softmax 64 96.5 -> 93.0, 77
+// 54.3 -> 50.1, rms_norm 64 95.0 -> 89.3), so does float32's vector path (softmax 257 94.0 ->
+// 85.6, layer_norm 64 96.8 -> 84.6). The element-wise path (the norm kind's odd rows) holds 32
+// everywhere: float32 layer_norm 129 42.1 -> 59.7, 197 56.7 -> 70.8, 257 36.8 -> 60.5, bfloat16
+// 129 17.5 -> 23.9, 257 16.1 -> 23.3 (float32 77 47.8 -> 45.3). false: 16 values everywhere (one line).
+constexpr bool kRowOnChipNarrowValues32 = true;
 
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
@@ -184,19 +195,28 @@ Status launch_row_on_chip(const NormLaunch& l) {
   return check_launch(op, l.stream);
 }
 
-// A group of kGroup lanes (4, 8 or 16) per row, 128 / kGroup rows per block, 16 values a thread:
-// rows of up to 16 * kGroup elements (kRowOnChipNarrowGroups).
-template <class T, RowKind kKind, class Out, int kGroup>
-Status launch_narrow_group(const NormLaunch& l) {
-  using Tile = BlockTile<T, kKind, false, kGroup, 128 / kGroup, 16>;
-  return launch_row_on_chip<T, kKind, false, typename Tile::type, typename Tile::Classic, Out>(l);
+// Rows of up to kGroup * kValues elements (kRowOnChipNarrowGroups, up to 512): the vector path
+// on a group of kGroup lanes (4 to 32), 128 / kGroup rows per block, kValues values a thread; the
+// element-wise path 32 values a thread on groups half as wide where kRowOnChipNarrowValues32 says.
+template <class T, RowKind kKind, class Out, int kGroup, int kValues>
+Status launch_narrow_rows(const NormLaunch& l) {
+  constexpr int kElementValues = kRowOnChipNarrowValues32 ? 32 : kValues;
+  constexpr int kElementGroup = kGroup * kValues / kElementValues;
+  using Vector = BlockTile<T, kKind, false, kGroup, 128 / kGroup, kValues>;
+  using VectorCfg = std::conditional_t<kGroup < 32 || kRowOnChipLeanWarpTile, typename Vector::type,
+                                       typename Vector::Classic>;
+  using Element = BlockTile<T, kKind, false, kElementGroup, 128 / kElementGroup, kElementValues>;
+  return launch_row_on_chip<T, kKind, false, VectorCfg, typename Element::Classic, Out>(l);
 }
 
-// Nine tile shapes, the smallest that holds the row. Each thread holds a fixed number of values
+// The tile shapes, the smallest that holds the row. Each thread holds a fixed number of values
 // whatever the dtype (16-byte vectors: 4 fp32, 8 fp16/bf16, 2 fp64), so capacities are in elements:
-//   a group of 4, 8 or 16 lanes per row, 32, 16 or 8 rows per block, 16 values per thread: 64,
-//     128 and 256 elements (kRowOnChipNarrowGroups: 2- and 4-byte types, not the add-norms)
-//   a warp per row, 4 rows per block, 16 values per thread:    512 elements
+//   rows of up to 512 elements of 2- and 4-byte types, not the add-norms (kRowOnChipNarrowGroups,
+//     launch_narrow_rows; 128-thread blocks): a group of 4 or 8 lanes per row with 16 values a
+//     thread for up to 64 and 128 elements; for up to 256 and 512, 16 lanes and a warp with 16
+//     values (float32) or 8 and 16 lanes with 32 (2-byte types, kRowOnChipNarrowValues32); the
+//     element-wise path 32 values a thread on groups half as wide
+//   otherwise (float64, the add-norms) a warp per row, 4 rows per block, 16 values per thread: 512
 //   block tiles (BlockTile) of 32 values per thread: a warp per row (4 rows per block) for up to
 //     1024 elements and a 64-thread block for up to 2048 (kRowOnChipMidTiles: 2- and 4-byte types,
 //     not the add-norms), 128 threads for up to 4096 (float64: 16 values, 2048) and 256 for up
@@ -217,9 +237,11 @@ Status run_row_on_chip(const NormLaunch& l) {
   constexpr int kLanes = Vec16<T>::kLanes;
   const int64_t n = l.params.layout.row_len;
   if constexpr (kRowOnChipNarrowGroups && sizeof(T) <= 4 && !kResidual) {
-    if (n <= 4 * 16) return launch_narrow_group<T, kKind, Out, 4>(l);
-    if (n <= 8 * 16) return launch_narrow_group<T, kKind, Out, 8>(l);
-    if (n <= 16 * 16) return launch_narrow_group<T, kKind, Out, 16>(l);
+    constexpr int kValues = kRowOnChipNarrowValues32 && sizeof(T) == 2 ? 32 : 16;  // rows of 129-512
+    if (n <= 4 * 16) return launch_narrow_rows<T, kKind, Out, 4, 16>(l);
+    if (n <= 8 * 16) return launch_narrow_rows<T, kKind, Out, 8, 16>(l);
+    if (n <= 256) return launch_narrow_rows<T, kKind, Out, 256 / kValues, kValues>(l);
+    if (n <= 512) return launch_narrow_rows<T, kKind, Out, 512 / kValues, kValues>(l);  // a warp where 16
   }
   if (n <= 32 * 16) {
     using Tile = BlockTile<T, kKind, kResidual, 32, 4, 16>;
