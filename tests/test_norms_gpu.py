@@ -275,6 +275,65 @@ def test_softmax_ragged_rows(rng, op, pair):
                      f"{from_dtype} -> {to_dtype} n={n} contiguous")
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", NORM_OPS)
+def test_norm_ragged_rows(rng, op, dtype):
+    """layer_norm / rms_norm on unit-stride rows that are not whole aligned vectors: row_on_chip's
+    ragged kernels (each row rotated to its first 16-byte boundary, the affine vectors funnelled
+    to the same rotation: RaggedRow::load_affine) on every tile, at each tile's capacity and one
+    element either side, and split_row beyond. Contiguous odd rows (a fresh result laid out as x:
+    ragged), with and without weight and bias, with the statistics; rows padded to S = 1 mod lanes
+    elements (consecutive rows start at every offset), views 0 and 3 elements into memory, into a
+    NaN-poisoned out= laid out alike (ragged) with nothing written outside the rows, and into a
+    fresh result (laid out otherwise: the element-wise path); weight and bias that are views one
+    element in themselves (the element-wise path). layer_norm with an outlier first in a row (its
+    mean far from its first element: the statistics move their frame) on both paths, within twice
+    torch's own error (the issue's bound; the per-element tolerance models no outlier)."""
+    need(TORCH_CUDA)
+    lanes = 16 // torch.empty(0, dtype=getattr(torch, dtype)).element_size()
+    limits = (512, 2048, 4096, 8192) if dtype == "float64" else (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+    lengths = (1, 3, 9, 100) + tuple(n for c in limits for n in (c - 1, c + 1))
+    sentinel = 1234.5
+    for n in lengths:
+        rows = lanes + 2
+        stride = n + (1 - n) % lanes  # = 1 mod lanes: row r starts r elements further into its vector
+        stride += lanes if stride == 1 else 0
+        flat = data(rng, (rows * stride + lanes + 3,), dtype)
+        contiguous = np.ascontiguousarray(flat[:rows * n].reshape(rows, n))
+        check(TORCH_CUDA, op, contiguous, dtype, rng=rng)
+        check(TORCH_CUDA, op, contiguous, dtype, rng=rng, affine=False, stats=False)
+        outlier = flat.copy()
+        outlier[3 + stride] = round_to(np.array([1000.0]), dtype)[0]  # row 1's first element at offset 3
+        if op == "layer_norm" and n > 3:
+            assert_within_twice_torch(np.ascontiguousarray(outlier[stride + 3:][:(rows - 1) * n]
+                                                           .reshape(rows - 1, n)), dtype, ("auto",), "outlier")
+        for offset in (0, 3):
+            def rows_of(buf):  # the (rows, n) view at `offset`, rows `stride` apart
+                return buf[offset:offset + rows * stride].reshape(rows, stride)[:, :n]
+
+            what = f"{dtype} n={n} offset={offset}"
+            check(TORCH_CUDA, op, flat, dtype, rng=rng, view=rows_of)
+            if op == "layer_norm" and n > 3:
+                assert_within_twice_torch(outlier, dtype, ("auto",), f"outlier {what}", view=rows_of)
+            a = rows_of(flat)
+            weight = round_to(rng.uniform(0.5, 1.5, n + 1), dtype)
+            bias = round_to(rng.standard_normal(n + 1), dtype)
+            x = rows_of(TORCH_CUDA.make(flat, dtype))
+            for first in (0, 1):  # aligned affine vectors (the ragged kernels), one element in (element-wise)
+                w = TORCH_CUDA.make(weight, dtype)[first:first + n]
+                b = TORCH_CUDA.make(bias, dtype)[first:first + n] if op == "layer_norm" else None
+                ref = reference(op, a, -1, weight[first:first + n], None if b is None else bias[first:first + n])[0]
+                out_flat = torch.full((flat.size,), sentinel, dtype=x.dtype, device="cuda")
+                out = rows_of(out_flat)
+                out.fill_(float("nan"))
+                assert run_op(op, x, w, b, out=out) is out
+                assert_close(out, ref, tolerance(op, dtype, a, ref, -1, weight[first:first + n],
+                                                 None if b is None else bias[first:first + n]), f"{what} first={first}")
+                keep = torch.ones_like(out_flat, dtype=torch.bool)
+                rows_of(keep)[:] = False
+                assert bool((out_flat[keep] == sentinel).all()), f"{what}: a write outside the rows"
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_in_place(rng, op):
     """out=x: every element is read before it is written, also across split_row's chunks."""
@@ -502,11 +561,14 @@ def test_layer_norm_far_first_element(rng, dtype):
             assert (err <= 2 * torch_err + 2 * unit).all(), (algorithm, n, err / unit, torch_err / unit)
 
 
-def assert_within_twice_torch(a, dtype, algorithms, what, drop_first=False):
+def assert_within_twice_torch(a, dtype, algorithms, what, drop_first=False, view=None):
     """Per row: error against float64 at most 2x torch's own plus two rounding units of the largest
     output (the issue's bound, as test_error_within_twice_torch); drop_first sets the outlier's own
-    output aside."""
+    output aside; view: the rows are view(x) of the array of `a` (the result laid out as torch's
+    full_like lays it out)."""
     x = TORCH_CUDA.make(a, dtype)
+    if view is not None:
+        x, a = view(x), view(a)
     n = x.shape[-1]
     cut = slice(1, None) if drop_first else slice(None)
     ref = reference("layer_norm", a)[0][:, cut]

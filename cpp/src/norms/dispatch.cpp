@@ -267,9 +267,11 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   };
   p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype, y.dtype) && affine_vector_ok(t.weight) &&
              affine_vector_ok(t.bias);
-  // The softmax kind's rows that are not whole aligned vectors (odd lengths, offset views) run
-  // row_on_chip's or cluster_row's ragged kernels where x's and y's rows are misaligned alike.
-  p.ragged = !p.vec_ok && !is_norm && norms::rows_ragged_vectors(p.layout, x.data, y.data, x.dtype, y.dtype);
+  // Rows that are not whole aligned vectors (odd lengths, offset views) run row_on_chip's ragged
+  // kernels (the softmax kind's cluster_row's too) where x's and y's rows are misaligned alike
+  // and the affine vectors are contiguous and aligned. Not the add-norms.
+  p.ragged = !p.vec_ok && !t.residual && affine_vector_ok(t.weight) && affine_vector_ok(t.bias) &&
+             norms::rows_ragged_vectors(p.layout, x.data, y.data, x.dtype, y.dtype);
   if (t.residual) {
     GPUPRIMS_TRY(check_element_aligned(name, *t.residual, "residual"));
     GPUPRIMS_TRY(check_element_aligned(name, *t.sum, "sum"));

@@ -140,14 +140,16 @@ struct BlockTile {
   using type = std::conditional_t<kTuned, Tuned, Classic>;
 };
 
-// Whether row_on_chip runs the ragged kernel (row_on_chip_kernel's kRagged) for these rows: the
-// softmax kind's unit-stride rows that are not whole aligned vectors, where the host found x's
-// and y's rows equally misaligned (p.ragged, rows_ragged_vectors), on the tile of their length.
-template <RowKind kKind, bool kResidual>
-constexpr bool may_run_ragged = kKind == RowKind::kSoftmax && !kResidual;
-template <RowKind kKind, bool kResidual>
+// Whether row_on_chip runs the ragged kernel (row_on_chip_kernel's kRagged) for these rows:
+// unit-stride rows that are not whole aligned vectors, where the host found x's and y's rows
+// equally misaligned (p.ragged, rows_ragged_vectors; the norm kind's affine vectors contiguous
+// and aligned), on the tile of their length. Not the add-norms, nor float64's norm kind (its
+// ragged 1024-thread tile spilled 56 bytes; those rows keep the element-wise path).
+template <class T, RowKind kKind, bool kResidual>
+constexpr bool may_run_ragged = !kResidual && (kKind == RowKind::kSoftmax || sizeof(T) <= 4);
+template <class T, RowKind kKind, bool kResidual>
 bool runs_ragged(const NormParams& p) {
-  return may_run_ragged<kKind, kResidual> && p.ragged;  // never with vec_ok (dispatch)
+  return may_run_ragged<T, kKind, kResidual> && p.ragged;  // never with vec_ok (dispatch)
 }
 
 // The vector path runs VectorCfg, the element-wise path ElementCfg (the block tiles pass the
@@ -155,15 +157,15 @@ bool runs_ragged(const NormParams& p) {
 // 512 threads spilled 220 bytes on that path under its 128-register cap). A prefetching or staged
 // kernel runs one persistent wave (row_on_chip_blocks); the others a block per group of rows.
 // Out other than T (y's dtype, the softmax kind's conversion): the vector path only, or ragged.
-// Ragged rows (p.ragged, the softmax kind) run VectorCfg's tile with ragged ends (kRagged).
+// Ragged rows (p.ragged) run VectorCfg's tile with ragged ends (kRagged).
 template <class T, RowKind kKind, bool kResidual, class VectorCfg, class ElementCfg = VectorCfg, class Out = T>
 Status launch_row_on_chip(const NormLaunch& l) {
   const char* op = norm_op_name(l.op);
-  const bool ragged = runs_ragged<kKind, kResidual>(l.params);
+  const bool ragged = runs_ragged<T, kKind, kResidual>(l.params);
   const bool vector = l.params.vec_ok || ragged;
   const void* kernel = nullptr;
   if (ragged) {
-    if constexpr (may_run_ragged<kKind, kResidual>) {
+    if constexpr (may_run_ragged<T, kKind, kResidual>) {
       kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, false, Out, true>);
     }
   } else if (vector) {

@@ -113,20 +113,34 @@ constexpr size_t row_on_chip_shared_bytes(int64_t row_len) {
   return size_t(row_on_chip_stages<Cfg, kVector, kResidual>) * 2 * size_t(row_len) * sizeof(T);
 }
 
+// The resident blocks per SM that row_on_chip_kernel's register bound asks for (__launch_bounds__):
+// the configuration's on the vector path, 1 on the element-wise one (per-element addresses would
+// spill under a tighter bound). The fp16 / bf16 norm kind's ragged kernels ask for half: their
+// rotated loads and stores around the packed tile spilled 92-228 bytes under the tuned
+// tiles' 64 registers and 72 under 96 (the 128-thread tile; ptxas, CUDA 13.0, sm_90a); at 128 none.
+template <class T, RowKind kKind, class Cfg, bool kVector, bool kRagged>
+constexpr int row_on_chip_min_blocks() {
+  if (!kVector) return 1;
+  if (kRagged && kKind == RowKind::kNorm && sizeof(T) == 2) return Cfg::kMinBlocks > 1 ? Cfg::kMinBlocks / 2 : 1;
+  return Cfg::kMinBlocks;
+}
+
 // kVector: p.vec_ok, as a template argument so that each instantiation holds one access path
 // (with both, the scalar path's addresses inflate the register count of the vector one).
 // kResidual (norm kind): the row is x + residual, rounded to T, also written to p.sum.
 // Out (softmax kind, vector path): y's dtype where it differs from x's, softmax(x, dtype=Out):
 // x rounded to Out as it is loaded, the result written as Out (RowTile's Out).
-// kRagged (softmax kind, vector path, p.ragged): unit-stride rows that are not whole aligned
-// vectors, held rotated so that their aligned body takes 16-byte accesses (RaggedRow, row_tile.cuh).
+// kRagged (vector path, p.ragged): unit-stride rows that are not whole aligned vectors, held
+// rotated so that their aligned body takes 16-byte accesses (RaggedRow, row_tile.cuh); the norm
+// kind's tile skips the empty lanes of the slot around position len in its lean passes
+// (kPartialSlots), where the softmax kind's fill (-inf) is neutral.
 template <class T, RowKind kKind, class Cfg, bool kVector, bool kResidual = false, class Out = T, bool kRagged = false>
-__global__ void __launch_bounds__(Cfg::kThreads, kVector ? Cfg::kMinBlocks : 1)
+__global__ void __launch_bounds__(Cfg::kThreads, (row_on_chip_min_blocks<T, kKind, Cfg, kVector, kRagged>()))
 row_on_chip_kernel(NormParams p) {
   static_assert(std::is_same<Out, T>::value || (kKind == RowKind::kSoftmax && kVector && !kResidual && !Cfg::kPrefetch),
                 "a converting row_on_chip kernel is a softmax-kind vector kernel");
-  static_assert(!kRagged || (kKind == RowKind::kSoftmax && kVector && !kResidual && !Cfg::kPrefetch),
-                "a ragged row_on_chip kernel is a softmax-kind vector kernel");
+  static_assert(!kRagged || (kVector && !kResidual && !Cfg::kPrefetch),
+                "a ragged row_on_chip kernel is a vector kernel without residual or prefetch");
   constexpr int kThreadsPerRow = Cfg::kThreadsPerRow, kRowsPerBlock = Cfg::kRowsPerBlock;
   constexpr bool kPrefetch = row_on_chip_prefetches<Cfg, kVector, kResidual>;
   constexpr bool kLean = Cfg::kLean && kVector;
@@ -137,9 +151,11 @@ row_on_chip_kernel(NormParams p) {
   constexpr bool kOnePass = Cfg::kOnePass && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   constexpr bool kAffinePaths = Cfg::kAffinePaths && kLean && kKind == RowKind::kNorm && is_half_like<T>::value;
   constexpr bool kOrigin = Cfg::kOrigin && kOnePass;
-  using Tile = std::conditional_t<kPacked, PackedRowTile<T, kThreadsPerRow, Cfg::kVecs>,
+  constexpr bool kPartialSlots = kRagged && kKind == RowKind::kNorm;
+  using Tile = std::conditional_t<kPacked, PackedRowTile<T, kThreadsPerRow, Cfg::kVecs, kPartialSlots>,
                                   RowTile<T, kThreadsPerRow, Cfg::kVecs, Out,
-                                          /*kInterleaved=*/!kVector && kKind == RowKind::kNorm && !kResidual>>;
+                                          /*kInterleaved=*/!kVector && kKind == RowKind::kNorm && !kResidual,
+                                          kPartialSlots>>;
   using Acc = typename Tile::Acc;
   using Group = RowGroup<Acc, kThreadsPerRow>;
   static_assert(Group::kIsWarp || kRowsPerBlock == 1, "a block-wide group owns the whole block");
@@ -201,10 +217,14 @@ row_on_chip_kernel(NormParams p) {
     const T* xr = x + layout.x_row_offset(row);
     [[maybe_unused]] const RaggedRow ragged = kRagged ? ragged_row(xr, len) : RaggedRow{0, 0};
     Tile tile;
-    // The affine vectors are the norm kind's, where Out is T; a ragged row has none.
+    // The affine vectors are the norm kind's, where Out is T (the softmax kind's ragged stores
+    // pass null ones the compiler sees).
     const auto store = [&](auto affine, auto f) {
       if constexpr (kRagged) {
-        tile.template store_ragged<kLean>(y + layout.y_row_offset(row), ragged, len, rank, f);
+        constexpr bool kAffine = kKind == RowKind::kNorm;
+        tile.template store_ragged<kLean, decltype(affine)::value>(
+            y + layout.y_row_offset(row), ragged, len, rank, kAffine ? static_cast<const Out*>(p.weight) : nullptr,
+            kAffine ? static_cast<const Out*>(p.bias) : nullptr, f);
       } else {
         tile.template store<kLean, decltype(affine)::value>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len,
                                                             rank, kVector, static_cast<const Out*>(p.weight),

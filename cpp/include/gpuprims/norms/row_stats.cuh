@@ -141,11 +141,13 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> chunk_partial(const Tile
 // moves to c = u0 + mean_u (shift = c * scale, exact: scale is a power of two) and chunk_partial
 // runs again about it (two more passes over the registers: each x - shift now rounds at its own
 // deviation). Within 4 deviations an output errs by at most ~4 ulp of a deviation more than torch's
-// (the issue's bound: 2x torch + rounding). Only where Acc is the value type (float32, float64):
-// float16 / bfloat16 outputs round at 2^-11 / 2^-8, so k * 2^-24 matters only beyond k ~ 2^13, and
-// the extra passes cost registers (spills) in the 1024-thread half tiles. (ptxas, CUDA 13.0, sm_90a:
-// 8 bytes of spill in two 1024-thread add-norm tiles, float32 strided and float64 vector; a loop
-// around one copy of chunk_partial instead spilled 16-200 bytes in a dozen tiles.)
+// (the issue's bound: 2x torch + rounding). Every dtype: until session 26 float16 / bfloat16 kept
+// their frame (their outputs round at 2^-11 / 2^-8 of their magnitude), but an output near 0 (where
+// the bias nearly cancels the normalized value) rounds far finer, and there an outlier in first
+// place, about 60 deviations off, put the element-wise path's float16 error at 3.5x torch's
+// (test_norm_ragged_rows). ptxas (CUDA 13.0, sm_90a) finds no new spill with it in the row_on_chip
+// and add-norm files (float64's 1024-thread add-norm tile and the bfloat16 staged one keep their 8
+// and 132 bytes; a loop around one copy of chunk_partial instead spilled 16-200 bytes in a dozen tiles).
 // Whether statistics (mean of u about the frame's shift, M2 of u) of `len` elements put the shift
 // beyond 4 deviations from the mean (mean^2 > 16 M2 / len): where row_partial, the streaming rungs and
 // combine_chunk_moments move the frame. False for NaN / inf statistics (they keep their frame).
@@ -160,7 +162,7 @@ __device__ __forceinline__ RowStats<typename Tile::Acc> row_partial(const Tile& 
                                                                     Reduce& reduce) {
   using Acc = typename Tile::Acc;
   const RowStats<Acc> s = chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, center, reduce);
-  if constexpr (kKind == RowKind::kNorm && std::is_same<typename Tile::Value, Acc>::value) {
+  if constexpr (kKind == RowKind::kNorm) {
     if (center && mean_far_from_shift(s.a, s.b, len)) {  // uniform over the group, as s
       frame.shift = (frame.shift * frame.inv_scale + s.a) * frame.scale;
       return chunk_partial<kKind, kLean, kFold>(tile, len, rank, frame, center, reduce);

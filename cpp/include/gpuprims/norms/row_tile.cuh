@@ -143,9 +143,23 @@ struct RowGroup {
 // The vector-path passes over a tile, written once for RowTile and PackedRowTile (row_tile_packed.cuh),
 // which differ only in how element l of slot s is held: Tile::value(s, l) gives it as Tile::Acc.
 
-// Sum over the valid elements of f(value) on the vector path (slots whole or empty): one check per
-// slot, and kLanes accumulators (dependency chains of kSlots adds instead of one of kSlots * kLanes)
-// added pairwise at the end. A fixed order, but not RowTile::sum_of's.
+// Whether the kLanes positions from e0 are all valid: true on the vector path (slots whole or
+// empty) unless the tile is a ragged row's (Tile::kPartialSlots: the norm kind's RaggedRow tile,
+// whose one slot around position len is partly filled).
+template <class Tile, class = void>
+struct has_partial_slots : std::false_type {};  // tiles without the member (SharedSlice, LagChunk): never
+template <class Tile>
+struct has_partial_slots<Tile, std::void_t<decltype(Tile::kPartialSlots)>>
+    : std::integral_constant<bool, Tile::kPartialSlots> {};
+template <class Tile>
+__device__ __forceinline__ bool slot_whole(int e0, int len) {
+  return !has_partial_slots<Tile>::value || e0 + Tile::kLanes <= len;
+}
+
+// Sum over the valid elements of f(value) on the vector path (slots whole or empty; a partly
+// filled slot of a Tile::kPartialSlots tile lane by lane): one check per slot, and kLanes
+// accumulators (dependency chains of kSlots adds instead of one of kSlots * kLanes) added
+// pairwise at the end. A fixed order, but not RowTile::sum_of's.
 template <class Tile, class F>
 __device__ __forceinline__ typename Tile::Acc sum_tile_vectors(const Tile& tile, int len, int rank, F f) {
   using Acc = typename Tile::Acc;
@@ -154,15 +168,20 @@ __device__ __forceinline__ typename Tile::Acc sum_tile_vectors(const Tile& tile,
   for (int l = 0; l < Tile::kLanes; ++l) acc[l] = Acc(0);
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
-    if (Tile::slot_begin(s, rank) >= len) continue;
+    const int e0 = Tile::slot_begin(s, rank);
+    if (e0 >= len) continue;
+    const bool whole = slot_whole<Tile>(e0, len);
 #pragma unroll
-    for (int l = 0; l < Tile::kLanes; ++l) acc[l] += f(tile.value(s, l));
+    for (int l = 0; l < Tile::kLanes; ++l) {
+      if (whole || e0 + l < len) acc[l] += f(tile.value(s, l));
+    }
   }
   return fold_lanes(acc, SumOp{});
 }
 
 // (sum of d, sum of d^2) over the valid elements, d = f(value), on the vector path: as
-// sum_tile_vectors, with kLanes chains for each sum (one FADD and one FFMA per element).
+// sum_tile_vectors (partly filled slots included), with kLanes chains for each sum (one FADD and
+// one FFMA per element).
 template <class Tile, class F>
 __device__ __forceinline__ SumPair<typename Tile::Acc> sum_and_squares_tile_vectors(const Tile& tile, int len, int rank,
                                                                                     F f) {
@@ -172,9 +191,12 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> sum_and_squares_tile_vect
   for (int l = 0; l < Tile::kLanes; ++l) sum[l] = squares[l] = Acc(0);
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
-    if (Tile::slot_begin(s, rank) >= len) continue;
+    const int e0 = Tile::slot_begin(s, rank);
+    if (e0 >= len) continue;
+    const bool whole = slot_whole<Tile>(e0, len);
 #pragma unroll
     for (int l = 0; l < Tile::kLanes; ++l) {
+      if (!whole && e0 + l >= len) continue;
       const Acc d = f(tile.value(s, l));
       sum[l] += d;
       squares[l] = fma(d, d, squares[l]);
@@ -189,15 +211,39 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> sum_and_squares_tile_vect
 // that the others are absent), so the loop has no selects.
 enum class Affine { kAny, kWeight, kWeightBias };
 
-// A ragged row (the softmax kind's row_on_chip for unit-stride rows that are not whole aligned
-// vectors: odd lengths, offset views) held rotated: tile position v holds the row's element
+// The 16 bytes of the 32 in (lo, hi) that start `shift` elements into lo (shift < kLanes, the same
+// on every thread that calls it with the same row): a funnel over 32-bit words by the shift's
+// bits (8, 4 and, for 2-byte types, 2 bytes), selects and SHFs where a lane index would put the
+// vectors in local memory.
+template <class T>
+__device__ __forceinline__ Vec16<T> funnel_lanes(const Vec16<T>& lo, const Vec16<T>& hi, int shift) {
+  uint32_t c[8];
+  memcpy(c, &lo, 16);
+  memcpy(c + 4, &hi, 16);
+  const int bytes = shift * int(sizeof(T));
+#pragma unroll
+  for (int m = 0; m < 6; ++m) c[m] = bytes & 8 ? c[m + 2] : c[m];
+#pragma unroll
+  for (int m = 0; m < 5; ++m) c[m] = bytes & 4 ? c[m + 1] : c[m];
+  if constexpr (sizeof(T) == 2) {
+#pragma unroll
+    for (int m = 0; m < 4; ++m) c[m] = __funnelshift_r(c[m], c[m + 1], (bytes & 2) * 8);
+  }
+  Vec16<T> out;
+  memcpy(&out, c, 16);
+  return out;
+}
+
+// A ragged row (row_on_chip's kernels for unit-stride rows that are not whole aligned vectors:
+// odd lengths, offset views) held rotated: tile position v holds the row's element
 // (v + rot) mod len, where rot = the elements before the row's first 16-byte boundary (at most
 // len). Positions [0, body), body = len - rot, are the aligned body of the row, read and written
 // as 16-byte vectors from row + rot; the row's first rot elements follow it at [body, len), so a
 // tile that holds len elements holds any ragged row of len. Every slot is then a whole vector
 // of the body except the one or two around position body (the row's tail and head), accessed
 // element by element, never outside the row (memcheck). The order of the elements in the tile
-// does not matter to the softmax kind, whose statistics are a max and a sum.
+// does not matter to the statistics (the softmax kind's max and sum, the norm kind's sums); the
+// norm kind's output takes its affine vectors at the same rotation (load_affine).
 struct RaggedRow {
   int rot;   // the row's first element at tile position body
   int body;  // len - rot
@@ -215,6 +261,36 @@ struct RaggedRow {
   __device__ __forceinline__ void load_seam(const T* row, int e0, int len, T fill, T (&q)[kLanes]) const {
 #pragma unroll
     for (int l = 0; l < kLanes; ++l) q[l] = e0 + l < len ? row[element(e0 + l)] : fill;
+  }
+  // An affine vector's elements (weight or bias: contiguous, len elements from a 16-byte
+  // boundary) for the kLanes positions from e0, a whole vector of the body: elements
+  // rot + e0 + [0, kLanes), which straddle two aligned vectors of v unless rot is a multiple of
+  // kLanes: both are loaded (the second element by element where it would end past len) and
+  // funnelled into place.
+  template <class T>
+  __device__ __forceinline__ Vec16<T> load_affine_whole(const T* v, int e0, int len) const {
+    constexpr int kLanes = Vec16<T>::kLanes;
+    const int shift = (rot + e0) % kLanes;
+    const int base = rot + e0 - shift;
+    const Vec16<T> lo = load_vec16<T, LoadPolicy::kReadOnly>(v + base);
+    if (shift == 0) return lo;
+    Vec16<T> hi;
+    if (base + 2 * kLanes <= len) {
+      hi = load_vec16<T, LoadPolicy::kReadOnly>(v + base + kLanes);
+    } else {
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) hi.lane[l] = base + kLanes + l < len ? v[base + kLanes + l] : T();
+    }
+    return funnel_lanes(lo, hi, shift);
+  }
+  // The affine vector's elements for any slot: load_affine_whole for a whole vector of the body,
+  // element by element around the seam (past len T()).
+  template <class T>
+  __device__ __forceinline__ Vec16<T> load_affine(const T* v, int e0, int len) const {
+    if (whole_vector<Vec16<T>::kLanes>(e0)) return load_affine_whole(v, e0, len);
+    Vec16<T> out;
+    load_seam(v, e0, len, T(), out.lane);
+    return out;
   }
   // Writes q, the values of the kLanes positions from e0, to the row: one aligned store_lanes for
   // a whole vector of the body, element by element (positions below len) around the seam.
@@ -243,7 +319,8 @@ __device__ __forceinline__ RaggedRow ragged_row(const T* row, int len) {
 // are one 16-byte vector, or 8 / 32 bytes where the tile converts (RowTile's Out: then no affine
 // vectors, whose lanes would not match the slot's).
 // kRagged (RowTile::store_ragged): the tile holds `row` rotated by ragged.rot (RaggedRow), with
-// begin 0 and no affine vectors: whole vectors of the body at row + rot, the others element by element.
+// begin 0: whole vectors of the body at row + rot, the others element by element, the affine
+// vectors at the same rotation (RaggedRow::load_affine).
 template <bool kPairRounding, Affine kAffine = Affine::kAny, bool kRagged = false, class Tile, class F>
 __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Tile::Value* row, int64_t begin, int len,
                                                    int rank, const typename Tile::Value* weight,
@@ -262,7 +339,10 @@ __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Ti
     // Affine vectors stay packed until used: fewer live registers than converting up front.
     const int64_t at = begin + e0;
     [[maybe_unused]] Vec16<T> w, b;
-    if constexpr (!kConverts) {
+    if constexpr (kRagged && !kConverts) {
+      if (has_weight) w = ragged.load_affine(weight, e0, len);
+      if (has_bias) b = ragged.load_affine(bias, e0, len);
+    } else if constexpr (!kConverts) {
       if (has_weight) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at);  // every row reuses them
       if (has_bias) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at);
     }
@@ -335,7 +415,9 @@ __device__ __forceinline__ SumPair<typename Tile::Acc> add_residual_vectors(Tile
 // Value is the type of the results: exp_lean and the output rounding follow it.
 // kInterleaved: the element-wise path's layout (element()), for tiles that never take the vector
 // path (row_on_chip's norm-kind kernels for rows that are not aligned vectors).
-template <class T, int kThreadsPerRow, int kVecs, class Out = T, bool kInterleaved = false>
+// kPartialSlots: the tile of a ragged row whose lean passes must skip the empty lanes of the slot
+// around position len (the norm kind's; the softmax kind's fill, -inf, is neutral there).
+template <class T, int kThreadsPerRow, int kVecs, class Out = T, bool kInterleaved = false, bool kPartialSlots = false>
 struct RowTile;
 
 // An element x of the input as a tile of results in Out holds it (acc_t<Out>): rounded to Out
@@ -351,13 +433,14 @@ __device__ __forceinline__ acc_t<Out> input_as(T x) {
   else return cast_value<acc_t<Out>>(cast_value<Out>(x));
 }
 
-template <class T, int kThreadsPerRow, int kVecs, class Out, bool kInterleaved>
+template <class T, int kThreadsPerRow, int kVecs, class Out, bool kInterleaved, bool kPartialSlots_>
 struct RowTile {
   using Input = T;
   using Value = Out;
   using Acc = acc_t<Out>;
   static constexpr int kLanes = Vec16<T>::kLanes;
   static constexpr int kSlots = kVecs;
+  static constexpr bool kPartialSlots = kPartialSlots_;
   static constexpr int kCapacity = kThreadsPerRow * kVecs * kLanes;  // elements per chunk
 
   Acc v[kVecs][kLanes];
@@ -495,11 +578,14 @@ struct RowTile {
       }
     }
   }
-  // Writes out(value) to y's ragged row (as load_ragged's: y's row has the same rot, which the
-  // host's check makes as aligned as the vector path's rows, rows_ragged_vectors in layout.hpp).
-  template <bool kPairRounding, class F>
-  __device__ __forceinline__ void store_ragged(Out* row, RaggedRow ragged, int len, int rank, F out) const {
-    store_tile_vectors<kPairRounding, Affine::kAny, true>(*this, row, 0, len, rank, nullptr, nullptr, out, ragged);
+  // Writes out(value, weight, bias) to y's ragged row (as load_ragged's: y's row has the same rot,
+  // which the host's check makes as aligned as the vector path's rows, rows_ragged_vectors in
+  // layout.hpp). The affine vectors as store's on the vector path (kAffine; kAny: null ones read
+  // as weight 1, bias 0).
+  template <bool kPairRounding, Affine kAffine = Affine::kAny, class F>
+  __device__ __forceinline__ void store_ragged(Out* row, RaggedRow ragged, int len, int rank, const Out* weight,
+                                               const Out* bias, F out) const {
+    store_tile_vectors<kPairRounding, kAffine, true>(*this, row, 0, len, rank, weight, bias, out, ragged);
   }
 
   // v = round_to_T(v + residual) on the valid elements (the sum as the unfused `x + residual` in

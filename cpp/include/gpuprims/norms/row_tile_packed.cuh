@@ -13,8 +13,10 @@
 // instructions per element an SM can issue at copy bandwidth for 2-byte types. The conversion is
 // exact, so the values are bit-identical to RowTile's lean path.
 //
-// Only what the norm kind's lean vector path uses: load (vector path), unpack (for kPrefetch),
-// set_slot (the add-norms' residual prologue), sum_of_vectors and store. Slots past len are never loaded nor read (every pass checks per slot).
+// Only what the norm kind's lean vector path uses: load (vector path), load_ragged and store_ragged
+// (ragged rows), unpack (for kPrefetch), set_slot (the add-norms' residual prologue),
+// sum_of_vectors and store. Slots past len are never loaded nor read (every pass checks per slot;
+// kPartialSlots as RowTile's: per lane in the slot around position len of a ragged row).
 #include <cstdint>
 
 #include "gpuprims/norms/row_tile.cuh"
@@ -22,7 +24,7 @@
 namespace gpuprims {
 namespace norms {
 
-template <class T, int kThreadsPerRow, int kVecs>
+template <class T, int kThreadsPerRow, int kVecs, bool kPartialSlots_ = false>
 struct PackedRowTile {
   static_assert(is_half_like<T>::value, "PackedRowTile: float16 / bfloat16 only");
   using Float = RowTile<T, kThreadsPerRow, kVecs>;
@@ -32,6 +34,7 @@ struct PackedRowTile {
   static constexpr int kLanes = Float::kLanes;
   static constexpr int kSlots = kVecs;
   static constexpr int kCapacity = Float::kCapacity;
+  static constexpr bool kPartialSlots = kPartialSlots_;
 
   Vectors packed;
 
@@ -47,6 +50,31 @@ struct PackedRowTile {
   }
   __device__ __forceinline__ void unpack(const Vectors& in, int /*len*/, int /*rank*/, Acc /*fill*/) { packed = in; }
 
+  // A ragged row held rotated (RowTile::load_ragged's layout): the body's vectors as loaded, then
+  // the seam's slot element by element (positions past len 0, never read). A thread holds at most
+  // one slot that is not a whole vector (the one or two such vectors of a row are consecutive, so
+  // on different threads): it is gathered once, after the slot loop, and moved into its slot by a
+  // select per slot. A gather inside each slot's branch spilled 126 bytes in the plain packed
+  // 128-thread bf16 tile under 64 registers, this form 92 (ptxas, CUDA 13.0, sm_90a; the ragged
+  // kernels run under 128: row_on_chip_min_blocks).
+  __device__ __forceinline__ void load_ragged(const T* row, RaggedRow ragged, int len, int rank, Acc /*fill*/) {
+    int seam = -1;  // the first position of this thread's slot around the seam
+#pragma unroll
+    for (int s = 0; s < kVecs; ++s) {
+      const int e0 = slot_begin(s, rank);
+      if (ragged.whole_vector<kLanes>(e0)) packed.q[s] = load_vec16<T, LoadPolicy::kReadOnly>(row + ragged.rot + e0);
+      else if (e0 < len) seam = e0;
+    }
+    if (seam >= 0) {
+      Vec16<T> q;
+      ragged.load_seam(row, seam, len, T(), q.lane);
+#pragma unroll
+      for (int s = 0; s < kVecs; ++s) {
+        if (slot_begin(s, rank) == seam) packed.q[s] = q;
+      }
+    }
+  }
+
   template <class F>
   __device__ __forceinline__ Acc sum_of_vectors(int len, int rank, F f) const {
     return sum_tile_vectors(*this, len, rank, f);
@@ -58,6 +86,12 @@ struct PackedRowTile {
                                         const T* weight, int64_t /*weight_stride*/, const T* bias,
                                         int64_t /*bias_stride*/, F out) const {
     store_tile_vectors<kPairRounding, kAffine>(*this, row, begin, len, rank, weight, bias, out);
+  }
+  // RowTile::store_ragged.
+  template <bool kPairRounding, Affine kAffine = Affine::kAny, class F>
+  __device__ __forceinline__ void store_ragged(T* row, RaggedRow ragged, int len, int rank, const T* weight,
+                                               const T* bias, F out) const {
+    store_tile_vectors<kPairRounding, kAffine, true>(*this, row, 0, len, rank, weight, bias, out, ragged);
   }
 };
 
