@@ -87,11 +87,11 @@ def test_many_rows_and_empty(rng, op):
 @pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32"))
 @pytest.mark.parametrize("op", OPS)
 def test_narrow_row_groups_with_a_remainder(rng, op, dtype):
-    """Rows of up to 512 elements run groups of 2 to 16 lanes a row (launch_narrow_rows: 4 / 8 lanes
-    for up to 64 / 128, 8 or 16 for up to 256 and 16 or 32 for up to 512 by dtype; the
-    element-wise path half as many): row counts that leave a warp's last groups without a row
-    (their lanes skip the shuffles the others run), on the vector path and, with an offset view,
-    the element-wise or ragged one."""
+    """Rows of up to 512 elements run groups of 2 to 32 lanes a row (launch_narrow_rows: 4 / 8 lanes
+    for up to 64 / 128; for up to 256 / 512, 8 / 16 lanes of 32 values in 2-byte types, 16 / 32 of
+    16 in float32; the element-wise path 2 / 4 / 8 / 16 lanes of 32 values): row counts that leave
+    a warp's last groups without a row (their lanes skip the shuffles the others run), on the
+    vector path and, with an offset view, the element-wise or ragged one."""
     need(TORCH_CUDA)
     for n in (1, 8, 64, 65, 100, 128, 200, 256, 257, 384, 512):
         for rows in (1, 2, 3, 5, 6, 7, 9, 17, 33, 70):
