@@ -21,8 +21,8 @@ bool rows_vector_aligned(const RowLayout& layout, const void* x, const void* y, 
 // Whether every row of x and y is contiguous and misaligned alike: wherever x's row reaches its
 // first 16-byte boundary, y's row, as many elements in, is as aligned as rows_vector_aligned asks
 // (its unit: the outputs of one 16-byte vector of x, up to 16 bytes). Then a kernel can walk both
-// rows as whole vectors from there, and the rest element by element (the softmax kind's ragged
-// row_on_chip, RaggedRow). x and y must be element-aligned.
+// rows as whole vectors from there, and the rest element by element (row_on_chip's and the
+// softmax kind's cluster_row's ragged kernels, RaggedRow). x and y must be element-aligned.
 bool rows_ragged_vectors(const RowLayout& layout, const void* x, const void* y, DType dtype, DType y_dtype);
 
 }  // namespace norms
