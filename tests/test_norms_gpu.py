@@ -191,6 +191,25 @@ def test_softmax_dtype_converting_kernels(rng, op, pair):
     np.testing.assert_array_equal(to_numpy(x), to_numpy(TORCH_CUDA.make(a, from_dtype)))  # x untouched
 
 
+def padded_rows(n, lanes):
+    """(rows, stride) of the ragged-row tests: lanes + 2 rows padded to stride = 1 mod lanes
+    elements, so consecutive rows start at every offset into their 16-byte vector."""
+    stride = n + (1 - n) % lanes
+    return lanes + 2, stride + (lanes if stride == 1 else 0)
+
+
+def rows_view(buf, offset, rows, stride, n):
+    """The (rows, n) view of the flat buffer buf (torch or numpy) at `offset`, rows `stride` apart."""
+    return buf[offset:offset + rows * stride].reshape(rows, stride)[:, :n]
+
+
+def outside_rows(buf, rows_of):
+    """True where the flat torch buffer buf holds no element of rows_of(buf)."""
+    mask = torch.ones_like(buf, dtype=torch.bool)
+    rows_of(mask)[:] = False
+    return mask
+
+
 # softmax(x) dtypes and softmax(x, dtype=) pairs of the ragged kernels: (x's dtype, out's dtype).
 RAGGED_PAIRS = tuple((d, d) for d in FLOATS) + CONVERTING_PAIRS[:4]
 
@@ -220,9 +239,7 @@ def test_softmax_ragged_rows(rng, op, pair):
         (slice_len + 1, 2 * slice_len - 1, 2 * slice_len + 1, 50257, 16 * slice_len - 1, 16 * slice_len + 1)
     sentinel = 1234.5
     for n in lengths:
-        rows = lanes + 2
-        stride = n + (1 - n) % lanes  # = 1 mod lanes: row r starts r elements further into its vector
-        stride += lanes if stride == 1 else 0
+        rows, stride = padded_rows(n, lanes)
         a = data(rng, (rows, stride), "float32")
         a[0, :] = -np.inf
         a[1, 0] = np.nan
@@ -234,13 +251,8 @@ def test_softmax_ragged_rows(rng, op, pair):
             def buffer(fill, dtype):  # the rows' storage, with room around them
                 return torch.full((offset + rows * stride + lanes,), fill, dtype=dtype, device="cuda")
 
-            def rows_of(buf):  # the (rows, n) view at `offset`, rows `stride` apart
-                return buf[offset:offset + rows * stride].view(rows, stride)[:, :n]
-
-            def outside(buf):  # True where buf holds no element of rows_of(buf)
-                mask = torch.ones_like(buf, dtype=torch.bool)
-                rows_of(mask)[:] = False
-                return mask
+            def rows_of(buf):
+                return rows_view(buf, offset, rows, stride, n)
 
             flat = buffer(float("nan"), x_dt)
             x = rows_of(flat)
@@ -254,7 +266,7 @@ def test_softmax_ragged_rows(rng, op, pair):
                 out.fill_(float("nan"))
                 assert fn(x, algorithm=algorithm, out=out, **kw) is out
                 assert_close(out, ref, tol, f"{what} {algorithm} out=")
-                written_outside = out_flat[outside(out_flat)] != sentinel
+                written_outside = out_flat[outside_rows(out_flat, rows_of)] != sentinel
                 assert not bool(written_outside.any()), f"{what} {algorithm}: a write outside the rows"
                 if offset == 0 and stride == n:
                     assert_close(fn(x, algorithm=algorithm, **kw), ref, tol, f"{what} {algorithm} fresh")
@@ -263,7 +275,7 @@ def test_softmax_ragged_rows(rng, op, pair):
                 v = rows_of(inplace)
                 assert fn(v, out=v) is v
                 assert_close(v, ref, tol, f"{what} in place")
-                keep = outside(flat)
+                keep = outside_rows(flat, rows_of)
                 assert torch.equal(inplace[keep].isnan(), flat[keep].isnan()), \
                     f"{what}: in place wrote outside the rows"
         # contiguous rows of odd length: the common case (fresh result misaligned as x)
@@ -295,9 +307,7 @@ def test_norm_ragged_rows(rng, op, dtype):
     lengths = (1, 3, 9, 100) + tuple(n for c in limits for n in (c - 1, c + 1))
     sentinel = 1234.5
     for n in lengths:
-        rows = lanes + 2
-        stride = n + (1 - n) % lanes  # = 1 mod lanes: row r starts r elements further into its vector
-        stride += lanes if stride == 1 else 0
+        rows, stride = padded_rows(n, lanes)
         flat = data(rng, (rows * stride + lanes + 3,), dtype)
         contiguous = np.ascontiguousarray(flat[:rows * n].reshape(rows, n))
         check(TORCH_CUDA, op, contiguous, dtype, rng=rng)
@@ -308,8 +318,8 @@ def test_norm_ragged_rows(rng, op, dtype):
             assert_within_twice_torch(np.ascontiguousarray(outlier[stride + 3:][:(rows - 1) * n]
                                                            .reshape(rows - 1, n)), dtype, ("auto",), "outlier")
         for offset in (0, 3):
-            def rows_of(buf):  # the (rows, n) view at `offset`, rows `stride` apart
-                return buf[offset:offset + rows * stride].reshape(rows, stride)[:, :n]
+            def rows_of(buf):
+                return rows_view(buf, offset, rows, stride, n)
 
             what = f"{dtype} n={n} offset={offset}"
             check(TORCH_CUDA, op, flat, dtype, rng=rng, view=rows_of)
@@ -329,8 +339,7 @@ def test_norm_ragged_rows(rng, op, dtype):
                 assert run_op(op, x, w, b, out=out) is out
                 assert_close(out, ref, tolerance(op, dtype, a, ref, -1, weight[first:first + n],
                                                  None if b is None else bias[first:first + n]), f"{what} first={first}")
-                keep = torch.ones_like(out_flat, dtype=torch.bool)
-                rows_of(keep)[:] = False
+                keep = outside_rows(out_flat, rows_of)
                 assert bool((out_flat[keep] == sentinel).all()), f"{what}: a write outside the rows"
 
 

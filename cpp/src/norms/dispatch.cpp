@@ -265,13 +265,13 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   const auto affine_vector_ok = [&](const TensorView* v) {
     return v == nullptr || ((v->strides[0] == 1 || v->shape[0] <= 1) && reinterpret_cast<uintptr_t>(v->data) % 16 == 0);
   };
-  p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype, y.dtype) && affine_vector_ok(t.weight) &&
-             affine_vector_ok(t.bias);
+  const bool affine_ok = affine_vector_ok(t.weight) && affine_vector_ok(t.bias);
+  p.vec_ok = norms::rows_vector_aligned(p.layout, x.data, y.data, x.dtype, y.dtype) && affine_ok;
   // Rows that are not whole aligned vectors (odd lengths, offset views) run row_on_chip's ragged
   // kernels (the softmax kind's cluster_row's too) where x's and y's rows are misaligned alike
-  // and the affine vectors are contiguous and aligned. Not the add-norms.
-  p.ragged = !p.vec_ok && !t.residual && affine_vector_ok(t.weight) && affine_vector_ok(t.bias) &&
-             norms::rows_ragged_vectors(p.layout, x.data, y.data, x.dtype, y.dtype);
+  // and the affine vectors are contiguous and aligned (the add-norms' launch has no ragged kernel:
+  // may_run_ragged, row_on_chip_launch.cuh).
+  p.ragged = !p.vec_ok && affine_ok && norms::rows_ragged_vectors(p.layout, x.data, y.data, x.dtype, y.dtype);
   if (t.residual) {
     GPUPRIMS_TRY(check_element_aligned(name, *t.residual, "residual"));
     GPUPRIMS_TRY(check_element_aligned(name, *t.sum, "sum"));

@@ -76,11 +76,11 @@ struct NormParams {
   // Every row of x and y (and residual, sum) starts 16-byte aligned with unit element stride, and
   // the affine vectors are contiguous and aligned: the kernels may use 16-byte vector accesses.
   bool vec_ok = false;
-  // Rows not vec_ok (not the add-norms'): every row of x and y has unit element stride, y's row
+  // Rows not vec_ok: every row of x and y has unit element stride, y's row
   // starts as far into its aligned unit as x's row into its 16-byte vector (rows_ragged_vectors),
   // and the affine vectors are contiguous and 16-byte aligned: row_on_chip's ragged kernels (and
-  // the softmax kind's in cluster_row) may read and write the whole vectors inside each row and
-  // its ends element by element (RaggedRow, row_tile.cuh).
+  // the softmax kind's in cluster_row; not the add-norms') may read and write the whole vectors
+  // inside each row and its ends element by element (RaggedRow, row_tile.cuh).
   bool ragged = false;
 };
 

@@ -222,9 +222,9 @@ row_on_chip_kernel(NormParams p) {
     const auto store = [&](auto affine, auto f) {
       if constexpr (kRagged) {
         constexpr bool kAffine = kKind == RowKind::kNorm;
-        tile.template store_ragged<kLean, decltype(affine)::value>(
-            y + layout.y_row_offset(row), ragged, len, rank, kAffine ? static_cast<const Out*>(p.weight) : nullptr,
-            kAffine ? static_cast<const Out*>(p.bias) : nullptr, f);
+        store_tile_vectors<kLean, decltype(affine)::value, true>(
+            tile, y + layout.y_row_offset(row), 0, len, rank, kAffine ? static_cast<const Out*>(p.weight) : nullptr,
+            kAffine ? static_cast<const Out*>(p.bias) : nullptr, f, ragged);
       } else {
         tile.template store<kLean, decltype(affine)::value>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len,
                                                             rank, kVector, static_cast<const Out*>(p.weight),

@@ -318,9 +318,11 @@ __device__ __forceinline__ RaggedRow ragged_row(const T* row, int len) {
 // (RowTile::store's vec_ok contract). kPairRounding as for RowTile::store. A slot's kLanes outputs
 // are one 16-byte vector, or 8 / 32 bytes where the tile converts (RowTile's Out: then no affine
 // vectors, whose lanes would not match the slot's).
-// kRagged (RowTile::store_ragged): the tile holds `row` rotated by ragged.rot (RaggedRow), with
-// begin 0: whole vectors of the body at row + rot, the others element by element, the affine
-// vectors at the same rotation (RaggedRow::load_affine).
+// kRagged (row_on_chip's ragged kernels): the tile holds y's row `row` rotated by ragged.rot
+// (RaggedRow, as load_ragged filled it: the host makes y's row as aligned as the vector path's
+// from there, rows_ragged_vectors in layout.hpp), with begin 0: whole vectors of the body at
+// row + rot, the others element by element, the affine vectors at the same rotation
+// (RaggedRow::load_affine).
 template <bool kPairRounding, Affine kAffine = Affine::kAny, bool kRagged = false, class Tile, class F>
 __device__ __forceinline__ void store_tile_vectors(const Tile& tile, typename Tile::Value* row, int64_t begin, int len,
                                                    int rank, const typename Tile::Value* weight,
@@ -577,15 +579,6 @@ struct RowTile {
         }
       }
     }
-  }
-  // Writes out(value, weight, bias) to y's ragged row (as load_ragged's: y's row has the same rot,
-  // which the host's check makes as aligned as the vector path's rows, rows_ragged_vectors in
-  // layout.hpp). The affine vectors as store's on the vector path (kAffine; kAny: null ones read
-  // as weight 1, bias 0).
-  template <bool kPairRounding, Affine kAffine = Affine::kAny, class F>
-  __device__ __forceinline__ void store_ragged(Out* row, RaggedRow ragged, int len, int rank, const Out* weight,
-                                               const Out* bias, F out) const {
-    store_tile_vectors<kPairRounding, kAffine, true>(*this, row, 0, len, rank, weight, bias, out, ragged);
   }
 
   // v = round_to_T(v + residual) on the valid elements (the sum as the unfused `x + residual` in

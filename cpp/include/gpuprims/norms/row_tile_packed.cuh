@@ -13,8 +13,8 @@
 // instructions per element an SM can issue at copy bandwidth for 2-byte types. The conversion is
 // exact, so the values are bit-identical to RowTile's lean path.
 //
-// Only what the norm kind's lean vector path uses: load (vector path), load_ragged and store_ragged
-// (ragged rows), unpack (for kPrefetch), set_slot (the add-norms' residual prologue),
+// Only what the norm kind's lean vector path uses: load (vector path), load_ragged (ragged rows;
+// stored by store_tile_vectors), unpack (for kPrefetch), set_slot (the add-norms' residual prologue),
 // sum_of_vectors and store. Slots past len are never loaded nor read (every pass checks per slot;
 // kPartialSlots as RowTile's: per lane in the slot around position len of a ragged row).
 #include <cstdint>
@@ -86,12 +86,6 @@ struct PackedRowTile {
                                         const T* weight, int64_t /*weight_stride*/, const T* bias,
                                         int64_t /*bias_stride*/, F out) const {
     store_tile_vectors<kPairRounding, kAffine>(*this, row, begin, len, rank, weight, bias, out);
-  }
-  // RowTile::store_ragged.
-  template <bool kPairRounding, Affine kAffine = Affine::kAny, class F>
-  __device__ __forceinline__ void store_ragged(T* row, RaggedRow ragged, int len, int rank, const T* weight,
-                                               const T* bias, F out) const {
-    store_tile_vectors<kPairRounding, kAffine, true>(*this, row, 0, len, rank, weight, bias, out, ragged);
   }
 };
 
