@@ -269,7 +269,7 @@ def test_algorithm_of_another_op_is_refused():
     x = np.ones((3, 4), np.float32)
     with pytest.raises(ValueError, match="softmax: argument 'algorithm': expected one of 'auto', 'three_pass', "
                                          "'online', 'row_on_chip', 'split_row', 'cluster_row', 'row_lag', "
-                                         "'row_hold', got 'welford'"):
+                                         "'row_hold', 'row_staged', got 'welford'"):
         gpuprims.softmax(x, algorithm="welford")
     with pytest.raises(ValueError, match="rms_norm: argument 'algorithm'.*got 'welford'"):
         gpuprims.rms_norm(x, algorithm="welford")
@@ -277,7 +277,7 @@ def test_algorithm_of_another_op_is_refused():
 
 def test_variant_tables():
     assert variants("softmax") == ("three_pass", "online", "row_on_chip", "split_row", "cluster_row", "row_lag",
-                                   "row_hold")
+                                   "row_hold", "row_staged")
     assert variants("log_softmax") == variants("softmax")
     assert variants("layer_norm") == ("two_pass", "welford", "row_on_chip", "split_row", "cluster_row", "row_lag",
                                       "row_hold")
@@ -285,6 +285,17 @@ def test_variant_tables():
     for op in OPS:
         for v in gpuprims.variants(op):
             assert v.description and v.deterministic
+
+
+@pytest.mark.parametrize("op", ("softmax", "log_softmax"))
+def test_row_staged_is_a_softmax_variant(rng, op):
+    """row_staged (rows back to back staged through shared memory) is the softmax kind's: accepted
+    there (CPU arrays run the reference), refused by layer_norm / rms_norm with their own names."""
+    check(NUMPY_CPU, op, data(rng, (5, 63), "float32"), "float32", algorithm="row_staged", rng=rng)
+    x = np.ones((3, 4), np.float32)
+    for norm in ("layer_norm", "rms_norm"):
+        with pytest.raises(ValueError, match=f"{norm}: argument 'algorithm'.*'row_hold', got 'row_staged'"):
+            getattr(gpuprims, norm)(x, algorithm="row_staged")
 
 
 @pytest.mark.parametrize("op", OPS)

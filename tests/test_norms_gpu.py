@@ -15,13 +15,14 @@ import gpuprims
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
 # Row lengths around every tile boundary of row_on_chip (narrow groups 128 / 256, warp 512 / 1024,
-# block 2048 / 4096 / 8192 / 16384 by dtype) and split_row's chunk (8192), odd lengths, and a
-# multi-chunk row.
-ROW_LENS = (1, 5, 32, 128, 129, 256, 257, 512, 513, 1024, 1025, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384, 16385, 40000)
+# block 2048 / 4096 / 8192 / 16384 by dtype) and split_row's chunk (8192), odd lengths (63: rows
+# "auto" stages through shared memory, row_staged.cuh), and a multi-chunk row.
+ROW_LENS = (1, 5, 32, 63, 128, 129, 256, 257, 512, 513, 1024, 1025, 2048, 2049, 4096, 4097, 5120, 8192, 8193, 12289, 16384,
+            16385, 40000)
 
 
 @pytest.mark.parametrize("algorithm", ("auto", "three_pass", "online", "row_on_chip", "split_row", "cluster_row",
-                                       "row_lag", "row_hold"))
+                                       "row_lag", "row_hold", "row_staged"))
 @pytest.mark.parametrize("n", (256, 40000))
 def test_softmax_bfloat16_keeps_subnormal_outputs(algorithm, n):
     """bfloat16 shares float's exponent range: outputs between its smallest subnormal (2^-133) and
@@ -341,6 +342,52 @@ def test_norm_ragged_rows(rng, op, dtype):
                                                  None if b is None else bias[first:first + n]), f"{what} first={first}")
                 keep = outside_rows(out_flat, rows_of)
                 assert bool((out_flat[keep] == sentinel).all()), f"{what}: a write outside the rows"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ("softmax", "log_softmax"))
+def test_row_staged_back_to_back_rows(rng, op, dtype):
+    """row_staged: softmax rows of up to 128 elements that lie back to back but are not whole
+    aligned vectors (contiguous rows of odd length, and views 1 and 3 elements into a buffer)
+    copied through shared memory a run of rows at a time (row_staged.cuh), on both tiles (groups of
+    4 and 8 lanes), run counts that leave the last run partial, and 70001 rows of 63 (blocks that
+    take several runs); -inf / NaN / +inf in the first rows; into a fresh result, into a
+    NaN-poisoned out= with sentinels around it (nothing written outside the rows, whose two outer
+    vectors are partly other data), and in place. The same values as row_on_chip, bit for bit (the
+    same ragged rows, read from shared memory instead of global), and within tolerance of float64.
+    Longer rows and float64 (no staged kernel) run row_on_chip itself; "auto" stages where it
+    measured faster (odd 2-byte rows, float32 rows of up to 64 elements;
+    test_every_variant_dtype_and_row_length covers it on fresh rows)."""
+    need(TORCH_CUDA)
+    dt = getattr(torch, dtype)
+    lanes = 16 // torch.empty(0, dtype=dt).element_size()
+    cases = [(n, 37) for n in (1, 3, 9, 33, 63, 65, 77, 100, 127, 129, 300)] + [(4095, 3), (63, 70001)]
+    sentinel = 1234.5
+    for n, rows in cases:
+        flat = data(rng, (rows * n + 2 * lanes,), dtype)
+        if rows > 3:
+            flat[[0, n, 3 * n - 1]] = (-np.inf, np.nan, np.inf)  # row 0's first, row 1's first, row 2's last
+        for offset in (0, 1, 3):
+            what = f"{dtype} n={n} rows={rows} offset={offset}"
+
+            def rows_of(buf):
+                return buf[offset:offset + rows * n].reshape(rows, n)
+
+            if rows < 1000 or offset == 1:
+                check(TORCH_CUDA, op, flat, dtype, rng=rng, algorithm="row_staged", view=rows_of)
+            x = rows_of(TORCH_CUDA.make(flat, dtype))
+            want = rows_of(torch.full((flat.size,), float("nan"), dtype=dt, device="cuda"))  # laid out as x: ragged
+            run_op(op, x, algorithm="row_on_chip", out=want)
+            out_flat = torch.full((flat.size,), sentinel, dtype=dt, device="cuda")
+            out = rows_of(out_flat)
+            out.fill_(float("nan"))
+            assert run_op(op, x, algorithm="row_staged", out=out) is out
+            torch.testing.assert_close(out, want, rtol=0, atol=0, equal_nan=True, msg=f"{what}: not row_on_chip's")
+            keep = outside_rows(out_flat, rows_of)
+            assert bool((out_flat[keep] == sentinel).all()), f"{what}: a write outside the rows"
+            v = rows_of(TORCH_CUDA.make(flat, dtype))  # a copy laid out as x
+            assert run_op(op, v, algorithm="row_staged", out=v) is v
+            torch.testing.assert_close(v, want, rtol=0, atol=0, equal_nan=True, msg=f"{what}: in place")
 
 
 @pytest.mark.parametrize("op", OPS)

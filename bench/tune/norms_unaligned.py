@@ -11,14 +11,16 @@ import gpuprims
 from gpuprims.bench._timing import copy_gbps, median_ms
 
 
-def forward_cases(x, w, b):
+def forward_cases(x, w, b, algorithm="auto"):
     """name -> (gpuprims call, torch call) for the forward ops on x's rows (last axis)."""
     n = x.shape[-1]
+    a = {"algorithm": algorithm}
     return {
-        "softmax": (lambda: gpuprims.softmax(x), lambda: torch.softmax(x, -1)),
-        "log_softmax": (lambda: gpuprims.log_softmax(x), lambda: torch.log_softmax(x, -1)),
-        "layer_norm": (lambda: gpuprims.layer_norm(x, w, b), lambda: torch.nn.functional.layer_norm(x, (n,), w, b)),
-        "rms_norm": (lambda: gpuprims.rms_norm(x, w), lambda: torch.nn.functional.rms_norm(x, (n,), w)),
+        "softmax": (lambda: gpuprims.softmax(x, **a), lambda: torch.softmax(x, -1)),
+        "log_softmax": (lambda: gpuprims.log_softmax(x, **a), lambda: torch.log_softmax(x, -1)),
+        "layer_norm": (lambda: gpuprims.layer_norm(x, w, b, **a),
+                       lambda: torch.nn.functional.layer_norm(x, (n,), w, b)),
+        "rms_norm": (lambda: gpuprims.rms_norm(x, w, **a), lambda: torch.nn.functional.rms_norm(x, (n,), w)),
     }
 
 

@@ -32,6 +32,9 @@ enum class NormAlgorithm {
                // read); rows not in aligned 16-byte vectors and float64 run kSplitRow
   kRowHold,    // a long row's chunks read once in one launch, each held in the shared memory of the
                // block that read it until its row is complete; where it cannot run, kSplitRow
+  kRowStaged,  // softmax: kRowOnChip with rows of up to 128 elements that lie back to back but are not
+               // aligned 16-byte vectors (odd lengths, offset views) copied through shared memory a
+               // run of rows at a time; elsewhere it runs kRowOnChip
 };
 
 struct NormVariantInfo {

@@ -75,6 +75,15 @@ const NormVariantInfo kRowHold{
     "elsewhere it runs split_row",
     true};
 
+const NormVariantInfo kRowStaged{
+    NormAlgorithm::kRowStaged, "row_staged",
+    "row_on_chip for softmax rows of up to 128 elements that lie back to back but are not aligned "
+    "16-byte vectors (odd lengths, offset views of contiguous arrays): a block copies a run of whole rows into "
+    "shared memory and back with 16-byte accesses, the next run in flight while it works on this one, "
+    "each row held in registers from there (\"auto\" stages where it measured faster); elsewhere it "
+    "runs row_on_chip",
+    true};
+
 }  // namespace
 
 const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
@@ -85,7 +94,7 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
       {NormAlgorithm::kOnline, "online",
        "block per row: running (max, sum) in one read (Milakov & Gimelshein), then normalize (2 reads + 1 write)",
        true},
-      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold, kRowStaged};
   static const std::vector<NormVariantInfo> layer_norm = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row: mean, then the centered second moment, then normalize, each pass reading the row "
@@ -117,9 +126,9 @@ using norms::NormLaunch;
 using norms::check_affine;
 using norms::check_stats;
 
-// "auto": the one-pass kernel; rows beyond one block's registers run row_hold where it measured
-// fastest (row_hold_preferred), else cluster_row (which runs split_row where it cannot, or where it
-// measured slower).
+// "auto": the one-pass kernel, staged where that measured faster (RowStaging::kWhereFaster); rows
+// beyond one block's registers run row_hold where it measured fastest (row_hold_preferred), else
+// cluster_row (which runs split_row where it cannot, or where it measured slower).
 Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
   switch (algorithm) {
     case NormAlgorithm::kClusterRow: return norms::norms_cluster_row(l);
@@ -136,9 +145,16 @@ Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
         return norms::norms_cluster_row(l, /*automatic=*/true);
       }
       break;
-    case NormAlgorithm::kRowOnChip: break;
+    case NormAlgorithm::kRowStaged: {
+      NormLaunch staged = l;
+      staged.staging = norms::RowStaging::kWherever;
+      return norms::norms_row_on_chip(staged);
+    }
+    case NormAlgorithm::kRowOnChip: return norms::norms_row_on_chip(l);
   }
-  return norms::norms_row_on_chip(l);
+  NormLaunch automatic = l;
+  automatic.staging = norms::RowStaging::kWhereFaster;
+  return norms::norms_row_on_chip(automatic);
 }
 
 bool algorithm_applies(NormOp op, NormAlgorithm algorithm) {
@@ -289,7 +305,8 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
     const bool automatic = options.algorithm == NormAlgorithm::kAuto;
     if (norms::row_on_chip_converts(x.dtype, y.dtype) && (p.vec_ok || p.ragged)) {
       const bool fits = p.layout.row_len <= norms::row_on_chip_capacity(x.dtype);
-      if (fits && (automatic || options.algorithm == NormAlgorithm::kRowOnChip)) return norms::norms_row_on_chip_convert(l);
+      const bool on_chip = options.algorithm == NormAlgorithm::kRowOnChip || options.algorithm == NormAlgorithm::kRowStaged;
+      if (fits && (automatic || on_chip)) return norms::norms_row_on_chip_convert(l);
       if ((!fits && automatic) || options.algorithm == NormAlgorithm::kClusterRow) {
         bool ran = false;
         GPUPRIMS_TRY(norms::norms_cluster_row_convert(l, automatic, &ran));

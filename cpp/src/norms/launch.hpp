@@ -13,6 +13,8 @@
 namespace gpuprims {
 namespace norms {
 
+enum class RowStaging { kNever, kWhereFaster, kWherever };
+
 struct NormLaunch {
   NormParams params;
   DType dtype;    // x's
@@ -21,6 +23,10 @@ struct NormLaunch {
   int device;  // -1 for the CPU reference
   int sm_count;
   cudaStream_t stream;
+  // Whether row_on_chip stages rows that lie back to back and run ragged through shared memory
+  // (its Staged kernels, launch_row_on_chip): "row_on_chip" never, "auto" where that measured
+  // faster (staged_rows_preferred), "row_staged" wherever a staged kernel exists.
+  RowStaging staging = RowStaging::kNever;
 };
 
 // The longest row the row_on_chip kernels hold (elements of 2- and 4-byte types; float64 half of

@@ -78,5 +78,10 @@ bool rows_ragged_vectors(const RowLayout& l, const void* x, const void* y, DType
   return true;
 }
 
+bool rows_back_to_back(const RowLayout& l) {
+  if (l.row_len < 1 || l.x_elem_stride != 1 || l.y_elem_stride != 1 || l.outer_ndim > 1) return false;
+  return l.outer_ndim == 0 || (l.x_outer_strides[0] == l.row_len && l.y_outer_strides[0] == l.row_len);
+}
+
 }  // namespace norms
 }  // namespace gpuprims

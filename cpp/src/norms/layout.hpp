@@ -25,5 +25,10 @@ bool rows_vector_aligned(const RowLayout& layout, const void* x, const void* y, 
 // softmax kind's cluster_row's ragged kernels, RaggedRow). x and y must be element-aligned.
 bool rows_ragged_vectors(const RowLayout& layout, const void* x, const void* y, DType dtype, DType y_dtype);
 
+// Whether x's rows, and y's, lie back to back: unit element stride, each row starting where the
+// previous one ends (one contiguous run of num_rows * row_len elements), rows not empty.
+// row_on_chip's kStaged kernels copy runs of such rows through shared memory (row_staged.cuh).
+bool rows_back_to_back(const RowLayout& layout);
+
 }  // namespace norms
 }  // namespace gpuprims

@@ -1,12 +1,14 @@
 #pragma once
 // The row_on_chip launch and its tile shapes, shared by variant_row_on_chip.cu (the forward ops) and
 // variant_add_norm.cu (the same kernels with the residual-add prologue).
+#include <algorithm>
 #include <string>
 #include <type_traits>
 
 #include "gpuprims/norms/row_on_chip.cuh"
 #include "gpuprims/util/math.cuh"
 #include "launch.hpp"
+#include "layout.hpp"
 
 namespace gpuprims {
 namespace norms {
@@ -105,6 +107,10 @@ constexpr bool kRowOnChipNarrowGroups = true;
 // everywhere: float32 layer_norm 129 42.1 -> 59.7, 197 56.7 -> 70.8, 257 36.8 -> 60.5, bfloat16
 // 129 17.5 -> 23.9, 257 16.1 -> 23.3 (float32 77 47.8 -> 45.3). false: 16 values everywhere (one line).
 constexpr bool kRowOnChipNarrowValues32 = true;
+// Session 27: softmax / log_softmax rows of up to 128 elements that lie back to back and are not
+// whole aligned vectors have kernels that copy them through shared memory (may_stage_rows below).
+// false: none (one line).
+constexpr bool kRowOnChipStagedRows = true;
 
 // The block tile for rows of up to 32 * kThreads elements (kThreads 128 or 256; float64: 16 *
 // kThreads): kThreads threads with 32 values each (16 for float64) under the classic register
@@ -152,6 +158,28 @@ bool runs_ragged(const NormParams& p) {
   return may_run_ragged<T, kKind, kResidual> && p.ragged;  // never with vec_ok (dispatch)
 }
 
+// Session 27 (docs/norms.md, "Rows back to back"): the softmax kind's tiles of rows of up to 128
+// elements (groups of 4 and 8 lanes, 16 values a thread) have kernels that copy rows lying back to
+// back through shared memory (StagedRuns, row_staged.cuh), where the ragged kernels read each row's
+// partial vectors element by element. Longer rows lost 2-40 points of copy staged (H100, session
+// 27 device runs 3-4, bench/tune/norms_staged_tune.cu), and the norm kind lost or gained within 3
+// points at every length (device run 7), so those tiles have none.
+template <class T, RowKind kKind, bool kResidual, class Cfg, class Out>
+constexpr bool may_stage_rows =
+    kRowOnChipStagedRows && kKind == RowKind::kSoftmax && may_run_ragged<T, kKind, kResidual> &&
+    std::is_same<Out, T>::value && Cfg::kThreadsPerRow * Cfg::kVecs * Vec16<T>::kLanes <= 128;
+// Where "auto" stages them (H100, session 27 device runs 5-7, bench/tune/norms_staged.py through
+// the API, % of copy, row_on_chip -> row_staged, two stages of 16 KiB, run 7): 2-byte types on odd
+// lengths (bf16 33 / 63 / 77 / 127: 35.5 / 40.1 / 54.4 / 75.3 -> 39.2 / 79.2 / 56.7 / 80.6;
+// float16 alike): an odd row starts at every offset into its 16-byte vector in turn, while rows of
+// 100 start at two (the in-place kernel reads every other row whole) and lost staged (72.9 ->
+// 69.8); float32 up to 64 elements (33 / 63: 79.3 / 68.3 -> 85.7 / 86.3; 77 and 127 lost 7-16
+// points).
+template <class T>
+bool staged_rows_preferred(const NormParams& p) {
+  return sizeof(T) == 2 ? p.layout.row_len % 2 == 1 : p.layout.row_len <= 64;
+}
+
 // The vector path runs VectorCfg, the element-wise path ElementCfg (the block tiles pass the
 // classic configuration: kLean and kPrefetch do not apply there, and a tuned configuration with
 // 512 threads spilled 220 bytes on that path under its 128-register cap). A prefetching or staged
@@ -162,9 +190,21 @@ template <class T, RowKind kKind, bool kResidual, class VectorCfg, class Element
 Status launch_row_on_chip(const NormLaunch& l) {
   const char* op = norm_op_name(l.op);
   const bool ragged = runs_ragged<T, kKind, kResidual>(l.params);
+  constexpr bool kMayStage = may_stage_rows<T, kKind, kResidual, VectorCfg, Out>;
+  const bool staged = kMayStage && ragged && rows_back_to_back(l.params.layout) &&
+                      (l.staging == RowStaging::kWherever ||
+                       (l.staging == RowStaging::kWhereFaster && staged_rows_preferred<T>(l.params)));
   const bool vector = l.params.vec_ok || ragged;
   const void* kernel = nullptr;
-  if (ragged) {
+  size_t smem = 0;
+  if (staged) {
+    if constexpr (kMayStage) {
+      kernel = reinterpret_cast<const void*>(
+          &row_on_chip_kernel<T, kKind, VectorCfg, true, false, Out, true, LibraryStagedRuns>);
+      smem = LibraryStagedRuns::shared_bytes<T, VectorCfg>(l.params.layout.row_len);
+      GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    }
+  } else if (ragged) {
     if constexpr (may_run_ragged<T, kKind, kResidual>) {
       kernel = reinterpret_cast<const void*>(&row_on_chip_kernel<T, kKind, VectorCfg, true, false, Out, true>);
     }
@@ -177,7 +217,6 @@ Status launch_row_on_chip(const NormLaunch& l) {
   }
   const int threads = vector ? VectorCfg::kThreads : ElementCfg::kThreads;
   const int64_t rows = l.params.layout.num_rows;
-  size_t smem = 0;
   if constexpr (row_on_chip_stages<VectorCfg, true, kResidual> > 0) {
     if (vector) {
       // At most 64 KiB (two stages of two 8192-element fp16 / bf16 rows): within the opt-in
@@ -186,11 +225,12 @@ Status launch_row_on_chip(const NormLaunch& l) {
       GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     }
   }
-  const bool persistent = vector && row_on_chip_persistent<VectorCfg, true, kResidual>;
+  const bool persistent = staged || (vector && row_on_chip_persistent<VectorCfg, true, kResidual>);
   int per_sm = 1;
   if (persistent) GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  const int64_t blocks = vector ? row_on_chip_blocks<VectorCfg>(rows, persistent, per_sm, l.sm_count)
-                                : row_on_chip_blocks<ElementCfg>(rows, false, per_sm, l.sm_count);
+  int64_t blocks = vector ? row_on_chip_blocks<VectorCfg>(rows, persistent, per_sm, l.sm_count)
+                          : row_on_chip_blocks<ElementCfg>(rows, false, per_sm, l.sm_count);
+  if (staged) blocks = std::min<int64_t>(LibraryStagedRuns::runs<T, VectorCfg>(l.params.layout), int64_t(per_sm) * l.sm_count);
   NormParams params = l.params;
   void* args[] = {&params};
   GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)), dim3(threads), args, smem, l.stream));

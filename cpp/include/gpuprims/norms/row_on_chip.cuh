@@ -9,6 +9,7 @@
 
 #include "gpuprims/norms/chunk_moments.cuh"
 #include "gpuprims/norms/norm_params.hpp"
+#include "gpuprims/norms/row_staged.cuh"
 #include "gpuprims/norms/row_stats.cuh"
 #include "gpuprims/norms/row_tile.cuh"
 #include "gpuprims/norms/row_tile_packed.cuh"
@@ -134,13 +135,20 @@ constexpr int row_on_chip_min_blocks() {
 // rotated so that their aligned body takes 16-byte accesses (RaggedRow, row_tile.cuh); the norm
 // kind's tile skips the empty lanes of the slot around position len in its lean passes
 // (kPartialSlots), where the softmax kind's fill (-inf) is neutral.
-template <class T, RowKind kKind, class Cfg, bool kVector, bool kResidual = false, class Out = T, bool kRagged = false>
+// Staged (a StagedRuns, row_staged.cuh; with kRagged, Out = T, rows_back_to_back; void: not
+// staged): the rows lie back to back, and the block copies runs of whole rows into shared memory
+// and back with 16-byte accesses, the next runs in flight while it works on one (StagedRuns::run);
+// each row is read from and written to its place in the stage as a ragged row. Persistent grid.
+template <class T, RowKind kKind, class Cfg, bool kVector, bool kResidual = false, class Out = T, bool kRagged = false,
+          class Staged = void>
 __global__ void __launch_bounds__(Cfg::kThreads, (row_on_chip_min_blocks<T, kKind, Cfg, kVector, kRagged>()))
 row_on_chip_kernel(NormParams p) {
   static_assert(std::is_same<Out, T>::value || (kKind == RowKind::kSoftmax && kVector && !kResidual && !Cfg::kPrefetch),
                 "a converting row_on_chip kernel is a softmax-kind vector kernel");
   static_assert(!kRagged || (kVector && !kResidual && !Cfg::kPrefetch),
                 "a ragged row_on_chip kernel is a vector kernel without residual or prefetch");
+  constexpr bool kStaged = !std::is_void<Staged>::value;
+  static_assert(!kStaged || (kRagged && std::is_same<Out, T>::value), "a staged row_on_chip kernel is a ragged one, Out = T");
   constexpr int kThreadsPerRow = Cfg::kThreadsPerRow, kRowsPerBlock = Cfg::kRowsPerBlock;
   constexpr bool kPrefetch = row_on_chip_prefetches<Cfg, kVector, kResidual>;
   constexpr bool kLean = Cfg::kLean && kVector;
@@ -213,8 +221,9 @@ row_on_chip_kernel(NormParams p) {
   }
   // The loop bound is uniform over the group that owns a row, so the group's reductions (and a
   // block's __syncthreads) are reached by all of its threads.
-  for (; row < layout.num_rows; row += step, stage = stage + 1 < kStages ? stage + 1 : 0) {
-    const T* xr = x + layout.x_row_offset(row);
+  // One row: x's at xr, y's at y_row() (global memory, or the row's place in a Staged stage; y's
+  // row offset is taken where the row is stored, as the loop body took it before it was a lambda).
+  const auto process = [&](int64_t row, const T* xr, auto y_row) {
     [[maybe_unused]] const RaggedRow ragged = kRagged ? ragged_row(xr, len) : RaggedRow{0, 0};
     Tile tile;
     // The affine vectors are the norm kind's, where Out is T (the softmax kind's ragged stores
@@ -223,16 +232,16 @@ row_on_chip_kernel(NormParams p) {
       if constexpr (kRagged) {
         constexpr bool kAffine = kKind == RowKind::kNorm;
         store_tile_vectors<kLean, decltype(affine)::value, true>(
-            tile, y + layout.y_row_offset(row), 0, len, rank, kAffine ? static_cast<const Out*>(p.weight) : nullptr,
+            tile, y_row(), 0, len, rank, kAffine ? static_cast<const Out*>(p.weight) : nullptr,
             kAffine ? static_cast<const Out*>(p.bias) : nullptr, f, ragged);
       } else {
-        tile.template store<kLean, decltype(affine)::value>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len,
+        tile.template store<kLean, decltype(affine)::value>(y_row(), layout.y_elem_stride, 0, len,
                                                             rank, kVector, static_cast<const Out*>(p.weight),
                                                             p.weight_stride, static_cast<const Out*>(p.bias),
                                                             p.bias_stride, f);
       }
     };
-    Acc first = Acc(0);
+    [[maybe_unused]] Acc first = Acc(0);
     if constexpr (kStages > 0) {
       issue(row + (kStages - 1) * step, stage == 0 ? kStages - 1 : stage - 1);  // the stage read last iteration
       ptx::cp_async_wait<kStages - 1>();  // this row's group has landed
@@ -244,7 +253,8 @@ row_on_chip_kernel(NormParams p) {
       first = next_first;
       if (row + step < layout.num_rows) prefetch(row + step);
     } else if constexpr (kRagged) {
-      tile.load_ragged(xr, ragged, len, rank, tile_fill<kKind, Acc>());
+      tile.template load_ragged<kStaged ? LoadPolicy::kShared : LoadPolicy::kReadOnly>(xr, ragged, len, rank,
+                                                                                 tile_fill<kKind, Acc>());
     } else {
       tile.load(xr, layout.x_elem_stride, 0, len, rank, kVector, tile_fill<kKind, Acc>());
     }
@@ -258,14 +268,14 @@ row_on_chip_kernel(NormParams p) {
         if constexpr (kRagged) {
           store(std::integral_constant<Affine, Affine::kAny>{}, scaled);
         } else {
-          tile.template store<kLean>(y + layout.y_row_offset(row), layout.y_elem_stride, 0, len, rank, kVector, nullptr,
+          tile.template store<kLean>(y_row(), layout.y_elem_stride, 0, len, rank, kVector, nullptr,
                                      1, nullptr, 1, scaled);
         }
-        continue;
+        return;
       }
     }
     RowFrame<Acc> frame;
-    SumPair<Acc> prologue_sums{Acc(0), Acc(0)};  // kOrigin && kResidual: add_residual_vectors'
+    [[maybe_unused]] SumPair<Acc> prologue_sums{Acc(0), Acc(0)};  // kOrigin && kResidual: add_residual_vectors'
     if constexpr (kResidual) {
       static_assert(kKind == RowKind::kNorm, "the residual sum is a norm-kind prologue");
       const RowLayout& rl = p.residual_layout;
@@ -322,20 +332,27 @@ row_on_chip_kernel(NormParams p) {
             const Acc rstd = stats.b, centered_mean = out.centered_mean;
             store(std::integral_constant<Affine, Affine::kWeightBias>{},
                   [=](Acc v, Acc w, Acc b) { return fma(fma(v, rstd, -centered_mean), w, b); });
-            continue;
+            return;
           }
         }
         store(std::integral_constant<Affine, Affine::kWeightBias>{}, out);
-        continue;
+        return;
       }
       if (!p.center && p.weight != nullptr && p.bias == nullptr) {
         // rms_norm: RowOutput's value with shift, mean and bias 0 (signed zeros aside).
         const Acc rstd = stats.b;
         store(std::integral_constant<Affine, Affine::kWeight>{}, [rstd](Acc v, Acc w, Acc) { return v * rstd * w; });
-        continue;
+        return;
       }
     }
     store(std::integral_constant<Affine, Affine::kAny>{}, out);
+  };
+  if constexpr (kStaged) {
+    Staged::template run<T, Cfg>(layout, x, y, len, row_stage_smem, process);
+  } else {
+    for (; row < layout.num_rows; row += step, stage = stage + 1 < kStages ? stage + 1 : 0) {
+      process(row, x + layout.x_row_offset(row), [&] { return y + layout.y_row_offset(row); });
+    }
   }
 }
 

@@ -548,13 +548,15 @@ struct RowTile {
   // tile's and nothing waits: the one-branch form stays, the other read 4-6 points lower at
   // float32 12289 on both GPUs. (All loads first, then all conversions, spilled 160-216 bytes in
   // the 2-byte tiles of 32 values under 64 registers.)
+  // kLoad: LoadPolicy::kShared for rows staged in shared memory (row_on_chip's kStaged kernels).
+  template <LoadPolicy kLoad = LoadPolicy::kReadOnly>
   __device__ __forceinline__ void load_ragged(const T* row, RaggedRow ragged, int len, int rank, Acc fill) {
     constexpr bool kConverts = !std::is_same<T, Acc>::value || !std::is_same<Out, T>::value;
 #pragma unroll
     for (int s = 0; s < kVecs; ++s) {
       const int e0 = slot_begin(s, rank);
       if (ragged.whole_vector<kLanes>(e0)) {
-        const Vec16<T> q = load_vec16<T, LoadPolicy::kReadOnly>(row + ragged.rot + e0);
+        const Vec16<T> q = load_vec16<T, kLoad>(row + ragged.rot + e0);
 #pragma unroll
         for (int l = 0; l < kLanes; ++l) v[s][l] = from_input(q.lane[l]);
       } else if constexpr (kConverts) {

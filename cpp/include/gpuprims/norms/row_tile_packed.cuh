@@ -57,12 +57,14 @@ struct PackedRowTile {
   // select per slot. A gather inside each slot's branch spilled 126 bytes in the plain packed
   // 128-thread bf16 tile under 64 registers, this form 92 (ptxas, CUDA 13.0, sm_90a; the ragged
   // kernels run under 128: row_on_chip_min_blocks).
+  // kLoad: as RowTile::load_ragged's.
+  template <LoadPolicy kLoad = LoadPolicy::kReadOnly>
   __device__ __forceinline__ void load_ragged(const T* row, RaggedRow ragged, int len, int rank, Acc /*fill*/) {
     int seam = -1;  // the first position of this thread's slot around the seam
 #pragma unroll
     for (int s = 0; s < kVecs; ++s) {
       const int e0 = slot_begin(s, rank);
-      if (ragged.whole_vector<kLanes>(e0)) packed.q[s] = load_vec16<T, LoadPolicy::kReadOnly>(row + ragged.rot + e0);
+      if (ragged.whole_vector<kLanes>(e0)) packed.q[s] = load_vec16<T, kLoad>(row + ragged.rot + e0);
       else if (e0 < len) seam = e0;
     }
     if (seam >= 0) {
