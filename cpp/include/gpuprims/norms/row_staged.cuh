@@ -1,20 +1,21 @@
 #pragma once
 // Rows that lie back to back in memory (row stride = row length, unit element stride: odd row
 // lengths and offset views of contiguous arrays), staged through shared memory a run of whole rows
-// at a time: row_on_chip's kStaged kernels (algorithm "row_staged").
+// at a time: row_on_chip's Staged kernels (algorithm "row_staged": the softmax kind's rows of up
+// to 128 elements, may_stage_rows in row_on_chip_launch.cuh).
 //
 // Why: a ragged row read in place (RaggedRow, row_tile.cuh) takes its aligned body as 16-byte
 // vectors but its one or two partial vectors element by element, and a group of lanes waits on
-// those scalar loads; for short rows (63 or 257 elements) they are a large share of the row, and
-// the ragged norm tiles run at half the resident blocks (row_on_chip_min_blocks), so few bytes are
-// in flight. Rows back to back form one contiguous run of bytes per block: the block copies the
-// run into shared memory with 16-byte cp.async (only the two vectors at the very ends of x are
-// taken element by element, so nothing outside x is read), the next run's copies in flight while
-// it works on this one (two stages), and writes the run back with 16-byte stores (elements at the
-// run's ends, which share a vector with the neighbouring runs that other blocks write). Between
-// the two, each row is held in registers from its place in the stage exactly as the ragged kernel
-// holds it from global memory (the stage keeps x's alignment modulo 16 bytes, which y shares:
-// rows_ragged_vectors), so the statistics and outputs are those of the ragged kernels, bit for bit.
+// those scalar loads; for short rows (a 63-element bf16 row: seven vectors and up to fifteen
+// scalars) they are a large share of the row. Rows back to back form one contiguous run of bytes
+// per block: the block copies the run into shared memory with 16-byte cp.async (only the two
+// vectors at the very ends of x are taken element by element, so nothing outside x is read), the
+// next run's copies in flight while it works on this one (two stages), and writes the run back with
+// 16-byte stores (elements at the run's ends, which share a vector with the neighbouring runs that
+// other blocks write). Between the two, each row is held in registers from its place in the stage
+// exactly as the ragged kernel holds it from global memory (the stage keeps x's alignment modulo 16
+// bytes, which y shares: rows_ragged_vectors), so the outputs are the ragged kernels', bit for bit.
+// Longer rows lost staged (docs/norms.md, "Rows back to back").
 #include <cstddef>
 #include <cstdint>
 
