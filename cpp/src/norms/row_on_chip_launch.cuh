@@ -199,10 +199,12 @@ Status launch_row_on_chip(const NormLaunch& l) {
   size_t smem = 0;
   if (staged) {
     if constexpr (kMayStage) {
+      // Within the 48 KiB of dynamic shared memory every block may take without opting in: no
+      // cudaFuncSetAttribute on this launch path.
+      static_assert(LibraryStagedRuns::max_shared_bytes<T, VectorCfg>() <= 48 * 1024, "staged rows beyond 48 KiB");
       kernel = reinterpret_cast<const void*>(
           &row_on_chip_kernel<T, kKind, VectorCfg, true, false, Out, true, LibraryStagedRuns>);
       smem = LibraryStagedRuns::shared_bytes<T, VectorCfg>(l.params.layout.row_len);
-      GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     }
   } else if (ragged) {
     if constexpr (may_run_ragged<T, kKind, kResidual>) {
@@ -228,9 +230,11 @@ Status launch_row_on_chip(const NormLaunch& l) {
   const bool persistent = staged || (vector && row_on_chip_persistent<VectorCfg, true, kResidual>);
   int per_sm = 1;
   if (persistent) GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  int64_t blocks = vector ? row_on_chip_blocks<VectorCfg>(rows, persistent, per_sm, l.sm_count)
-                          : row_on_chip_blocks<ElementCfg>(rows, false, per_sm, l.sm_count);
-  if (staged) blocks = std::min<int64_t>(LibraryStagedRuns::runs<T, VectorCfg>(l.params.layout), int64_t(per_sm) * l.sm_count);
+  // Staged: a block per run of rows (StagedRuns::run), at most one wave.
+  const int64_t blocks =
+      staged   ? std::min<int64_t>(LibraryStagedRuns::runs<T, VectorCfg>(l.params.layout), int64_t(per_sm) * l.sm_count)
+      : vector ? row_on_chip_blocks<VectorCfg>(rows, persistent, per_sm, l.sm_count)
+               : row_on_chip_blocks<ElementCfg>(rows, false, per_sm, l.sm_count);
   NormParams params = l.params;
   void* args[] = {&params};
   GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)), dim3(threads), args, smem, l.stream));

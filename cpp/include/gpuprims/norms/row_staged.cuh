@@ -90,15 +90,12 @@ struct StagedRuns {
   static constexpr int64_t kRunBytes = kRunBytes_;
   static_assert(kStages >= 2, "one stage in flight at least");
 
-  // Rows each group of the block (Cfg::kRowsPerBlock of them) takes from a run.
-  template <class T, class Cfg>
-  GPUPRIMS_HD static constexpr int64_t rows_per_group(int64_t row_len) {
-    const int64_t group_bytes = int64_t(Cfg::kRowsPerBlock) * row_len * int64_t(sizeof(T));
-    return group_bytes >= kRunBytes ? 1 : kRunBytes / group_bytes;
-  }
+  // Rows of a run: a whole number of rows for each group of the block (Cfg::kRowsPerBlock of them),
+  // as many as fit kRunBytes, at least one.
   template <class T, class Cfg>
   GPUPRIMS_HD static constexpr int64_t run_rows(int64_t row_len) {
-    return Cfg::kRowsPerBlock * rows_per_group<T, Cfg>(row_len);
+    const int64_t group_bytes = int64_t(Cfg::kRowsPerBlock) * row_len * int64_t(sizeof(T));
+    return Cfg::kRowsPerBlock * (group_bytes >= kRunBytes ? 1 : kRunBytes / group_bytes);
   }
   // Runs of rows of the layout: the blocks a wave may hold at most.
   template <class T, class Cfg>
@@ -115,6 +112,13 @@ struct StagedRuns {
   template <class T, class Cfg>
   GPUPRIMS_HD static constexpr size_t shared_bytes(int64_t row_len) {
     return kStages * stage_bytes<T, Cfg>(row_len);
+  }
+  // A bound of shared_bytes over the rows the tile holds (at most Cfg's capacity): a run is at
+  // most kRunBytes, or one row a group where that is more.
+  template <class T, class Cfg>
+  static constexpr size_t max_shared_bytes() {
+    const int64_t capacity_bytes = int64_t(Cfg::kThreads) * Cfg::kVecs * 16;  // every group's row full
+    return kStages * size_t((capacity_bytes > kRunBytes ? capacity_bytes : kRunBytes) + 32 + 15) / 16 * 16;
   }
 
   // The kStaged kernel's loop: the block takes runs blockIdx.x, + gridDim.x, ... (group g of the
