@@ -14,7 +14,28 @@ from gpuprims import _C
 GPU_COUNT = _C.cuda_device_count()
 
 
+def pytest_addoption(parser):
+    parser.addoption("--shard", default=None, metavar="I/N",
+                     help="run only the I-th of N interleaved shares of the collected tests (0 <= I < N): "
+                          "scripts/gpu_check.sh runs the long test files as several processes this way")
+
+
+def _shard(spec):
+    try:
+        index, count = (int(v) for v in spec.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--shard: expected I/N with 0 <= I < N, got {spec!r}") from None
+    if not 0 <= index < count:
+        raise pytest.UsageError(f"--shard: expected I/N with 0 <= I < N, got {spec!r}")
+    return index, count
+
+
 def pytest_collection_modifyitems(config, items):
+    spec = config.getoption("shard")
+    if spec is not None:  # every N-th test from the I-th: parametrized cases spread over the shares
+        index, count = _shard(spec)
+        config.hook.pytest_deselected(items=[t for i, t in enumerate(items) if i % count != index])
+        items[:] = [t for i, t in enumerate(items) if i % count == index]
     usable, reason = gpuprims._variants.gpu_status()
     skip_gpu = pytest.mark.skip(reason=f"gpu test: {reason}")
     for item in items:
