@@ -32,10 +32,17 @@ def _shard(spec):
 
 def pytest_collection_modifyitems(config, items):
     spec = config.getoption("shard")
-    if spec is not None:  # every N-th test from the I-th: parametrized cases spread over the shares
+    if spec is not None:
+        # Every N-th test from the I-th, so that parametrized cases spread over the shares; the `big`
+        # tests (tens of GB of device memory each) all in share 0, so that the shares of one file,
+        # run side by side, never hold two of them at once.
         index, count = _shard(spec)
-        config.hook.pytest_deselected(items=[t for i, t in enumerate(items) if i % count != index])
-        items[:] = [t for i, t in enumerate(items) if i % count == index]
+        small = [t for t in items if "big" not in t.keywords]
+        mine = {id(t) for i, t in enumerate(small) if i % count == index}
+        keep = [t for t in items if id(t) in mine or ("big" in t.keywords and index == 0)]
+        kept = {id(t) for t in keep}
+        config.hook.pytest_deselected(items=[t for t in items if id(t) not in kept])
+        items[:] = keep
     usable, reason = gpuprims._variants.gpu_status()
     skip_gpu = pytest.mark.skip(reason=f"gpu test: {reason}")
     for item in items:
