@@ -145,16 +145,16 @@ Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
         return norms::norms_cluster_row(l, /*automatic=*/true);
       }
       break;
-    case NormAlgorithm::kRowStaged: {
-      NormLaunch staged = l;
-      staged.staging = norms::RowStaging::kWherever;
-      return norms::norms_row_on_chip(staged);
-    }
-    case NormAlgorithm::kRowOnChip: return norms::norms_row_on_chip(l);
+    case NormAlgorithm::kRowStaged:
+    case NormAlgorithm::kRowOnChip: break;
   }
-  NormLaunch automatic = l;
-  automatic.staging = norms::RowStaging::kWhereFaster;
-  return norms::norms_row_on_chip(automatic);
+  // row_on_chip, its staging by the name: "row_staged" wherever a staged kernel exists, "auto"
+  // where staging measured faster, "row_on_chip" never.
+  NormLaunch on_chip = l;
+  on_chip.staging = algorithm == NormAlgorithm::kRowStaged ? norms::RowStaging::kWherever
+                    : algorithm == NormAlgorithm::kAuto    ? norms::RowStaging::kWhereFaster
+                                                           : norms::RowStaging::kNever;
+  return norms::norms_row_on_chip(on_chip);
 }
 
 bool algorithm_applies(NormOp op, NormAlgorithm algorithm) {

@@ -102,11 +102,13 @@ struct StagedRuns {
   GPUPRIMS_HD static constexpr int64_t runs(const RowLayout& layout) {
     return (layout.num_rows + run_rows<T, Cfg>(layout.row_len) - 1) / run_rows<T, Cfg>(layout.row_len);
   }
-  // One stage: a run's bytes from the 16-byte boundary at or before its first byte to the one at
-  // or after its last (at most 30 bytes more than the run), in whole 16-byte units.
+  // The stage of a run of run_bytes: from the 16-byte boundary at or before its first byte to the
+  // one at or after its last (at most 30 bytes more than the run), in whole 16-byte units.
+  GPUPRIMS_HD static constexpr size_t stage_for(int64_t run_bytes) { return size_t(run_bytes + 32 + 15) / 16 * 16; }
+  // One stage of the layout's runs.
   template <class T, class Cfg>
   GPUPRIMS_HD static constexpr size_t stage_bytes(int64_t row_len) {
-    return size_t(run_rows<T, Cfg>(row_len) * row_len * int64_t(sizeof(T)) + 32 + 15) / 16 * 16;
+    return stage_for(run_rows<T, Cfg>(row_len) * row_len * int64_t(sizeof(T)));
   }
   // The kernel's dynamic shared memory.
   template <class T, class Cfg>
@@ -118,7 +120,7 @@ struct StagedRuns {
   template <class T, class Cfg>
   static constexpr size_t max_shared_bytes() {
     const int64_t capacity_bytes = int64_t(Cfg::kThreads) * Cfg::kVecs * 16;  // every group's row full
-    return kStages * size_t((capacity_bytes > kRunBytes ? capacity_bytes : kRunBytes) + 32 + 15) / 16 * 16;
+    return kStages * stage_for(capacity_bytes > kRunBytes ? capacity_bytes : kRunBytes);
   }
 
   // The kStaged kernel's loop: the block takes runs blockIdx.x, + gridDim.x, ... (group g of the
