@@ -31,14 +31,15 @@ grep -E "spill|C7510" "$OUT/build.log" | sort -u > "$OUT/ptxas_warnings.txt" || 
 # test kernels, so a device budget buys about 3x more tests this way) and both sanitizers beside them.
 # Timing-sensitive work (step 4) waits until they are all done. A group is pytest arguments: files
 # and, for the long files, --shard=I/N (tests/conftest.py: every N-th test from the I-th), so that
-# no group runs much past two minutes (session 28, H100, six groups side by side: test_reduce_gpu.py
-# 210 s, test_norms_gpu.py about 400 s, the backward files about 260 s, GEMM + histogram 173 s)
-# and the whole check but the benchmarks may fit one 10-minute device call (the split groups not yet
-# timed on a GPU; on a CPU-only machine, session 28, every group ran in under 20 s).
+# the whole check but the benchmarks fits one 10-minute device call. Session 29, H100, the 14 groups
+# side by side, -m "not big": build 150 s, the groups 29-264 s (test_norms_gpu.py's three shares
+# 217-264 s, the backward files' two 179-199 s, the rest 72-172 s), 423 s in all.
+# Each group's CPU math (numpy's BLAS, torch's CPU threads) is held to OMP_NUM_THREADS threads so
+# that 14 processes do not each start a thread per core.
 TEST_GROUPS=${TEST_GROUPS:-"test_reduce_gpu.py --shard=0/2|test_reduce_gpu.py --shard=1/2|test_reduce.py test_reduce_properties.py test_interop.py test_norms.py test_norms_torch.py|test_scan* test_compact* --shard=0/2|test_scan* test_compact* --shard=1/2|test_norms_gpu.py --shard=0/3|test_norms_gpu.py --shard=1/3|test_norms_gpu.py --shard=2/3|test_norms_backward* --shard=0/2|test_norms_backward* --shard=1/2|test_add_norm* test_dropout*|test_gemm* test_histogram* --shard=0/2|test_gemm* test_histogram* --shard=1/2"}
 eval "pytest_args=(${PYTEST_ARGS:-})"  # quotes in PYTEST_ARGS group words, as on a command line
 run_group() {  # $1: index, $2: the group's pytest arguments (file globs expanded, --shard=I/N)
-  ( cd tests && timeout ${TEST_TIMEOUT:-1500} python3 -m pytest -q -p no:cacheprovider --timeout 600 "${pytest_args[@]}" $2 ) \
+  ( cd tests && export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OPENBLAS_NUM_THREADS=${OMP_NUM_THREADS:-2} && timeout ${TEST_TIMEOUT:-1500} python3 -m pytest -q -p no:cacheprovider --timeout 600 "${pytest_args[@]}" $2 ) \
       > "$OUT/tests_$1.txt" 2>&1
 }
 
