@@ -62,7 +62,23 @@ Status device_pool(int device, cudaMemPool_t* pool, const char* op) {
   return Status::ok();
 }
 
+// StreamStateLock's stripes: 64, far more than the streams a process enqueues on at once, so
+// unrelated streams rarely share one (and then only wait for each other's enqueue).
+constexpr unsigned kStateStripeBits = 6;
+std::mutex g_state_stripes[1u << kStateStripeBits];
+
+unsigned state_stripe(cudaStream_t stream) {
+  const uint64_t key = stream == cudaStreamLegacy ? 0 : reinterpret_cast<uintptr_t>(stream);
+  return unsigned((key * 0x9E3779B97F4A7C15ull) >> (64 - kStateStripeBits));  // Fibonacci hashing
+}
+
 }  // namespace
+
+StreamStateLock::StreamStateLock(cudaStream_t stream) : stripe_(state_stripe(stream)) {
+  g_state_stripes[stripe_].lock();
+}
+
+StreamStateLock::~StreamStateLock() { g_state_stripes[stripe_].unlock(); }
 
 Status DeviceGuard::enter(int device, const char* op) {
   int current = 0;

@@ -38,6 +38,7 @@ Status launch_streamk(const GemmLaunch& l) {
   // Counters and workspace first: a failure then leaves C untouched.
   const size_t partial_bytes = size_t(grid) * Cfg::kTileM * Cfg::kTileN * sizeof(float);
   StreamScratch scratch;
+  StreamStateLock lock(l.stream);
   void* partials = nullptr;
   GPUPRIMS_TRY(scratch_and_counters(l.device, l.stream, partial_bytes, 1 + size_t(w.split_tiles), &scratch, &partials,
                                     &w.counters, "matmul"));

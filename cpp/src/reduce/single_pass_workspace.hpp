@@ -54,11 +54,16 @@ Status launch_single_pass(const ReduceLaunch& a, const DriverKernel& kernel, int
   StreamScratch scratch;
   Acc* partials = nullptr;
   unsigned int* tickets = nullptr;
-  if (blocks_per_row > 1) GPUPRIMS_TRY(single_pass_workspace(a, rows * blocks_per_row, rows, scratch, &partials, &tickets));
   const dim3 grid(static_cast<unsigned>(blocks_per_row), static_cast<unsigned>(rows < 65535 ? rows : 65535));
   ReduceKernelParams<T> p{static_cast<const T*>(a.in), a.layout, a.out, a.out_dtype};
   void* args[] = {&p, &partials, &tickets};
-  GPUPRIMS_TRY(kernel.launch(grid, dim3(threads), 0, a.stream, args, "reduce"));
+  if (blocks_per_row == 1) {
+    GPUPRIMS_TRY(kernel.launch(grid, dim3(threads), 0, a.stream, args, "reduce"));  // no workspace
+  } else {
+    StreamStateLock lock(a.stream);
+    GPUPRIMS_TRY(single_pass_workspace(a, rows * blocks_per_row, rows, scratch, &partials, &tickets));
+    GPUPRIMS_TRY(kernel.launch(grid, dim3(threads), 0, a.stream, args, "reduce"));
+  }
   return check_launch("reduce", a.stream);
 }
 

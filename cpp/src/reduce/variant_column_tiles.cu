@@ -23,14 +23,17 @@ struct ColumnTilesRunner {
     const int64_t splits = min_of<int64_t>(min_of<int64_t>(max_of<int64_t>(1, target / tiles), max_splits), 65535);
 
     StreamScratch scratch;
-    Acc* partials = nullptr;
-    unsigned int* tickets = nullptr;
-    if (splits > 1) {
-      GPUPRIMS_TRY(single_pass_workspace(a, layout.num_rows * splits, tiles, scratch, &partials, &tickets));
+    {
+      StreamStateLock lock(a.stream);
+      Acc* partials = nullptr;
+      unsigned int* tickets = nullptr;
+      if (splits > 1) {
+        GPUPRIMS_TRY(single_pass_workspace(a, layout.num_rows * splits, tiles, scratch, &partials, &tickets));
+      }
+      const dim3 grid(static_cast<unsigned>(min_of<int64_t>(tiles, int64_t(1) << 30)), static_cast<unsigned>(splits));
+      ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};
+      reduce_column_tiles_kernel<T, Acc, Op><<<grid, kColumnThreads, 0, a.stream>>>(p, partials, tickets);
     }
-    const dim3 grid(static_cast<unsigned>(min_of<int64_t>(tiles, int64_t(1) << 30)), static_cast<unsigned>(splits));
-    ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};
-    reduce_column_tiles_kernel<T, Acc, Op><<<grid, kColumnThreads, 0, a.stream>>>(p, partials, tickets);
     return check_launch("reduce", a.stream);
   }
 };

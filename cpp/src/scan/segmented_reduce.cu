@@ -68,6 +68,9 @@ Status run_blocks(const S* x, const Segments& seg, int device, cudaStream_t stre
   const int64_t max_chunks = Shape::max_chunks<S>(seg.n, seg.count);
   scan_detail::LongSegments<Acc> longs{};
   StreamScratch scratch;
+  // From taking the counters to the long kernel's launch, which reads what the blocks kernel
+  // appended through them: no other host thread's launch on this stream in between.
+  StreamStateLock lock(stream);
   int64_t long_blocks = 0;
   if (max_entries > 0) {
     void* list = nullptr;

@@ -41,11 +41,34 @@ class StreamScratch {
   cudaStream_t stream_ = nullptr;
 };
 
+// Holds off the launches of other host threads that use the same stream's persistent state (the
+// counters and partials below) from the moment an op takes that state until its last launch is
+// enqueued. Kernels on one stream run in order, but host threads sharing a stream (torch's and
+// CuPy's default stream is one stream in every thread, and the bindings release the GIL) interleave
+// their launch sequences on the host: another thread's kernel could land between two launches that
+// hand the state from one to the next (the window reduce's partials, segmented_reduce's list head),
+// or grow the state under a pointer not yet launched with. Striped by the stream handle (the
+// legacy default stream's two handles, 0 and cudaStreamLegacy, as one): streams that share a stripe
+// wait only for each other's enqueue, never for device work. One per op, never nested; an op takes
+// it before stream_counters / stream_partials / scratch_and_counters and keeps it until its last
+// launch that uses what they returned.
+class StreamStateLock {
+ public:
+  explicit StreamStateLock(cudaStream_t stream);
+  ~StreamStateLock();
+  StreamStateLock(const StreamStateLock&) = delete;
+  StreamStateLock& operator=(const StreamStateLock&) = delete;
+
+ private:
+  unsigned stripe_;
+};
+
 // Completion counters for single-pass kernels ("the last block to finish combines"), without a
 // memset per launch. *counters points at `count` unsigned ints owned by (device, stream), zero
 // whenever no kernel on that stream is running, because every kernel that takes a counter returns
 // it to zero before it exits. Sharing per stream is safe: kernels on one stream run one after
-// another, and a destroyed stream's resources (its handle) outlive the work still queued on it.
+// another, each op enqueues under its StreamStateLock, and a destroyed stream's resources (its
+// handle) outlive the work still queued on it.
 // While the stream is being captured into a graph this returns *counters = nullptr: the caller
 // then takes scratch memory and zeroes it inside the graph (a replay may run on another stream).
 Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned int** counters, const char* op);
@@ -58,8 +81,9 @@ Status scratch_and_counters(int device, cudaStream_t stream, size_t bytes, size_
                             void** data, unsigned int** counters, const char* op);
 
 // Per-block partial results of single-pass kernels, in a region owned by (device, stream) like the
-// counters: every such kernel writes all the partials it later reads, and kernels on one stream run
-// one after another, so they can share it without a per-call allocation. *partials = nullptr while
+// counters: every such kernel writes all the partials it later reads (or its op's next launch does,
+// under the op's StreamStateLock), and kernels on one stream run one after another, so they can
+// share it without a per-call allocation. *partials = nullptr while
 // the stream is being captured or for requests over 1 MiB: the caller then takes scratch memory.
 Status stream_partials(int device, cudaStream_t stream, size_t bytes, void** partials, const char* op);
 
