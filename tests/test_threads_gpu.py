@@ -11,18 +11,19 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import GPU_COUNT, torch
+from conftest import Framework, torch
 
 import gpuprims
 
 pytestmark = pytest.mark.gpu
+TORCH_CUDA = Framework("torch", "cuda")
 THREADS = 8
 CALLS = 40
 
 
 def need_torch():
-    if torch is None or GPU_COUNT == 0:
-        pytest.skip("torch with a GPU is not available")
+    if not TORCH_CUDA.available():
+        pytest.skip("torch is not installed with GPU support")
 
 
 def run_in_threads(work):

@@ -74,7 +74,7 @@ unsigned state_stripe(cudaStream_t stream) {
 
 }  // namespace
 
-StreamStateLock::StreamStateLock(cudaStream_t stream) : stripe_(state_stripe(stream)) {
+StreamStateLock::StreamStateLock(cudaStream_t stream) : stream_(stream), stripe_(state_stripe(stream)) {
   g_state_stripes[stripe_].lock();
 }
 
@@ -107,7 +107,8 @@ StreamScratch::~StreamScratch() {
   if (ptr_ != nullptr) cudaFreeAsync(ptr_, stream_);
 }
 
-Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned int** counters, const char* op) {
+Status stream_counters(int device, const StreamStateLock& held, size_t count, unsigned int** counters, const char* op) {
+  const cudaStream_t stream = held.stream();
   *counters = nullptr;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   GPUPRIMS_CUDA_CHECK(op, cudaStreamIsCapturing(stream, &capture));
@@ -156,9 +157,10 @@ Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned i
   return Status::ok();
 }
 
-Status scratch_and_counters(int device, cudaStream_t stream, size_t bytes, size_t count, StreamScratch* scratch,
+Status scratch_and_counters(int device, const StreamStateLock& held, size_t bytes, size_t count, StreamScratch* scratch,
                             void** data, unsigned int** counters, const char* op) {
-  GPUPRIMS_TRY(stream_counters(device, stream, count, counters, op));
+  const cudaStream_t stream = held.stream();
+  GPUPRIMS_TRY(stream_counters(device, held, count, counters, op));
   const size_t counters_at = (bytes + 15) / 16 * 16;
   const size_t counter_bytes = *counters == nullptr ? count * sizeof(unsigned int) : 0;
   GPUPRIMS_TRY(scratch->allocate(counters_at + counter_bytes, device, stream, op));
@@ -170,14 +172,14 @@ Status scratch_and_counters(int device, cudaStream_t stream, size_t bytes, size_
   return Status::ok();
 }
 
-Status stream_partials(int device, cudaStream_t stream, size_t bytes, void** partials, const char* op) {
+Status stream_partials(int device, const StreamStateLock& held, size_t bytes, void** partials, const char* op) {
   *partials = nullptr;
   if (bytes > kMaxStreamPartialBytes) return Status::ok();
   unsigned int* counters = nullptr;  // finds (or makes) the stream's block; nullptr while capturing
-  GPUPRIMS_TRY(stream_counters(device, stream, 0, &counters, op));
+  GPUPRIMS_TRY(stream_counters(device, held, 0, &counters, op));
   if (counters == nullptr) return Status::ok();
   unsigned long long stream_id = 0;
-  GPUPRIMS_CUDA_CHECK(op, cudaStreamGetId(stream, &stream_id));
+  GPUPRIMS_CUDA_CHECK(op, cudaStreamGetId(held.stream(), &stream_id));
   std::lock_guard<std::mutex> lock(g_mutex);
   for (CounterBlock& b : g_counter_blocks) {
     if (b.device != device || b.stream_id != stream_id) continue;

@@ -38,9 +38,9 @@ Status launch_streamk(const GemmLaunch& l) {
   // Counters and workspace first: a failure then leaves C untouched.
   const size_t partial_bytes = size_t(grid) * Cfg::kTileM * Cfg::kTileN * sizeof(float);
   StreamScratch scratch;
-  StreamStateLock lock(l.stream);
+  StreamStateLock held(l.stream);
   void* partials = nullptr;
-  GPUPRIMS_TRY(scratch_and_counters(l.device, l.stream, partial_bytes, 1 + size_t(w.split_tiles), &scratch, &partials,
+  GPUPRIMS_TRY(scratch_and_counters(l.device, held, partial_bytes, 1 + size_t(w.split_tiles), &scratch, &partials,
                                     &w.counters, "matmul"));
   w.partials = static_cast<float*>(partials);
   if (w.split_begin > 0) launch_config<Cfg, true>(l, w.split_begin);

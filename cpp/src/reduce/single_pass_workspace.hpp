@@ -5,6 +5,7 @@
 // stream's persistent counters (no memset per launch); under graph capture they are scratch memory
 // zeroed by a memset node inside the graph.
 #include <cstddef>
+#include <optional>
 
 #include "gpuprims/core/driver_kernel.hpp"
 #include "gpuprims/core/stream.hpp"
@@ -17,11 +18,13 @@ namespace reduce_detail {
 // Per-block partials: the stream's own region (no pool allocation and free per call: 0.2-0.4 % of a
 // 1 GiB sum in bench/tune/reduce_vectorized_tune.cu, "persistent partials"), else stream scratch
 // (graph capture, or more than stream_partials holds). Alone for a kernel that hands its partials
-// to a second launch (window); with the tickets in single_pass_workspace.
+// to a second launch (window); with the tickets in single_pass_workspace. `held`: a.stream's
+// StreamStateLock, which the caller keeps until its last launch using the workspace.
 template <class Acc>
-Status partials_workspace(const ReduceLaunch& a, size_t num_partials, StreamScratch& scratch, Acc** partials) {
+Status partials_workspace(const ReduceLaunch& a, const StreamStateLock& held, size_t num_partials, StreamScratch& scratch,
+                          Acc** partials) {
   void* stream_owned = nullptr;
-  GPUPRIMS_TRY(stream_partials(a.device, a.stream, sizeof(Acc) * num_partials, &stream_owned, "reduce"));
+  GPUPRIMS_TRY(stream_partials(a.device, held, sizeof(Acc) * num_partials, &stream_owned, "reduce"));
   if (stream_owned == nullptr) {
     GPUPRIMS_TRY(scratch.allocate(sizeof(Acc) * num_partials, a.device, a.stream, "reduce"));
     stream_owned = scratch.data();
@@ -31,13 +34,13 @@ Status partials_workspace(const ReduceLaunch& a, size_t num_partials, StreamScra
 }
 
 template <class Acc>
-Status single_pass_workspace(const ReduceLaunch& a, size_t num_partials, size_t num_tickets, StreamScratch& scratch,
-                             Acc** partials, unsigned int** tickets) {
-  GPUPRIMS_TRY(stream_counters(a.device, a.stream, num_tickets, tickets, "reduce"));
-  if (*tickets != nullptr) return partials_workspace(a, num_partials, scratch, partials);
+Status single_pass_workspace(const ReduceLaunch& a, const StreamStateLock& held, size_t num_partials, size_t num_tickets,
+                             StreamScratch& scratch, Acc** partials, unsigned int** tickets) {
+  GPUPRIMS_TRY(stream_counters(a.device, held, num_tickets, tickets, "reduce"));
+  if (*tickets != nullptr) return partials_workspace(a, held, num_partials, scratch, partials);
   // Graph capture: partials and tickets in one scratch block, the tickets zeroed inside the graph.
   void* data = nullptr;
-  GPUPRIMS_TRY(scratch_and_counters(a.device, a.stream, sizeof(Acc) * num_partials, num_tickets, &scratch, &data,
+  GPUPRIMS_TRY(scratch_and_counters(a.device, held, sizeof(Acc) * num_partials, num_tickets, &scratch, &data,
                                     tickets, "reduce"));
   *partials = static_cast<Acc*>(data);
   return Status::ok();
@@ -57,11 +60,12 @@ Status launch_single_pass(const ReduceLaunch& a, const DriverKernel& kernel, int
   const dim3 grid(static_cast<unsigned>(blocks_per_row), static_cast<unsigned>(rows < 65535 ? rows : 65535));
   ReduceKernelParams<T> p{static_cast<const T*>(a.in), a.layout, a.out, a.out_dtype};
   void* args[] = {&p, &partials, &tickets};
-  if (blocks_per_row == 1) {
-    GPUPRIMS_TRY(kernel.launch(grid, dim3(threads), 0, a.stream, args, "reduce"));  // no workspace
-  } else {
-    StreamStateLock lock(a.stream);
-    GPUPRIMS_TRY(single_pass_workspace(a, rows * blocks_per_row, rows, scratch, &partials, &tickets));
+  {
+    std::optional<StreamStateLock> held;  // only where a workspace is taken: none on small inputs
+    if (blocks_per_row > 1) {
+      held.emplace(a.stream);
+      GPUPRIMS_TRY(single_pass_workspace(a, *held, rows * blocks_per_row, rows, scratch, &partials, &tickets));
+    }
     GPUPRIMS_TRY(kernel.launch(grid, dim3(threads), 0, a.stream, args, "reduce"));
   }
   return check_launch("reduce", a.stream);

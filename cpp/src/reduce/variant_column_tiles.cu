@@ -24,11 +24,11 @@ struct ColumnTilesRunner {
 
     StreamScratch scratch;
     {
-      StreamStateLock lock(a.stream);
+      StreamStateLock held(a.stream);
       Acc* partials = nullptr;
       unsigned int* tickets = nullptr;
       if (splits > 1) {
-        GPUPRIMS_TRY(single_pass_workspace(a, layout.num_rows * splits, tiles, scratch, &partials, &tickets));
+        GPUPRIMS_TRY(single_pass_workspace(a, held, layout.num_rows * splits, tiles, scratch, &partials, &tickets));
       }
       const dim3 grid(static_cast<unsigned>(min_of<int64_t>(tiles, int64_t(1) << 30)), static_cast<unsigned>(splits));
       ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};

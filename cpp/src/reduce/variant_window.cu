@@ -19,9 +19,9 @@ struct WindowRunner {
     {
       // The combine launch reads the partials the window launch leaves in the stream's region:
       // nothing of another host thread's may be enqueued between them (StreamStateLock).
-      StreamStateLock lock(a.stream);
+      StreamStateLock held(a.stream);
       Acc* partials = nullptr;
-      if (parts > 1) GPUPRIMS_TRY(partials_workspace(a, size_t(rows * parts), scratch, &partials));
+      if (parts > 1) GPUPRIMS_TRY(partials_workspace(a, held, size_t(rows * parts), scratch, &partials));
       ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};
 
       static const DriverKernel window(reinterpret_cast<const void*>(&reduce_window_kernel<T, Acc, Op>));

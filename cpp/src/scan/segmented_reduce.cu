@@ -70,12 +70,12 @@ Status run_blocks(const S* x, const Segments& seg, int device, cudaStream_t stre
   StreamScratch scratch;
   // From taking the counters to the long kernel's launch, which reads what the blocks kernel
   // appended through them: no other host thread's launch on this stream in between.
-  StreamStateLock lock(stream);
+  StreamStateLock held(stream);
   int64_t long_blocks = 0;
   if (max_entries > 0) {
     void* list = nullptr;
     unsigned int* counters = nullptr;
-    GPUPRIMS_TRY(scratch_and_counters(device, stream, scan_detail::long_segments_bytes<Acc>(max_entries, max_chunks),
+    GPUPRIMS_TRY(scratch_and_counters(device, held, scan_detail::long_segments_bytes<Acc>(max_entries, max_chunks),
                                       4, &scratch, &list, &counters, "segmented_reduce"));
     longs = scan_detail::long_segments_in<Acc>(list, max_entries, max_chunks, counters);
     int sms = 0;

@@ -49,17 +49,19 @@ class StreamScratch {
 // hand the state from one to the next (the window reduce's partials, segmented_reduce's list head),
 // or grow the state under a pointer not yet launched with. Striped by the stream handle (the
 // legacy default stream's two handles, 0 and cudaStreamLegacy, as one): streams that share a stripe
-// wait only for each other's enqueue, never for device work. One per op, never nested; an op takes
-// it before stream_counters / stream_partials / scratch_and_counters and keeps it until its last
-// launch that uses what they returned.
+// wait only for each other's enqueue, never for device work. The functions below take the stream
+// through its lock, so its state is reached only while the lock is held; the op keeps it until its
+// last launch that uses what they returned. One per op, never nested.
 class StreamStateLock {
  public:
   explicit StreamStateLock(cudaStream_t stream);
   ~StreamStateLock();
   StreamStateLock(const StreamStateLock&) = delete;
   StreamStateLock& operator=(const StreamStateLock&) = delete;
+  cudaStream_t stream() const { return stream_; }
 
  private:
+  cudaStream_t stream_;
   unsigned stripe_;
 };
 
@@ -67,17 +69,17 @@ class StreamStateLock {
 // memset per launch. *counters points at `count` unsigned ints owned by (device, stream), zero
 // whenever no kernel on that stream is running, because every kernel that takes a counter returns
 // it to zero before it exits. Sharing per stream is safe: kernels on one stream run one after
-// another, each op enqueues under its StreamStateLock, and a destroyed stream's resources (its
-// handle) outlive the work still queued on it.
+// another, each op enqueues under its StreamStateLock (`held`, whose stream this is), and a
+// destroyed stream's resources (its handle) outlive the work still queued on it.
 // While the stream is being captured into a graph this returns *counters = nullptr: the caller
 // then takes scratch memory and zeroes it inside the graph (a replay may run on another stream).
-Status stream_counters(int device, cudaStream_t stream, size_t count, unsigned int** counters, const char* op);
+Status stream_counters(int device, const StreamStateLock& held, size_t count, unsigned int** counters, const char* op);
 
 // `bytes` of stream scratch and `count` zeroed counters for one launch of a single-pass kernel:
 // the counters are the stream's own (stream_counters) or, while the stream is being captured, a
 // tail of the same scratch allocation zeroed by a memset node inside the graph. *data points at
 // the `bytes`; the counters are 16-byte aligned either way.
-Status scratch_and_counters(int device, cudaStream_t stream, size_t bytes, size_t count, StreamScratch* scratch,
+Status scratch_and_counters(int device, const StreamStateLock& held, size_t bytes, size_t count, StreamScratch* scratch,
                             void** data, unsigned int** counters, const char* op);
 
 // Per-block partial results of single-pass kernels, in a region owned by (device, stream) like the
@@ -85,7 +87,7 @@ Status scratch_and_counters(int device, cudaStream_t stream, size_t bytes, size_
 // under the op's StreamStateLock), and kernels on one stream run one after another, so they can
 // share it without a per-call allocation. *partials = nullptr while
 // the stream is being captured or for requests over 1 MiB: the caller then takes scratch memory.
-Status stream_partials(int device, cudaStream_t stream, size_t bytes, void** partials, const char* op);
+Status stream_partials(int device, const StreamStateLock& held, size_t bytes, void** partials, const char* op);
 
 // Multiprocessor count of a device, cached after the first query (no CUDA call at import).
 Status multiprocessor_count(int device, int* count);
