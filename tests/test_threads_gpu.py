@@ -47,6 +47,18 @@ def run_in_threads(work):
         raise errors[0]
 
 
+def thread_streams(shared_stream):
+    """None (every thread on the default stream), or a stream per thread ordered after the work
+    already on the current stream (the poisoned outputs' fills): torch's streams do not wait for the
+    default stream by themselves, so without it a late fill overwrites a result (session 30 run 1)."""
+    if shared_stream:
+        return None
+    streams = [torch.cuda.Stream() for _ in range(THREADS)]
+    for s in streams:
+        s.wait_stream(torch.cuda.current_stream())
+    return streams
+
+
 def on_stream(streams, t):
     return torch.cuda.stream(streams[t]) if streams else contextlib.nullcontext()
 
@@ -64,7 +76,7 @@ def test_window_sums_from_threads(shared_stream):
         ref = x.double().sum().item()
         assert abs(s.item() - ref) <= 1e-5 * x.double().abs().sum().item()
     outs = [torch.full((CALLS,), float("nan"), device="cuda") for _ in range(THREADS)]
-    streams = None if shared_stream else [torch.cuda.Stream() for _ in range(THREADS)]
+    streams = thread_streams(shared_stream)
 
     def work(t):
         with on_stream(streams, t):
@@ -95,7 +107,7 @@ def test_segmented_sums_with_long_segments_from_threads(shared_stream):
         mag = np.add.reduceat(np.abs(x64), bounds[:-1])
         assert np.all(np.abs(s.double().cpu().numpy() - ref) <= 1e-5 * mag)
     outs = [torch.full((CALLS, len(lengths)), float("nan"), device="cuda") for _ in range(THREADS)]
-    streams = None if shared_stream else [torch.cuda.Stream() for _ in range(THREADS)]
+    streams = thread_streams(shared_stream)
 
     def work(t):
         with on_stream(streams, t):
