@@ -1,8 +1,8 @@
 """Calls from several host threads at once. The bindings release the GIL while an op enqueues its
 kernels, so two threads' launch sequences interleave on the host; where they share a stream (torch's
 and CuPy's default stream is one stream for every thread) the ops whose second launch reads what
-the first left in the stream's persistent state (the window reduce's partials, segmented_reduce's
-list of long segments) must still each read their own. Every result is compared bitwise with the
+the first left in the stream's persistent state (the window reduce's partials, the bulk-copy
+reduce's completion tickets, segmented_reduce's list of long segments) must still each read their own. Every result is compared bitwise with the
 same call made alone (both ops are deterministic) and with a float64 reference. Skipped without a GPU."""
 from __future__ import annotations
 
@@ -63,15 +63,17 @@ def on_stream(streams, t):
     return torch.cuda.stream(streams[t]) if streams else contextlib.nullcontext()
 
 
+@pytest.mark.parametrize("algorithm", ("window", "bulk_copy"))
 @pytest.mark.parametrize("shared_stream", (True, False), ids=("default_stream", "own_streams"))
-def test_window_sums_from_threads(shared_stream):
-    """Full sums of a MiB and more run the window reduce on sm_90 (two launches: block partials in
-    the stream's region, then their combination; the vectorized single pass elsewhere)."""
+def test_long_sums_from_threads(shared_stream, algorithm):
+    """Full sums of a MiB and more, auto's two choices on sm_90: window (two launches: block partials
+    in the stream's region, then their combination) and bulk_copy (one launch whose last block,
+    found by the stream's ticket counter, combines the partials); elsewhere both run vectorized."""
     need_torch()
     n = (1 << 20) + 37
     gen = torch.Generator(device="cuda").manual_seed(2901)
     xs = [torch.randn(n, device="cuda", generator=gen) for _ in range(THREADS)]
-    alone = [gpuprims.sum(x, out=torch.empty((), device="cuda")) for x in xs]
+    alone = [gpuprims.sum(x, out=torch.empty((), device="cuda"), algorithm=algorithm) for x in xs]
     for x, s in zip(xs, alone):
         ref = x.double().sum().item()
         assert abs(s.item() - ref) <= 1e-5 * x.double().abs().sum().item()
@@ -81,7 +83,7 @@ def test_window_sums_from_threads(shared_stream):
     def work(t):
         with on_stream(streams, t):
             for k in range(CALLS):
-                gpuprims.sum(xs[t], out=outs[t][k])  # out=: the general path, GIL released
+                gpuprims.sum(xs[t], out=outs[t][k], algorithm=algorithm)  # out=: the general path, GIL released
 
     run_in_threads(work)
     torch.cuda.synchronize()

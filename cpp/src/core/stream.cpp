@@ -260,4 +260,10 @@ Status dram_gbps_per_sm(int device, double* gbps) {
   return Status::ok();
 }
 
+bool wide_dram_per_sm(int device) {
+  constexpr double kWideSmGbps = 30.0;
+  double gbps = 0.0;
+  return dram_gbps_per_sm(device, &gbps).is_ok() && gbps >= kWideSmGbps;
+}
+
 }  // namespace gpuprims

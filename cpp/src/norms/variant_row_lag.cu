@@ -35,11 +35,7 @@ using LagConfig = RowLagConfig<kThreads, kValues / Vec16<T>::kLanes, kKind == Ro
 // The lag in eighths of R: 5 where each SM has little DRAM bandwidth to cover (H100: 5R/8 ahead of
 // 3R/4 in all eight passes above), 6 where it has more (H200, session 19 device run 19, two passes,
 // layer_norm / rms_norm: 3R/4 63.0-63.2 / 69.1-69.4 against 5R/8 61.9-62.3 / 67.5-67.7).
-constexpr double kWideSmGbps = 30.0;  // between the H100's 25 and the H200's 37 GB/s per SM
-int lag_eighths(int device) {
-  double gbps = 0.0;
-  return dram_gbps_per_sm(device, &gbps).is_ok() && gbps >= kWideSmGbps ? 6 : 5;
-}
+int lag_eighths(int device) { return wide_dram_per_sm(device) ? 6 : 5; }
 
 template <class T, RowKind kKind>
 Status run(const NormLaunch& l) {

@@ -100,5 +100,9 @@ Status shared_memory_per_block_optin(int device, int* bytes);
 // about 25 on an H100 SXM, 37 on an H200), cached likewise; 0 where the driver does not report the
 // memory clock or bus width.
 Status dram_gbps_per_sm(int device, double* gbps);
+// Whether each multiprocessor of the device has H200-class DRAM bandwidth to cover (30 GB/s per SM
+// and more: between the H100's 25 and the H200's 37), where some kernels keep more bytes in flight
+// than on an H100 (norms' row_lag, reduce's "auto"). False where the driver reports no bandwidth.
+bool wide_dram_per_sm(int device);
 
 }  // namespace gpuprims
