@@ -2,8 +2,9 @@
 kernels, so two threads' launch sequences interleave on the host; where they share a stream (torch's
 and CuPy's default stream is one stream for every thread) the ops whose second launch reads what
 the first left in the stream's persistent state (the window reduce's partials, the bulk-copy
-reduce's completion tickets, segmented_reduce's list of long segments) must still each read their own. Every result is compared bitwise with the
-same call made alone (both ops are deterministic) and with a float64 reference. Skipped without a GPU."""
+reduce's completion tickets, segmented_reduce's list of long segments) must still each read their
+own. Every result is compared bitwise with the same call made alone (both ops are deterministic)
+and with a float64 reference. Skipped without a GPU."""
 from __future__ import annotations
 
 import contextlib
@@ -68,7 +69,7 @@ def on_stream(streams, t):
 def test_long_sums_from_threads(shared_stream, algorithm):
     """Full sums of a MiB and more, auto's two choices on sm_90: window (two launches: block partials
     in the stream's region, then their combination) and bulk_copy (one launch whose last block,
-    found by the stream's ticket counter, combines the partials); elsewhere both run vectorized."""
+    found by the stream's ticket counter, combines the partials; vectorized before sm_90)."""
     need_torch()
     n = (1 << 20) + 37
     gen = torch.Generator(device="cuda").manual_seed(2901)
@@ -83,7 +84,8 @@ def test_long_sums_from_threads(shared_stream, algorithm):
     def work(t):
         with on_stream(streams, t):
             for k in range(CALLS):
-                gpuprims.sum(xs[t], out=outs[t][k], algorithm=algorithm)  # out=: the general path, GIL released
+                # out=: the general path, GIL released
+                gpuprims.sum(xs[t], out=outs[t][k], algorithm=algorithm)
 
     run_in_threads(work)
     torch.cuda.synchronize()
