@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "device_array.hpp"
+#include "gpuprims/core/stream.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
 
@@ -51,6 +52,14 @@ NB_MODULE(_C, m) {
                                "device_capability", "cudaDeviceGetAttribute"));
     return std::make_tuple(major, minor);
   }, nb::arg("device"));
+
+  m.def("dram_gbps_per_sm", [](int device) {
+    double gbps = 0.0;
+    throw_if_error(dram_gbps_per_sm(device, &gbps));
+    return gbps;
+  }, nb::arg("device"),
+     "Peak DRAM bandwidth per multiprocessor in GB/s, as the dispatch rules read it (0 where the driver "
+     "reports none; benchmarks record it).");
 
   m.def("synchronize", [](int device) {
     Status st;

@@ -5,6 +5,8 @@ from __future__ import annotations
 import statistics
 import time
 
+from gpuprims import _C
+
 
 def torch_cuda():
     try:
@@ -73,6 +75,8 @@ def bandwidth_row(case: str, impl: str, ms: float, nbytes: int, copy: float, pee
 def gpu_info() -> dict:
     torch = torch_cuda()
     p = torch.cuda.get_device_properties(0)
+    # dram_gbps_per_sm: what the dispatch rules that differ between an H100 and an H200 read
+    # (reduce's "auto" for long rows, norms' row_lag), so a result file shows which side it ran.
     return {"name": p.name, "sm_count": p.multi_processor_count, "l2_bytes": getattr(p, "L2_cache_size", None),
-            "memory_bytes": p.total_memory, "torch": torch.__version__, "cuda": torch.version.cuda,
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+            "memory_bytes": p.total_memory, "dram_gbps_per_sm": round(_C.dram_gbps_per_sm(0), 1),
+            "torch": torch.__version__, "cuda": torch.version.cuda, "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
