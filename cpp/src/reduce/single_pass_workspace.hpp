@@ -18,7 +18,7 @@ namespace reduce_detail {
 // Per-block partials: the stream's own region (no pool allocation and free per call: 0.2-0.4 % of a
 // 1 GiB sum in bench/tune/reduce_vectorized_tune.cu, "persistent partials"), else stream scratch
 // (graph capture, or more than stream_partials holds). Alone for a kernel that hands its partials
-// to a second launch (window); with the tickets in single_pass_workspace. `held`: a.stream's
+// to a second launch (window); with the tickets in SinglePassWorkspace. `held`: a.stream's
 // StreamStateLock, which the caller keeps until its last launch using the workspace.
 template <class Acc>
 Status partials_workspace(const ReduceLaunch& a, const StreamStateLock& held, size_t num_partials, StreamScratch& scratch,
@@ -33,18 +33,29 @@ Status partials_workspace(const ReduceLaunch& a, const StreamStateLock& held, si
   return Status::ok();
 }
 
+// The workspace of one single-pass launch with the stream's lock that guards it, both taken only
+// where several blocks share an output (take): a launch with none (small inputs) takes no lock. The
+// caller launches while the object lives; the lock is released before the scratch goes back to
+// the pool (stream-ordered, after the launch).
 template <class Acc>
-Status single_pass_workspace(const ReduceLaunch& a, const StreamStateLock& held, size_t num_partials, size_t num_tickets,
-                             StreamScratch& scratch, Acc** partials, unsigned int** tickets) {
-  GPUPRIMS_TRY(stream_counters(a.device, held, num_tickets, tickets, "reduce"));
-  if (*tickets != nullptr) return partials_workspace(a, held, num_partials, scratch, partials);
-  // Graph capture: partials and tickets in one scratch block, the tickets zeroed inside the graph.
-  void* data = nullptr;
-  GPUPRIMS_TRY(scratch_and_counters(a.device, held, sizeof(Acc) * num_partials, num_tickets, &scratch, &data,
-                                    tickets, "reduce"));
-  *partials = static_cast<Acc*>(data);
-  return Status::ok();
-}
+struct SinglePassWorkspace {
+  StreamScratch scratch;
+  std::optional<StreamStateLock> held;
+  Acc* partials = nullptr;
+  unsigned int* tickets = nullptr;
+
+  Status take(const ReduceLaunch& a, size_t num_partials, size_t num_tickets) {
+    held.emplace(a.stream);
+    GPUPRIMS_TRY(stream_counters(a.device, *held, num_tickets, &tickets, "reduce"));
+    if (tickets != nullptr) return partials_workspace(a, *held, num_partials, scratch, &partials);
+    // Graph capture: partials and tickets in one scratch block, the tickets zeroed inside the graph.
+    void* data = nullptr;
+    GPUPRIMS_TRY(scratch_and_counters(a.device, *held, sizeof(Acc) * num_partials, num_tickets, &scratch, &data,
+                                      &tickets, "reduce"));
+    partials = static_cast<Acc*>(data);
+    return Status::ok();
+  }
+};
 
 // Launches a single-pass row kernel (vectorized, bulk_copy: signature (ReduceKernelParams<T>, Acc*
 // partials, unsigned* tickets)) with blocks_per_row blocks for each row, taking the workspace when
@@ -54,18 +65,12 @@ Status single_pass_workspace(const ReduceLaunch& a, const StreamStateLock& held,
 template <class T, class Acc>
 Status launch_single_pass(const ReduceLaunch& a, const DriverKernel& kernel, int threads, int64_t blocks_per_row) {
   const int64_t rows = a.layout.num_rows;
-  StreamScratch scratch;
-  Acc* partials = nullptr;
-  unsigned int* tickets = nullptr;
   const dim3 grid(static_cast<unsigned>(blocks_per_row), static_cast<unsigned>(rows < 65535 ? rows : 65535));
   ReduceKernelParams<T> p{static_cast<const T*>(a.in), a.layout, a.out, a.out_dtype};
-  void* args[] = {&p, &partials, &tickets};
   {
-    std::optional<StreamStateLock> held;  // only where a workspace is taken: none on small inputs
-    if (blocks_per_row > 1) {
-      held.emplace(a.stream);
-      GPUPRIMS_TRY(single_pass_workspace(a, *held, rows * blocks_per_row, rows, scratch, &partials, &tickets));
-    }
+    SinglePassWorkspace<Acc> ws;
+    if (blocks_per_row > 1) GPUPRIMS_TRY(ws.take(a, rows * blocks_per_row, rows));
+    void* args[] = {&p, &ws.partials, &ws.tickets};
     GPUPRIMS_TRY(kernel.launch(grid, dim3(threads), 0, a.stream, args, "reduce"));
   }
   return check_launch("reduce", a.stream);

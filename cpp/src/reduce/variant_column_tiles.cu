@@ -22,17 +22,12 @@ struct ColumnTilesRunner {
     const int64_t max_splits = max_of<int64_t>(1, layout.row_len / (kTileRows * kColumnUnroll * 4));
     const int64_t splits = min_of<int64_t>(min_of<int64_t>(max_of<int64_t>(1, target / tiles), max_splits), 65535);
 
-    StreamScratch scratch;
     {
-      StreamStateLock held(a.stream);
-      Acc* partials = nullptr;
-      unsigned int* tickets = nullptr;
-      if (splits > 1) {
-        GPUPRIMS_TRY(single_pass_workspace(a, held, layout.num_rows * splits, tiles, scratch, &partials, &tickets));
-      }
+      SinglePassWorkspace<Acc> ws;
+      if (splits > 1) GPUPRIMS_TRY(ws.take(a, layout.num_rows * splits, tiles));
       const dim3 grid(static_cast<unsigned>(min_of<int64_t>(tiles, int64_t(1) << 30)), static_cast<unsigned>(splits));
       ReduceKernelParams<T> p{static_cast<const T*>(a.in), layout, a.out, a.out_dtype};
-      reduce_column_tiles_kernel<T, Acc, Op><<<grid, kColumnThreads, 0, a.stream>>>(p, partials, tickets);
+      reduce_column_tiles_kernel<T, Acc, Op><<<grid, kColumnThreads, 0, a.stream>>>(p, ws.partials, ws.tickets);
     }
     return check_launch("reduce", a.stream);
   }
