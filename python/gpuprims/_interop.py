@@ -302,8 +302,8 @@ def release_after_launch(copy, source, x: tuple) -> None:
     call returns; on the producer's current stream that is safe (its allocator reuses the memory in
     stream order), on another launch stream the allocator must not hand it out before the launch
     is done: torch tracks the launch stream (record_stream), CuPy's current stream waits for an
-    event recorded after the launch. (JAX arrays are read on a launch stream only when stream= is
-    passed; JAX exposes no hook for this.)"""
+    event recorded after the launch. (JAX exposes no hook for this, and JAX arrays always run on a
+    stream JAX does not know: docs/architecture.md, "Streams", on what orders their reuse.)"""
     if copy is source or x[6] or x[1][0] != CUDA:
         return
     if x[0] == "torch":
