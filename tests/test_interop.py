@@ -93,3 +93,17 @@ def test_package_ships_types():
 def test_import_makes_no_cuda_call_and_errors_are_exported():
     assert issubclass(gpuprims.CudaFatalError, gpuprims.CudaError)
     assert issubclass(gpuprims.CudaError, RuntimeError)
+
+
+def test_cpu_imports_are_released_at_once():
+    """release_after (the hold of a GPU import read on a stream its producer's allocator is not
+    ordered on, cpp/bindings/deferred_release.hpp) leaves CPU imports alone: nothing waits."""
+    from gpuprims import _C
+
+    a = np.arange(5.0)
+    view = _C.ImportedArray.from_capsule(a.__dlpack__(), "test", "x")
+    view.release_after(0)
+    del view
+    assert _C.pending_releases() == 0
+    _C.flush_releases()
+    assert gpuprims.sum(a) == 10.0

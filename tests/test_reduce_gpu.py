@@ -213,6 +213,47 @@ def test_torch_side_stream_ordering():
     assert float(r) == n * 0.5 and float(r_explicit) == n * 0.5
 
 
+def test_imports_on_a_foreign_stream_are_held_until_their_launch_ran(rng):
+    """An input whose producer's allocator is not ordered on the launch stream stays held after the
+    call returns, until the launches queued then have run (cpp/bindings/deferred_release.hpp): a
+    torch tensor read on a stream= other than torch's current one, and every JAX array (JAX's
+    streams are non-blocking; ours is the legacy default stream). Without the hold, a temporary
+    JAX input (here log_softmax's float32 cast of an int32 array) goes back to JAX at return, and
+    the same-size negative int32 uploads that follow (NaN as float32) may land under the kernel."""
+    need(TORCH_CUDA)
+    from gpuprims import _C
+
+    _C.flush_releases()
+    x = torch.randn(1 << 20, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(100_000_000)  # holds the side stream for tens of milliseconds
+    r = gpuprims.sum(x, stream=side)
+    assert _C.pending_releases() >= 1  # x's import, until the sum on `side` has run
+    side.synchronize()
+    assert _C.pending_releases() == 0
+    assert abs(float(r) - float(x.double().sum())) <= 1e-3 * float(x.abs().sum())
+
+    jax_cuda = Framework("jax", "cuda")
+    if not jax_cuda.available():
+        return
+    a = np.round(rng.standard_normal((3, 5000)) * 4)
+    ref = a - a.max(axis=1, keepdims=True)
+    ref -= np.log(np.exp(ref).sum(axis=1, keepdims=True))
+    negative = (-np.abs(a) - 1).astype(np.int32)
+    torch.cuda.synchronize()
+    for _ in range(5):
+        torch.cuda._sleep(50_000_000)  # torch's default stream: the legacy default stream, JAX's launch stream
+        y = gpuprims.log_softmax(jax_cuda.make(a, "int32"), dtype="float32")
+        assert _C.pending_releases() >= 1
+        uploads = [jax_cuda.make(negative) for _ in range(8)]
+        np.testing.assert_allclose(to_numpy(y), ref, rtol=0, atol=1e-4)
+        del uploads
+    torch.cuda.synchronize()
+    assert _C.pending_releases() == 0
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_torch_fast_path_matches_general_path(rng, dtype, monkeypatch):
     """gpuprims.sum(t) of a CUDA tensor runs in C++ (_C.reduce_all_torch) without the Python array

@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include "deferred_release.hpp"
 #include "raise.hpp"
 
 namespace nb = nanobind;
@@ -157,9 +158,21 @@ TensorView view_of(nb::handle arg, const char* op, const char* name) {
   return v;
 }
 
+void ImportedArray::release_after(uintptr_t stream) {
+  if (view_.device.kind != DeviceKind::kCUDA) return;
+  deferred_ = true;
+  release_stream_ = stream;
+}
+
 ImportedArray::~ImportedArray() {
-  if (versioned_ != nullptr && versioned_->deleter != nullptr) versioned_->deleter(versioned_);
-  if (legacy_ != nullptr && legacy_->deleter != nullptr) legacy_->deleter(legacy_);
+  auto* legacy = legacy_;
+  auto* versioned = versioned_;
+  auto release = [legacy, versioned] {
+    if (versioned != nullptr && versioned->deleter != nullptr) versioned->deleter(versioned);
+    if (legacy != nullptr && legacy->deleter != nullptr) legacy->deleter(legacy);
+  };
+  if (deferred_ && defer_release(view_.device.id, reinterpret_cast<cudaStream_t>(release_stream_), release)) return;
+  release();
 }
 
 void bind_imported_array(nb::module_& m) {
@@ -167,12 +180,18 @@ void bind_imported_array(nb::module_& m) {
                             "An array imported for one call: a typed, strided view plus ownership of its source.")
       .def_static("from_capsule", &ImportedArray::from_capsule, nb::arg("capsule"), nb::arg("op"), nb::arg("arg"),
                   nb::rv_policy::take_ownership)
+      .def("release_after", &ImportedArray::release_after, nb::arg("stream"),
+           "Hold the source until the launches queued on `stream` when this import is dropped have run.")
       .def_prop_ro("dtype", [](const ImportedArray& a) { return std::string(dtype_name(a.view().dtype)); })
       .def_prop_ro("shape", [](const ImportedArray& a) {
         nb::list s;
         for (int d = 0; d < a.view().ndim; ++d) s.append(a.view().shape[d]);
         return nb::tuple(s);
       });
+  m.def("pending_releases", &pending_releases,
+        "Runs the deferred releases of imported arrays whose launches have completed; returns how many wait.");
+  m.def("flush_releases", &flush_releases,
+        "Waits for the launches every deferred release waits for, then runs them all (at exit).");
 }
 
 }  // namespace gpuprims

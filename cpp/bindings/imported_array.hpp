@@ -1,6 +1,7 @@
 #pragma once
 // ImportedArray: a TensorView plus ownership of the consumed DLPack capsule it views (the
-// capsule's deleter runs when the ImportedArray dies).
+// capsule's deleter runs when the ImportedArray dies, or after release_after's stream has run
+// the launches queued when it died).
 #include <cstdint>
 #include <string>
 
@@ -21,9 +22,16 @@ class ImportedArray {
 
   const TensorView& view() const { return view_; }
 
+  // The call reads this import on `stream`, which its producer's allocator is not ordered on: the
+  // deleter waits for the launches queued there when this import is dropped (deferred_release.hpp).
+  // CUDA views only; CPU views release at once.
+  void release_after(uintptr_t stream);
+
  private:
   ImportedArray() = default;
   TensorView view_;
+  bool deferred_ = false;
+  uintptr_t release_stream_ = 0;
   dlpack::ManagedTensor* legacy_ = nullptr;
   dlpack::ManagedTensorVersioned* versioned_ = nullptr;
 };

@@ -20,6 +20,7 @@ or a field tuple ``(data_ptr, dtype, shape, strides_or_None, on_cuda, device_id,
 """
 from __future__ import annotations
 
+import atexit
 import sys
 import warnings
 
@@ -237,6 +238,7 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
         if x.layout is not sys.modules["torch"].strided:
             raise TypeError(f"{op}: argument '{arg}': expected a dense strided tensor, got layout {x.layout}")
         view = _capsule_view(x.detach(), s, True, op, arg)
+        _hold_until_launched(view, s)
         return fw, device, s, view, view.shape, dtype, False
     if fw == "numpy" and not hasattr(x, "__dlpack__"):
         x = sys.modules["numpy"].asarray(x)  # a numpy scalar (np.float32(3), x[()]) is a 0-d array
@@ -249,7 +251,26 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
         return fw, device, s, (x.ptr, dtype, shape, strides, device[0] == CUDA, device[1], bool(x.readonly)), \
             shape, dtype, stream is None
     view = _capsule_view(x, s, device[0] == CUDA, op, arg)
+    if device[0] == CUDA and (fw != "cupy" or stream is not None):
+        _hold_until_launched(view, s)
     return fw, device, s, view, view.shape, view.dtype, stream is None
+
+
+_flush_at_exit = False
+
+
+def _hold_until_launched(view, s: int) -> None:
+    """`view` (an import on the GPU) is read on stream `s`, which its producer's allocator is not
+    ordered on (JAX: always; torch / CuPy: a stream= other than their current one; any other DLPack
+    producer): its source stays held until the launches queued on `s` when the view is dropped have
+    run (cpp/bindings/deferred_release.hpp). The exit hook that waits for the last ones is
+    registered here, at the first such import, so that it runs before the producer's own exit hooks
+    (registered earlier; atexit runs the last registered first)."""
+    global _flush_at_exit
+    if not _flush_at_exit:
+        atexit.register(_C.flush_releases)
+        _flush_at_exit = True
+    view.release_after(s)
 
 
 def _cupy_stream(ptr: int, device_id: int):
@@ -294,24 +315,6 @@ def on_launch_stream(x, fw: str, stream, op: str, make):
             with launch:
                 return make()
     return make()
-
-
-def release_after_launch(copy, source, x: tuple) -> None:
-    """`copy` is the array a C-order reshape of the caller's `source` made (no view was possible),
-    imported as x and read by the kernels just launched on x's stream. The caller drops it when the
-    call returns; on the producer's current stream that is safe (its allocator reuses the memory in
-    stream order), on another launch stream the allocator must not hand it out before the launch
-    is done: torch tracks the launch stream (record_stream), CuPy's current stream waits for an
-    event recorded after the launch. (JAX exposes no hook for this, and JAX arrays always run on a
-    stream JAX does not know: docs/architecture.md, "Streams", on what orders their reuse.)"""
-    if copy is source or x[6] or x[1][0] != CUDA:
-        return
-    if x[0] == "torch":
-        copy.record_stream(sys.modules["torch"].cuda.ExternalStream(x[2], device=x[1][1]))
-    elif x[0] == "cupy":
-        cupy = sys.modules["cupy"]
-        with cupy.cuda.Device(x[1][1]):
-            cupy.cuda.get_current_stream().wait_event(_cupy_stream(x[2], x[1][1]).record())
 
 
 # ---------------------------------------------------------------------------------------------

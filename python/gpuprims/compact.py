@@ -17,8 +17,9 @@ def _same_shape(x, mask, op):
 
 
 def _run(x, mask, out, stream, op):
-    # The 1-D forms stay referenced until the launch: where a reshape has to copy, the import keeps
-    # only the copy's address (release_after_launch then makes dropping it safe on any stream).
+    # The 1-D forms stay referenced until the launch: where a reshape has to copy, an import on the
+    # producer's current stream keeps only the copy's address (its allocator then reuses it in
+    # stream order); one on another stream holds the copy until the launch has run.
     flat_mask = _flattened(mask, op, "mask", stream)
     min_ = _interop.prepare_input(flat_mask, stream, op, "mask")
     if min_[5] != "bool":
@@ -39,8 +40,6 @@ def _run(x, mask, out, stream, op):
     else:
         out_arg = _interop.import_output(out, dtype, xin, op)
     _C.compact(None if x is None else xin[3], min_[3], out_arg, count_arg, min_[2])
-    _interop.release_after_launch(flat_mask, mask, min_)
-    _interop.release_after_launch(flat_x, x, xin)  # nonzero: flat_x is x (None), nothing to release
     return _interop.result(xin, obj) if out is None else (out, _interop.result(min_, count_obj))
 
 

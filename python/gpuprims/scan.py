@@ -78,7 +78,6 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     for name, flag in (("exclusive", exclusive), ("deterministic", deterministic)):
         if flag.__class__ is not bool:
             raise TypeError(f"scan: argument '{name}': expected a bool, got {flag!r}")
-    source = x
     if axis is None:
         x = _flattened(x, stream=stream)
         ax = 0
@@ -102,7 +101,6 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     else:
         out_arg = _interop.import_output(out, result_dtype, xin, "scan")
     _C.scan(xin[3], out_arg, op, ax, exclusive, deterministic, algorithm, xin[2])
-    _interop.release_after_launch(x, source, xin)  # x: source's C-order copy when axis=None made one
     return _interop.result(xin, obj) if out is None else out
 
 

@@ -1,0 +1,29 @@
+#pragma once
+// Imported arrays whose memory the producer could hand out again before the kernels that read it
+// have run: the producer's allocator is ordered on streams other than the launch stream (JAX's own
+// streams, created non-blocking, so not even the legacy default stream orders them; a torch or
+// CuPy array read on a stream= other than its current one; DLPack producers we know nothing of).
+// DLPack lets the producer reuse the memory once the consumer has called the deleter, so the
+// deleter waits: it runs once an event recorded on the launch stream when the import is dropped
+// (after the call's launches) has completed, found at a later deferral or pending_releases(), or
+// at exit (flush_releases, registered by the Python layer after the producer's own exit hooks).
+// Called with the GIL held: the deleters may run Python code.
+#include <cstddef>
+#include <functional>
+
+#include <cuda_runtime_api.h>
+
+namespace gpuprims {
+
+// Keeps `release` until the work queued on `stream` (of `device`) now has completed. false where it
+// cannot (the stream is capturing a graph, whose replays the caller orders, or the event could not
+// be recorded): the caller releases at once, as before deferral existed.
+bool defer_release(int device, cudaStream_t stream, std::function<void()> release);
+
+// Runs the releases whose events have completed; returns how many still wait.
+std::size_t pending_releases();
+
+// Waits for every pending event and runs every release.
+void flush_releases();
+
+}  // namespace gpuprims
