@@ -1,5 +1,6 @@
 #include "deferred_release.hpp"
 
+#include <deque>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -14,14 +15,23 @@ struct Pending {
   std::function<void()> release;
 };
 
+// One queue per launch stream: its events complete in the order they were recorded, so polling
+// stops at a queue's first pending event and a call costs O(streams + completed), however many
+// asynchronous calls are in flight.
+struct StreamQueue {
+  int device;
+  cudaStream_t stream;
+  std::deque<Pending> pending;
+};
+
 std::mutex g_mutex;
-std::vector<Pending> g_pending;  // in deferral order
+std::vector<StreamQueue> g_queues;
 
 // Runs the releases outside the lock: a deleter may drop Python objects whose destructors import
 // or release again.
 void run_all(std::vector<Pending>& done) {
   for (Pending& p : done) {
-    cudaEventDestroy(p.event);  // deferred by the runtime until the event completes
+    cudaEventDestroy(p.event);  // the event has completed (or the context is gone)
     p.release();
   }
 }
@@ -30,17 +40,16 @@ void run_all(std::vector<Pending>& done) {
 std::vector<Pending> take_completed(bool wait) {
   std::vector<Pending> done;
   std::lock_guard<std::mutex> lock(g_mutex);
-  std::vector<Pending> still;
-  for (Pending& p : g_pending) {
-    const cudaError_t e = wait ? cudaEventSynchronize(p.event) : cudaEventQuery(p.event);
-    if (e == cudaErrorNotReady) {
-      still.push_back(std::move(p));
-    } else {
+  for (StreamQueue& q : g_queues) {
+    while (!q.pending.empty()) {
+      Pending& front = q.pending.front();
+      const cudaError_t e = wait ? cudaEventSynchronize(front.event) : cudaEventQuery(front.event);
+      if (e == cudaErrorNotReady) break;
       // Completed, or the context is gone (a sticky error): nothing will read the memory either way.
-      done.push_back(std::move(p));
+      done.push_back(std::move(front));
+      q.pending.pop_front();
     }
   }
-  g_pending = std::move(still);
   // A not-ready query is not an error, but keep it out of the next launch's cudaGetLastError check.
   if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();
   return done;
@@ -69,7 +78,14 @@ bool defer_release(int device, cudaStream_t stream, std::function<void()> releas
     return false;
   }
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_pending.push_back(Pending{event, std::move(release)});
+  for (StreamQueue& q : g_queues) {
+    if (q.device == device && q.stream == stream) {
+      q.pending.push_back(Pending{event, std::move(release)});
+      return true;
+    }
+  }
+  g_queues.push_back(StreamQueue{device, stream, {}});
+  g_queues.back().pending.push_back(Pending{event, std::move(release)});
   return true;
 }
 
@@ -77,7 +93,9 @@ std::size_t pending_releases() {
   std::vector<Pending> done = take_completed(/*wait=*/false);
   run_all(done);
   std::lock_guard<std::mutex> lock(g_mutex);
-  return g_pending.size();
+  std::size_t n = 0;
+  for (const StreamQueue& q : g_queues) n += q.pending.size();
+  return n;
 }
 
 void flush_releases() {
