@@ -217,15 +217,19 @@ def test_imports_on_a_foreign_stream_are_held_until_their_launch_ran(rng):
     """An input whose producer's allocator is not ordered on the launch stream stays held after the
     call returns, until the launches queued then have run (cpp/bindings/deferred_release.hpp): a
     torch tensor read on a stream= other than torch's current one, and every JAX array (JAX's
-    streams are non-blocking; ours is the legacy default stream). Without the hold, a temporary
-    JAX input (here log_softmax's float32 cast of an int32 array) goes back to JAX at return, and
-    the same-size negative int32 uploads that follow (NaN as float32) may land under the kernel."""
+    streams are non-blocking; ours is the legacy default stream). Without the hold, a JAX array
+    whose last reference was the import goes back to JAX at return, and the same-size arrays JAX
+    makes next may land under the kernel."""
     need(TORCH_CUDA)
     from gpuprims import _C
 
-    _C.flush_releases()
     x = torch.randn(1 << 20, device="cuda")
     side = torch.cuda.Stream()
+    # Warm-up: the first launch of a kernel loads its module, which waits for the whole device
+    # (lazy loading) and would drain the held stream before the import is dropped.
+    gpuprims.sum(x, stream=side)
+    torch.cuda.synchronize()
+    _C.flush_releases()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         torch.cuda._sleep(100_000_000)  # holds the side stream for tens of milliseconds
@@ -238,18 +242,28 @@ def test_imports_on_a_foreign_stream_are_held_until_their_launch_ran(rng):
     jax_cuda = Framework("jax", "cuda")
     if not jax_cuda.available():
         return
-    a = np.round(rng.standard_normal((3, 5000)) * 4)
+    a = rng.standard_normal((3, 5000)) * 4
     ref = a - a.max(axis=1, keepdims=True)
     ref -= np.log(np.exp(ref).sum(axis=1, keepdims=True))
-    negative = (-np.abs(a) - 1).astype(np.int32)
+    x = jax_cuda.make(a, "float32")
+    poison = jax_cuda.make(np.full(a.shape, np.nan), "float32")
+    gpuprims.log_softmax(x + 0)  # warm-up: our kernel, JAX's additions
+    (poison + 1).block_until_ready()
     torch.cuda.synchronize()
+    results = []  # kept: a dropped JAX result frees its DeviceArray with cudaFree, which waits for the device
     for _ in range(5):
+        # Ready before the call: JAX's export of a buffer still being computed was seen to wait on the
+        # host for the consumer stream, which would drain the held stream before our launch.
+        temporary = (x + 0).block_until_ready()
         torch.cuda._sleep(50_000_000)  # torch's default stream: the legacy default stream, JAX's launch stream
-        y = gpuprims.log_softmax(jax_cuda.make(a, "int32"), dtype="float32")
+        results.append(gpuprims.log_softmax(temporary))
+        del temporary  # the import holds the only reference now
         assert _C.pending_releases() >= 1
-        uploads = [jax_cuda.make(negative) for _ in range(8)]
-        np.testing.assert_allclose(to_numpy(y), ref, rtol=0, atol=1e-4)
-        del uploads
+        # JAX kernels on JAX's own stream make same-size NaN arrays at once: without the hold, one
+        # would take the temporary's memory before our kernel read it.
+        reuses = [poison + j for j in range(8)]
+        np.testing.assert_allclose(to_numpy(results[-1]), ref, rtol=0, atol=1e-4)
+        del reuses
     torch.cuda.synchronize()
     assert _C.pending_releases() == 0
 

@@ -1,5 +1,6 @@
 #include "deferred_release.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <utility>
@@ -50,6 +51,10 @@ std::vector<Pending> take_completed(bool wait) {
       q.pending.pop_front();
     }
   }
+  // Streams come and go (a torch side stream per request): keep only the queues still waiting.
+  g_queues.erase(std::remove_if(g_queues.begin(), g_queues.end(),
+                                [](const StreamQueue& q) { return q.pending.empty(); }),
+                 g_queues.end());
   // A not-ready query is not an error, but keep it out of the next launch's cudaGetLastError check.
   if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();
   return done;
