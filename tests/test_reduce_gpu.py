@@ -268,6 +268,34 @@ def test_imports_on_a_foreign_stream_are_held_until_their_launch_ran(rng):
     assert _C.pending_releases() == 0
 
 
+def test_a_held_import_may_outlive_its_launch_stream(rng):
+    """A held import records the event it waits for as the binding that read it returns, while the
+    launch stream is alive. An exception's traceback keeps the op's frame, and its imports, alive
+    after the caller destroyed the stream; recording when the import is dropped touched the
+    destroyed stream (a segfault the GPU API fuzzer hit in session 32: bincount raising inside
+    `with cupy.cuda.Stream():`)."""
+    cupy_cuda = Framework("cupy", "cuda")
+    need(cupy_cuda)
+    from gpuprims import _C
+
+    values = rng.integers(0, 50, 100_000)
+    x = cupy_cuda.make(values, "int32")
+    out = cupy.zeros(10, cupy.int64)  # too short for values up to 49: bincount raises after its launch
+    for _ in range(20):
+        stream = cupy.cuda.Stream(non_blocking=True)
+        try:
+            gpuprims.bincount(x, out=out, stream=stream.ptr)  # not CuPy's current stream: x and out are held
+        except ValueError as e:
+            error = e
+        stream.synchronize()
+        del stream  # destroyed; error's traceback still holds bincount's frame and its imports
+        del error  # the imports go now
+    _C.flush_releases()
+    assert _C.pending_releases() == 0
+    counts = gpuprims.bincount(x, minlength=50)
+    np.testing.assert_array_equal(cupy.asnumpy(counts), np.bincount(values, minlength=50))
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_torch_fast_path_matches_general_path(rng, dtype, monkeypatch):
     """gpuprims.sum(t) of a CUDA tensor runs in C++ (_C.reduce_all_torch) without the Python array

@@ -32,6 +32,7 @@ void bind_gemm(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("algorithm"), nb::arg("allow_tf32"), nb::arg("stream"),
       "out = a @ b (2-D or batched 3-D), ordered on stream.");
 
@@ -49,6 +50,7 @@ void bind_gemm(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("a"), nb::arg("x"), nb::arg("out"), nb::arg("algorithm"), nb::arg("stream"),
       "out = a @ x for a 2-D a and a 1-D x, ordered on stream.");
 

@@ -49,6 +49,7 @@ void bind_histogram(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("weights").none(), nb::arg("out"), nb::arg("bins"), nb::arg("first"), nb::arg("last"),
       nb::arg("denom"), nb::arg("narrow"), nb::arg("algorithm"), nb::arg("stream"),
       "out = numpy.histogram counts (or weight sums) of x over equal bins, ordered on stream.");
@@ -72,6 +73,7 @@ void bind_histogram(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("weights").none(), nb::arg("out"), nb::arg("out_of_range"), nb::arg("algorithm"),
       nb::arg("stream"), "out = numpy.bincount of x (length len(out)), ordered on stream.");
 
@@ -89,6 +91,7 @@ void bind_histogram(nb::module_& m) {
         if (range.is_integer) return nb::make_tuple(range.lo_int, range.hi_int);
         return nb::make_tuple(range.lo, range.hi);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("op"), nb::arg("stream"),
       "(min, max) of x read back to the host (ints for integer x); synchronizes the stream.");
 
@@ -107,6 +110,7 @@ void bind_histogram(nb::module_& m) {
         throw_if_error(status);
         return largest;
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("out"), nb::arg("algorithm"), nb::arg("stream"),
       "out[:256] = counts of the uint8/bool values of x on a GPU; returns the largest value present (-1: none). "
       "Synchronizes the stream.");
@@ -122,6 +126,7 @@ void bind_histogram(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("src"), nb::arg("dst"), nb::arg("stream"), "dst[:] = src[:len(dst)] (int64, one GPU), ordered on stream.");
 
   m.def("histogram_variants", [] {

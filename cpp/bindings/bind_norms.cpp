@@ -44,6 +44,7 @@ void bind_norms(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("op"), nb::arg("x"), nb::arg("out"), nb::arg("weight").none(), nb::arg("bias").none(),
       nb::arg("mean").none(), nb::arg("rstd").none(), nb::arg("residual").none(), nb::arg("sum").none(),
       nb::arg("axis"), nb::arg("eps"), nb::arg("algorithm"), nb::arg("stream"),
@@ -75,6 +76,7 @@ void bind_norms(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("op"), nb::arg("dy"), nb::arg("saved"), nb::arg("out"), nb::arg("weight").none(),
       nb::arg("mean").none(), nb::arg("rstd").none(), nb::arg("dweight").none(), nb::arg("dbias").none(),
       nb::arg("axis"), nb::arg("algorithm"), nb::arg("stream"),
@@ -103,6 +105,7 @@ void bind_norms(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("bias").none(), nb::arg("residual"), nb::arg("out"), nb::arg("p"), nb::arg("seed"),
       nb::arg("offset"), nb::arg("training"), nb::arg("stream"),
       "out = residual + dropout(x + bias) with Philox4x32-10 draws from (element index, seed, offset).");

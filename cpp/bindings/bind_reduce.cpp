@@ -32,6 +32,7 @@ void bind_reduce(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("out"), nb::arg("op"), nb::arg("axis").none(), nb::arg("algorithm"), nb::arg("stream"),
       "out = reduce(x) with op 'sum' | 'prod' | 'min' | 'max' along axis (None: all), ordered on stream.");
 

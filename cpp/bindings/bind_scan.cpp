@@ -33,6 +33,7 @@ void bind_scan(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("out"), nb::arg("op"), nb::arg("axis"), nb::arg("exclusive"), nb::arg("deterministic"),
       nb::arg("algorithm"), nb::arg("stream"),
       "out = scan(x) with op 'sum' | 'prod' | 'min' | 'max' along axis, ordered on stream.");
@@ -53,6 +54,7 @@ void bind_scan(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("x").none(), nb::arg("mask"), nb::arg("out"), nb::arg("count"), nb::arg("stream"),
       "out[:count] = x[mask] (or the indices of mask's true elements when x is None), ordered on stream.");
 
@@ -69,6 +71,7 @@ void bind_scan(nb::module_& m) {
         throw_if_error(status);
         return count;
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("mask"), nb::arg("stream"), "Number of true elements; synchronizes the stream.");
 
   m.def(
@@ -89,6 +92,7 @@ void bind_scan(nb::module_& m) {
         }
         throw_if_error(status);
       },
+      nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("offsets"), nb::arg("out"), nb::arg("op"), nb::arg("algorithm"), nb::arg("stream"),
       "out[s] = op over x[offsets[s]:offsets[s+1]], ordered on stream.");
 

@@ -6,8 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "gpuprims/core/stream.hpp"
-
 namespace gpuprims {
 namespace {
 
@@ -18,9 +16,10 @@ struct Pending {
 
 // One queue per launch stream: its events complete in the order they were recorded, so polling
 // stops at a queue's first pending event and a call costs O(streams + completed), however many
-// asynchronous calls are in flight.
+// asynchronous calls are in flight. (A destroyed stream's handle reused by a new stream, or
+// the per-thread and legacy default streams of several devices sharing a handle, only make a
+// completed entry wait behind a pending one: never an early release.)
 struct StreamQueue {
-  int device;
   cudaStream_t stream;
   std::deque<Pending> pending;
 };
@@ -62,36 +61,18 @@ std::vector<Pending> take_completed(bool wait) {
 
 }  // namespace
 
-bool defer_release(int device, cudaStream_t stream, std::function<void()> release) {
+void defer_release(cudaStream_t stream, cudaEvent_t event, std::function<void()> release) {
   std::vector<Pending> done = take_completed(/*wait=*/false);
   run_all(done);
-  DeviceGuard guard;
-  if (!guard.enter(device, "import").is_ok()) {
-    cudaGetLastError();
-    return false;
-  }
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  cudaEvent_t event = nullptr;
-  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone ||
-      cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  if (cudaEventRecord(event, stream) != cudaSuccess) {
-    cudaGetLastError();
-    cudaEventDestroy(event);
-    return false;
-  }
   std::lock_guard<std::mutex> lock(g_mutex);
   for (StreamQueue& q : g_queues) {
-    if (q.device == device && q.stream == stream) {
+    if (q.stream == stream) {
       q.pending.push_back(Pending{event, std::move(release)});
-      return true;
+      return;
     }
   }
-  g_queues.push_back(StreamQueue{device, stream, {}});
+  g_queues.push_back(StreamQueue{stream, {}});
   g_queues.back().pending.push_back(Pending{event, std::move(release)});
-  return true;
 }
 
 std::size_t pending_releases() {

@@ -4,10 +4,10 @@
 // streams, created non-blocking, so not even the legacy default stream orders them; a torch or
 // CuPy array read on a stream= other than its current one; DLPack producers we know nothing of).
 // DLPack lets the producer reuse the memory once the consumer has called the deleter, so the
-// deleter waits: it runs once an event recorded on the launch stream when the import is dropped
-// (after the call's launches) has completed, found at a later deferral or pending_releases(), or
-// at exit (flush_releases, registered by the Python layer after the producer's own exit hooks).
-// Called with the GIL held: the deleters may run Python code.
+// deleter waits for an event recorded after the launches that read the import
+// (ImportedArray::record_launches); it runs once that event has completed, found at a later
+// deferral or pending_releases(), or at exit (flush_releases, registered by the Python layer after
+// the producer's own exit hooks). Called with the GIL held: the deleters may run Python code.
 #include <cstddef>
 #include <functional>
 
@@ -15,10 +15,10 @@
 
 namespace gpuprims {
 
-// Keeps `release` until the work queued on `stream` (of `device`) now has completed. false where it
-// cannot (the stream is capturing a graph, whose replays the caller orders, or the event could not
-// be recorded): the caller releases at once, as before deferral existed.
-bool defer_release(int device, cudaStream_t stream, std::function<void()> release);
+// Keeps `release` until `event` has completed, then destroys the event and runs `release`. `stream`
+// (the one the event was recorded on) only groups the pending releases, whose events complete in
+// order there; it is never used, so it may be gone by now.
+void defer_release(cudaStream_t stream, cudaEvent_t event, std::function<void()> release);
 
 // Runs the releases whose events have completed; returns how many still wait.
 std::size_t pending_releases();

@@ -2,17 +2,25 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
 #include "deferred_release.hpp"
+#include "gpuprims/core/stream.hpp"
 #include "raise.hpp"
 
 namespace nb = nanobind;
 
 namespace gpuprims {
 namespace {
+
+// The held imports that the running bindings of this thread read; each guard owns the entries past
+// its first_. Outside a guard nothing is listed (such an import is not held: it releases when
+// dropped), so no entry can outlive the call whose arguments keep it alive.
+thread_local std::vector<ImportedArray*> t_held_reads;
+thread_local int t_guards = 0;
 
 std::string prefix(const char* op, const char* arg) { return std::string(op) + ": argument '" + arg + "': "; }
 
@@ -129,7 +137,11 @@ ImportedArray* ImportedArray::from_capsule(nb::handle capsule, const char* op, c
 }
 
 TensorView view_of(nb::handle arg, const char* op, const char* name) {
-  if (nb::isinstance<ImportedArray>(arg)) return nb::cast<const ImportedArray&>(arg).view();
+  if (nb::isinstance<ImportedArray>(arg)) {
+    ImportedArray& a = nb::cast<ImportedArray&>(arg);
+    if (a.held_ && t_guards > 0) t_held_reads.push_back(&a);
+    return a.view();
+  }
   if (!PyTuple_Check(arg.ptr()) || PyTuple_GET_SIZE(arg.ptr()) != 7) {
     raise_status(type_error(prefix(op, name) + "expected an ImportedArray or a field tuple"));
   }
@@ -160,8 +172,31 @@ TensorView view_of(nb::handle arg, const char* op, const char* name) {
 
 void ImportedArray::release_after(uintptr_t stream) {
   if (view_.device.kind != DeviceKind::kCUDA) return;
-  deferred_ = true;
-  release_stream_ = stream;
+  held_ = true;
+  hold_stream_ = stream;
+}
+
+void ImportedArray::record_launches() {
+  const auto stream = reinterpret_cast<cudaStream_t>(hold_stream_);
+  DeviceGuard guard;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  // Under capture the caller keeps a graph's inputs alive for its replays: release at once.
+  bool ok = guard.enter(view_.device.id, "import").is_ok() && cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
+            capture == cudaStreamCaptureStatusNone;
+  if (ok && launched_ == nullptr) ok = cudaEventCreateWithFlags(&launched_, cudaEventDisableTiming) == cudaSuccess;
+  if (ok) ok = cudaEventRecord(launched_, stream) == cudaSuccess;
+  if (!ok) {
+    cudaGetLastError();  // not the op's error: the import is simply not held
+    held_ = false;
+  }
+}
+
+RecordImportLaunches::RecordImportLaunches() : first_(t_held_reads.size()) { ++t_guards; }
+
+RecordImportLaunches::~RecordImportLaunches() {
+  for (std::size_t i = first_; i < t_held_reads.size(); ++i) t_held_reads[i]->record_launches();
+  t_held_reads.resize(first_);
+  --t_guards;
 }
 
 ImportedArray::~ImportedArray() {
@@ -171,7 +206,11 @@ ImportedArray::~ImportedArray() {
     if (versioned != nullptr && versioned->deleter != nullptr) versioned->deleter(versioned);
     if (legacy != nullptr && legacy->deleter != nullptr) legacy->deleter(legacy);
   };
-  if (deferred_ && defer_release(view_.device.id, reinterpret_cast<cudaStream_t>(release_stream_), release)) return;
+  if (held_ && launched_ != nullptr) {
+    defer_release(reinterpret_cast<cudaStream_t>(hold_stream_), launched_, release);
+    return;
+  }
+  if (launched_ != nullptr) cudaEventDestroy(launched_);
   release();
 }
 
@@ -181,7 +220,7 @@ void bind_imported_array(nb::module_& m) {
       .def_static("from_capsule", &ImportedArray::from_capsule, nb::arg("capsule"), nb::arg("op"), nb::arg("arg"),
                   nb::rv_policy::take_ownership)
       .def("release_after", &ImportedArray::release_after, nb::arg("stream"),
-           "Hold the source until the launches queued on `stream` when this import is dropped have run.")
+           "Hold the source, once dropped, until the launches on `stream` that read it have run.")
       .def_prop_ro("dtype", [](const ImportedArray& a) { return std::string(dtype_name(a.view().dtype)); })
       .def_prop_ro("shape", [](const ImportedArray& a) {
         nb::list s;

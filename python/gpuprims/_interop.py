@@ -251,7 +251,7 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
         return fw, device, s, (x.ptr, dtype, shape, strides, device[0] == CUDA, device[1], bool(x.readonly)), \
             shape, dtype, stream is None
     view = _capsule_view(x, s, device[0] == CUDA, op, arg)
-    if device[0] == CUDA and (fw != "cupy" or stream is not None):
+    if device[0] == CUDA and (fw != "cupy" or (stream is not None and s != current_stream(fw, device))):
         _hold_until_launched(view, s)
     return fw, device, s, view, view.shape, view.dtype, stream is None
 
@@ -262,8 +262,8 @@ _flush_at_exit = False
 def _hold_until_launched(view, s: int) -> None:
     """`view` (an import on the GPU) is read on stream `s`, which its producer's allocator is not
     ordered on (JAX: always; torch / CuPy: a stream= other than their current one; any other DLPack
-    producer): its source stays held until the launches queued on `s` when the view is dropped have
-    run (cpp/bindings/deferred_release.hpp). The exit hook that waits for the last ones is
+    producer): once dropped, its source stays held until the launches on `s` that read it have run
+    (an event recorded as each binding that read it returns: cpp/bindings/deferred_release.hpp). The exit hook that waits for the last ones is
     registered here, at the first such import, so that it runs before the producer's own exit hooks
     (registered earlier; atexit runs the last registered first)."""
     global _flush_at_exit
