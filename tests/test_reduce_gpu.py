@@ -250,10 +250,10 @@ def test_imports_on_a_foreign_stream_are_held_until_their_launch_ran(rng):
     gpuprims.log_softmax(x + 0)  # warm-up: our kernel, JAX's additions
     (poison + 1).block_until_ready()
     torch.cuda.synchronize()
-    results = []  # kept: a dropped JAX result frees its DeviceArray with cudaFree, which waits for the device
+    # Kept: a dropped JAX result frees its DeviceArray with cudaFree (run by JAX at a later export),
+    # which waits for the whole device and would drain the held stream before the check.
+    results = []
     for _ in range(5):
-        # Ready before the call: JAX's export of a buffer still being computed was seen to wait on the
-        # host for the consumer stream, which would drain the held stream before our launch.
         temporary = (x + 0).block_until_ready()
         torch.cuda._sleep(50_000_000)  # torch's default stream: the legacy default stream, JAX's launch stream
         results.append(gpuprims.log_softmax(temporary))
