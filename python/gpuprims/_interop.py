@@ -263,9 +263,10 @@ def _hold_until_launched(view, s: int) -> None:
     """`view` (an import on the GPU) is read on stream `s`, which its producer's allocator is not
     ordered on (JAX: always; torch / CuPy: a stream= other than their current one; any other DLPack
     producer): once dropped, its source stays held until the launches on `s` that read it have run
-    (an event recorded as each binding that read it returns: cpp/bindings/deferred_release.hpp). The exit hook that waits for the last ones is
-    registered here, at the first such import, so that it runs before the producer's own exit hooks
-    (registered earlier; atexit runs the last registered first)."""
+    (an event recorded as each binding that read it returns: cpp/bindings/deferred_release.hpp).
+    The exit hook that waits for the last ones is registered here, at the first such import, so
+    that it runs before the producer's own exit hooks (registered earlier; atexit runs the last
+    registered first)."""
     global _flush_at_exit
     if not _flush_at_exit:
         atexit.register(_C.flush_releases)
