@@ -233,12 +233,21 @@ std::function<void()> per_segment(const T* x, Segments seg, int sms) {
 // The block path (segmented_reduce_blocks.cuh): a block per segment, segments over 8 rounds listed
 // for the long kernel, launched overlapped (as the library does on sm_90) or in plain stream order.
 template <class T, class Acc, class Op, class Shape = BlockPathShape>
-std::function<void()> blocks(const T* x, Segments seg, Buffers& buf, int sms, bool overlap) {
+std::function<void()> blocks(const T* x, Segments seg, Buffers& buf, int sms, bool overlap, int per_sm = Shape::kMinBlocks) {
   const int64_t entries = Shape::template max_entries<T>(seg.n, seg.count),
                 chunks = Shape::template max_chunks<T>(seg.n, seg.count);
   const LongSegments<Acc> longs = long_segments_in<Acc>(buf.long_scratch, entries, chunks, buf.counters);
-  const int64_t long_blocks = std::min<int64_t>(chunks, int64_t(sms) * Shape::kMinBlocks);
+  const int64_t long_blocks = std::min<int64_t>(chunks, int64_t(sms) * per_sm);
   return [=] { CHECK((launch_segment_blocks<T, Acc, Op, Shape>(x, seg, longs, long_blocks, 0, overlap))); };
+}
+
+// The blocks kernel alone, nothing listed and no long kernel: correct only where no segment is
+// longer than Shape::long_items; its time next to the library's pair is the long kernel's cost.
+template <class T, class Acc, class Op, class Shape = BlockPathShape>
+std::function<void()> blocks_only(const T* x, Segments seg) {
+  return [=] {
+    segmented_reduce_blocks_kernel<T, Acc, Op, Shape><<<unsigned(seg.count), Shape::kThreads>>>(x, seg, LongSegments<Acc>{});
+  };
 }
 
 template <int D, int W, int U, int L, int B = 0, LoadPolicy P = LoadPolicy::kReadOnly, int K = 0>
@@ -284,7 +293,34 @@ void final_rows(const Row& row, const float* x, const Segments& seg, float* out,
               out, ref, reps);
 }
 
-enum class Pass { kSweep, kBlockTiles, kFinal };
+// Session 33: what the long kernel costs where nothing is listed. The blocks path as the library
+// launches it, with the long kernel on 2 blocks per SM and on sms / 2 blocks, and the blocks kernel
+// alone, timed synchronously (measure) and back to back (the library benchmark's method), three
+// interleaved rounds.
+void boundary_rows(const Row& row, const float* x, const Segments& seg, float* out, Buffers& buf,
+                   const Reference<float>& ref, int reps, int sms, bool nothing_listed,
+                   const std::function<void()>& cub_run) {
+  using Sum = reduce_detail::Sum;
+  const auto lib = blocks<float, float, Sum>(x, seg, buf, sms, true);
+  const auto two = blocks<float, float, Sum>(x, seg, buf, sms, true, 2);
+  const auto half = blocks<float, float, Sum>(x, seg, buf, 1, true, sms / 2);
+  const auto one = blocks_only<float, float, Sum>(x, seg);
+  measure_sum("blocks path (library)", row, lib, out, ref, reps);
+  measure_sum("long kernel 2/SM", row, two, out, ref, reps);
+  measure_sum("long kernel sms/2 blocks", row, half, out, ref, reps);
+  if (nothing_listed) measure_sum("blocks kernel only", row, one, out, ref, reps);
+  for (int round = 0; round < 3; ++round) {
+    auto back_to_back = [&](const std::function<void()>& f) {
+      return f ? tune::median_ms_back_to_back([&](int) { f(); }, 60) : 0.f;
+    };
+    const float c = back_to_back(cub_run), l = back_to_back(lib), t = back_to_back(two), h = back_to_back(half),
+                o = nothing_listed ? back_to_back(one) : 0.f;
+    printf("  back to back, round %d, x CUB (%.4f ms): library %.4f  long 2/SM %.4f  long sms/2 %.4f  kernel alone %.4f\n",
+           round, c, c / l, c / t, c / h, o > 0 ? c / o : 0.f);
+  }
+}
+
+enum class Pass { kSweep, kBlockTiles, kFinal, kBoundary };
 
 void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& buf, int sms, bool sweep,
                        Pass pass = Pass::kSweep) {
@@ -308,6 +344,8 @@ void float_sum_problem(const Problem& p, const float* x, float* out, Buffers& bu
     const Segments seg{p.d_off64, true, 1, segments, kItems, 1, out, 1, DType::kFloat32};
     if (pass == Pass::kBlockTiles) {
       block_tile_rows(row, x, seg, out, buf, ref, reps);
+    } else if (pass == Pass::kBoundary) {
+      boundary_rows(row, x, seg, out, buf, ref, reps, sms, longest <= BlockPathShape::long_items<float>(), cub_run);
     } else {
       measure_sum("per-segment (library before)", row,
                   per_segment<float, float, reduce_detail::Sum>(x, seg, sms), out, ref, reps);
@@ -432,7 +470,7 @@ void exact_rows(const Problem& p, const float* x, float* out, int64_t* out64, Bu
 
 // No argument: the sweep (rounds 1-2); "final": the library's two paths and the range shape's
 // alternatives on every problem (regular, irregular and mixed lengths), then the min / max / int64
-// rows (~40 s).
+// rows (~40 s); "boundary": the long kernel's cost (session 33, ~20 s).
 int main(int argc, char** argv) {
   const bool final_only = argc > 1 && std::string(argv[1]) == "final";
   int sms;
@@ -451,7 +489,19 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&buf.long_scratch, long_segments_bytes<double>(kItems / 8192, kItems / 4096)));
   CHECK(cudaMalloc(&buf.counters, 4 * sizeof(unsigned)));
   CHECK(cudaMemset(buf.counters, 0, 4 * sizeof(unsigned)));
-  if (final_only) {
+  if (argc > 1 && std::string(argv[1]) == "boundary") {
+    for (int k = 0; k < 7; ++k) {
+      Problem p = k == 0   ? make_problem("65536 x 4096", 30, regular(65536, kItems))
+                  : k == 1 ? make_problem("16384 x 16384", 30, regular(16384, kItems))
+                  : k == 2 ? make_problem("32768 x 8192", 30, regular(32768, kItems))
+                  : k == 3 ? make_problem("lengths 1-9000", 30, uniform_lengths(kItems, 9000, 1, 7))
+                  : k == 4 ? make_problem("lengths 1-4000, 1 in 8 of 1-100000", 30, uniform_lengths(kItems, 4000, 100000, 9))
+                  : k == 5 ? make_problem("2048 x 131072 (every segment listed)", 30, regular(2048, kItems))
+                           : make_problem("one 2^28-1000 segment + 1000 of 1", 5, one_huge(kItems));
+      float_sum_problem(p, x, out, buf, sms, false, Pass::kBoundary);
+      free_problem(p);
+    }
+  } else if (final_only) {
     for (int k = 0; k < 11; ++k) {
       Problem p = k == 0   ? make_problem("65536 x 4096", 30, regular(65536, kItems))
                   : k == 1 ? make_problem("262144 x 1024", 30, regular(262144, kItems))
@@ -468,6 +518,8 @@ int main(int argc, char** argv) {
       if (k == 3) exact_rows(p, x, out, out64, buf, sms);
       free_problem(p);
     }
+  }
+  if (argc > 1) {
     CHECK(cudaFree(buf.long_scratch));
     CHECK(cudaFree(buf.counters));
     CHECK(cudaFree(x));
