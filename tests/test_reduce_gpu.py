@@ -250,8 +250,8 @@ def test_imports_on_a_foreign_stream_are_held_until_their_launch_ran(rng):
     gpuprims.log_softmax(x + 0)  # warm-up: our kernel, JAX's additions
     (poison + 1).block_until_ready()
     torch.cuda.synchronize()
-    # Kept: a dropped JAX result frees its DeviceArray with cudaFree (run by JAX at a later export),
-    # which waits for the whole device and would drain the held stream before the check.
+    # Kept: dropped JAX results make gpuprims synchronize the device now and then (before it reuses
+    # their memory: device_buffer_cache.hpp), which would drain the held stream before the check.
     results = []
     for _ in range(5):
         temporary = (x + 0).block_until_ready()
@@ -266,6 +266,36 @@ def test_imports_on_a_foreign_stream_are_held_until_their_launch_ran(rng):
         del reuses
     torch.cuda.synchronize()
     assert _C.pending_releases() == 0
+
+
+def test_dropped_jax_results_memory_is_reused_only_after_its_readers_ran(rng):
+    """A dropped JAX result's memory goes back to gpuprims, which reuses it for a later result only
+    after a device synchronization that began after the drop (cpp/bindings/device_buffer_cache.hpp):
+    XLA may still be reading it on its own stream. Every round queues a JAX read of the result
+    behind a matmul on JAX's stream, drops the result and makes the next one at once; over 150
+    rounds (two synchronizations of 64 dropped results) the later results land in earlier ones'
+    memory, and every read must still see its own round's values."""
+    jax_cuda = Framework("jax", "cuda")
+    need(jax_cuda)
+
+    a = rng.standard_normal((64, 4096))
+    w = rng.standard_normal((64, 4096))
+    scales = (0.5, 1.0, 2.0, 3.0, 5.0)
+    refs = []
+    for k in scales:
+        e = np.exp(a * k - (a * k).max(axis=1, keepdims=True))
+        refs.append(e / e.sum(axis=1, keepdims=True) * w)
+    xs = [jax_cuda.make(a * k, "float32") for k in scales]
+    wj = jax_cuda.make(w, "float32")
+    m = jax_cuda.make(rng.standard_normal((2048, 2048)), "float32")
+    reads = []
+    for i in range(150):
+        y = gpuprims.softmax(xs[i % len(scales)])
+        busy = m @ m  # JAX's stream is busy, so the read below waits behind it
+        reads.append(y * wj + 0 * busy[0, 0])
+        del y, busy
+    for i, r in enumerate(reads):
+        np.testing.assert_allclose(to_numpy(r), refs[i % len(scales)], rtol=1e-4, atol=1e-7, err_msg=f"round {i}")
 
 
 def test_a_held_import_may_outlive_its_launch_stream(rng):

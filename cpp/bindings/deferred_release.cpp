@@ -6,10 +6,13 @@
 #include <utility>
 #include <vector>
 
+#include "event_pool.hpp"
+
 namespace gpuprims {
 namespace {
 
 struct Pending {
+  int device;  // the event's
   cudaEvent_t event;
   std::function<void()> release;
 };
@@ -31,7 +34,7 @@ std::vector<StreamQueue> g_queues;
 // or release again.
 void run_all(std::vector<Pending>& done) {
   for (Pending& p : done) {
-    cudaEventDestroy(p.event);  // the event has completed (or the context is gone)
+    release_event(p.device, p.event);  // the event has completed (or the context is gone)
     p.release();
   }
 }
@@ -61,18 +64,18 @@ std::vector<Pending> take_completed(bool wait) {
 
 }  // namespace
 
-void defer_release(cudaStream_t stream, cudaEvent_t event, std::function<void()> release) {
+void defer_release(cudaStream_t stream, int device, cudaEvent_t event, std::function<void()> release) {
   std::vector<Pending> done = take_completed(/*wait=*/false);
   run_all(done);
   std::lock_guard<std::mutex> lock(g_mutex);
   for (StreamQueue& q : g_queues) {
     if (q.stream == stream) {
-      q.pending.push_back(Pending{event, std::move(release)});
+      q.pending.push_back(Pending{device, event, std::move(release)});
       return;
     }
   }
   g_queues.push_back(StreamQueue{stream, {}});
-  g_queues.back().pending.push_back(Pending{event, std::move(release)});
+  g_queues.back().pending.push_back(Pending{device, event, std::move(release)});
 }
 
 std::size_t pending_releases() {

@@ -15,10 +15,11 @@
 
 namespace gpuprims {
 
-// Keeps `release` until `event` has completed, then destroys the event and runs `release`. `stream`
-// (the one the event was recorded on) only groups the pending releases, whose events complete in
-// order there; it is never used, so it may be gone by now.
-void defer_release(cudaStream_t stream, cudaEvent_t event, std::function<void()> release);
+// Keeps `release` until `event` (from event_pool.hpp, of `device`) has completed, then gives the
+// event back and runs `release`. `stream` (the one the event was recorded on) only groups the
+// pending releases, whose events complete in order there; it is never used, so it may be gone by
+// now.
+void defer_release(cudaStream_t stream, int device, cudaEvent_t event, std::function<void()> release);
 
 // Runs the releases whose events have completed; returns how many still wait.
 std::size_t pending_releases();

@@ -5,7 +5,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "device_buffer_cache.hpp"
 #include "dlpack.hpp"
+#include "event_pool.hpp"
 #include "imported_array.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "raise.hpp"
@@ -56,13 +58,7 @@ cudaStream_t consumer_stream(const nb::object& stream) {
 
 }  // namespace
 
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr == nullptr) return;
-  int previous = -1;
-  if (cudaGetDevice(&previous) == cudaSuccess && previous != device) cudaSetDevice(device);
-  cudaFree(ptr);  // errors here (a lost context at exit) cannot be reported; nothing to do
-  if (previous >= 0 && previous != device) cudaSetDevice(previous);
-}
+DeviceBuffer::~DeviceBuffer() { retire_buffer(device, ptr, capacity); }
 
 DeviceArray::DeviceArray(const std::vector<int64_t>& shape, DType dtype, int device)
     : buffer_(std::make_shared<DeviceBuffer>()), shape_(shape), dtype_(dtype) {
@@ -77,7 +73,8 @@ DeviceArray::DeviceArray(const std::vector<int64_t>& shape, DType dtype, int dev
   throw_if_error(guard.enter(device, kOp));
   // At least one byte, so even an empty array has a valid, unique address.
   const size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
-  throw_if_error(cuda_status(cudaMalloc(&buffer_->ptr, bytes > 0 ? bytes : 1), kOp, "cudaMalloc"));
+  throw_if_error(cuda_status(take_buffer(device, bytes > 0 ? bytes : 1, &buffer_->ptr, &buffer_->capacity), kOp,
+                             "cudaMalloc"));
 }
 
 void DeviceArray::mark_ready(uintptr_t stream) {
@@ -105,10 +102,10 @@ nb::object DeviceArray::dlpack(nb::object stream, nb::object max_version, nb::ob
     const cudaStream_t consumer = consumer_stream(stream);
     if (consumer != ready_stream_) {
       cudaEvent_t event = nullptr;
-      throw_if_error(cuda_status(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), kOp, "cudaEventCreate"));
+      throw_if_error(cuda_status(acquire_event(buffer_->device, &event), kOp, "cudaEventCreate"));
       Status st = cuda_status(cudaEventRecord(event, ready_stream_), kOp, "cudaEventRecord");
       if (st.is_ok()) st = cuda_status(cudaStreamWaitEvent(consumer, event, 0), kOp, "cudaStreamWaitEvent");
-      cudaEventDestroy(event);  // safe: destruction is deferred until the event completes
+      release_event(buffer_->device, event);  // the wait keeps the record it was given
       throw_if_error(st);
     }
   }
@@ -179,6 +176,8 @@ void bind_device_array(nb::module_& m) {
         if (a.shape().size() == 1) s += ",";
         return s + "), dtype=" + dtype_name(a.dtype()) + ", device=cuda:" + std::to_string(a.device()) + ")";
       });
+  m.def("free_buffers", &free_buffers,
+        "Waits for the devices that hold dropped DeviceArray memory, then frees all of it (at exit).");
 }
 
 }  // namespace gpuprims

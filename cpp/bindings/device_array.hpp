@@ -3,6 +3,7 @@
 // provide a writable output (JAX arrays are immutable) or that gpuprims does not know. It exports
 // itself through DLPack and honours the consumer's stream: __dlpack__(stream=s) makes s wait on
 // an event recorded after the op that produced the data.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -14,10 +15,13 @@
 
 namespace gpuprims {
 
+// Memory from device_buffer_cache.hpp, given back (not freed) when the last export and the
+// DeviceArray are gone.
 struct DeviceBuffer {
   void* ptr = nullptr;
+  std::size_t capacity = 0;
   int device = 0;
-  ~DeviceBuffer();  // cudaFree: waits for work still using the memory, on whatever stream
+  ~DeviceBuffer();
 };
 
 class DeviceArray {

@@ -8,6 +8,7 @@
 #include <nanobind/stl/tuple.h>
 
 #include "deferred_release.hpp"
+#include "event_pool.hpp"
 #include "gpuprims/core/stream.hpp"
 #include "raise.hpp"
 
@@ -183,7 +184,7 @@ void ImportedArray::record_launches() {
   // Under capture the caller keeps a graph's inputs alive for its replays: release at once.
   bool ok = guard.enter(view_.device.id, "import").is_ok() && cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
             capture == cudaStreamCaptureStatusNone;
-  if (ok && launched_ == nullptr) ok = cudaEventCreateWithFlags(&launched_, cudaEventDisableTiming) == cudaSuccess;
+  if (ok && launched_ == nullptr) ok = acquire_event(view_.device.id, &launched_) == cudaSuccess;
   if (ok) ok = cudaEventRecord(launched_, stream) == cudaSuccess;
   if (!ok) {
     cudaGetLastError();  // not the op's error: the import is simply not held
@@ -207,10 +208,10 @@ ImportedArray::~ImportedArray() {
     if (legacy != nullptr && legacy->deleter != nullptr) legacy->deleter(legacy);
   };
   if (held_ && launched_ != nullptr) {
-    defer_release(reinterpret_cast<cudaStream_t>(hold_stream_), launched_, release);
+    defer_release(reinterpret_cast<cudaStream_t>(hold_stream_), view_.device.id, launched_, release);
     return;
   }
-  if (launched_ != nullptr) cudaEventDestroy(launched_);
+  release_event(view_.device.id, launched_);
   release();
 }
 

@@ -257,6 +257,7 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
 
 
 _flush_at_exit = False
+_free_buffers_at_exit = False
 
 
 def _hold_until_launched(view, s: int) -> None:
@@ -358,6 +359,10 @@ def new_output(x: tuple, shape: tuple, dtype: str, op: str) -> tuple:
         else:
             obj = np.empty(shape, dtype=dtype)
         return obj, (obj.ctypes.data, dtype, shape, None, False, 0, False)
+    global _free_buffers_at_exit
+    if not _free_buffers_at_exit:  # DeviceArray memory is kept for reuse (device_buffer_cache.hpp)
+        atexit.register(_C.free_buffers)
+        _free_buffers_at_exit = True
     obj = _C.DeviceArray(list(shape), dtype, device[1])
     return obj, _C.ImportedArray.from_capsule(obj.__dlpack__(stream=-1, max_version=(1, 0)), op, "out")
 
