@@ -468,6 +468,21 @@ void exact_rows(const Problem& p, const float* x, float* out, int64_t* out64, Bu
   CHECK(cudaFree(x64));
 }
 
+// The problems of "final" (and, a subset, of "boundary"): regular, irregular and mixed lengths.
+Problem final_problem(int k) {
+  return k == 0   ? make_problem("65536 x 4096", 30, regular(65536, kItems))
+         : k == 1 ? make_problem("262144 x 1024", 30, regular(262144, kItems))
+         : k == 2 ? make_problem("one 2^28-1000 segment + 1000 of 1", 5, one_huge(kItems))
+         : k == 3 ? make_problem("power-law lengths (2^20 segments, k^-1.5)", 5, power_law(kItems, int64_t(1) << 20))
+         : k == 4 ? make_problem("many empty (2^20 of 2^21, 2^20 trailing)", 10, many_empty(kItems))
+         : k == 5 ? make_problem("16384 x 16384", 30, regular(16384, kItems))
+         : k == 6 ? make_problem("32768 x 8192", 30, regular(32768, kItems))
+         : k == 7 ? make_problem("131072 x 2048", 30, regular(131072, kItems))
+         : k == 8 ? make_problem("2048 x 131072 (every segment listed)", 30, regular(2048, kItems))
+         : k == 9 ? make_problem("lengths 1-9000", 30, uniform_lengths(kItems, 9000, 1, 7))
+                  : make_problem("lengths 1-4000, 1 in 8 of 1-100000", 30, uniform_lengths(kItems, 4000, 100000, 9));
+}
+
 // No argument: the sweep (rounds 1-2); "final": the library's two paths and the range shape's
 // alternatives on every problem (regular, irregular and mixed lengths), then the min / max / int64
 // rows (~40 s); "boundary": the long kernel's cost (session 33, ~20 s).
@@ -490,30 +505,14 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&buf.counters, 4 * sizeof(unsigned)));
   CHECK(cudaMemset(buf.counters, 0, 4 * sizeof(unsigned)));
   if (argc > 1 && std::string(argv[1]) == "boundary") {
-    for (int k = 0; k < 7; ++k) {
-      Problem p = k == 0   ? make_problem("65536 x 4096", 30, regular(65536, kItems))
-                  : k == 1 ? make_problem("16384 x 16384", 30, regular(16384, kItems))
-                  : k == 2 ? make_problem("32768 x 8192", 30, regular(32768, kItems))
-                  : k == 3 ? make_problem("lengths 1-9000", 30, uniform_lengths(kItems, 9000, 1, 7))
-                  : k == 4 ? make_problem("lengths 1-4000, 1 in 8 of 1-100000", 30, uniform_lengths(kItems, 4000, 100000, 9))
-                  : k == 5 ? make_problem("2048 x 131072 (every segment listed)", 30, regular(2048, kItems))
-                           : make_problem("one 2^28-1000 segment + 1000 of 1", 5, one_huge(kItems));
+    for (int k : {0, 5, 6, 9, 10, 8, 2}) {  // the block path's problems
+      Problem p = final_problem(k);
       float_sum_problem(p, x, out, buf, sms, false, Pass::kBoundary);
       free_problem(p);
     }
   } else if (final_only) {
     for (int k = 0; k < 11; ++k) {
-      Problem p = k == 0   ? make_problem("65536 x 4096", 30, regular(65536, kItems))
-                  : k == 1 ? make_problem("262144 x 1024", 30, regular(262144, kItems))
-                  : k == 2 ? make_problem("one 2^28-1000 segment + 1000 of 1", 5, one_huge(kItems))
-                  : k == 3 ? make_problem("power-law lengths (2^20 segments, k^-1.5)", 5, power_law(kItems, int64_t(1) << 20))
-                  : k == 4 ? make_problem("many empty (2^20 of 2^21, 2^20 trailing)", 10, many_empty(kItems))
-                  : k == 5 ? make_problem("16384 x 16384", 30, regular(16384, kItems))
-                  : k == 6 ? make_problem("32768 x 8192", 30, regular(32768, kItems))
-                  : k == 7 ? make_problem("131072 x 2048", 30, regular(131072, kItems))
-                  : k == 8 ? make_problem("2048 x 131072 (every segment listed)", 30, regular(2048, kItems))
-                  : k == 9 ? make_problem("lengths 1-9000", 30, uniform_lengths(kItems, 9000, 1, 7))
-                           : make_problem("lengths 1-4000, 1 in 8 of 1-100000", 30, uniform_lengths(kItems, 4000, 100000, 9));
+      Problem p = final_problem(k);
       float_sum_problem(p, x, out, buf, sms, false, Pass::kFinal);
       if (k == 3) exact_rows(p, x, out, out64, buf, sms);
       free_problem(p);

@@ -22,10 +22,43 @@ struct Buffer {
   std::size_t capacity;
 };
 
+// Buffers and their total capacity, oldest first.
+struct BufferList {
+  std::vector<Buffer> items;
+  std::size_t bytes = 0;
+
+  void push(const Buffer& b) {
+    items.push_back(b);
+    bytes += b.capacity;
+  }
+  std::vector<Buffer> take_all() {
+    bytes = 0;
+    return std::exchange(items, {});
+  }
+  // The most recently added buffer of exactly `capacity`, if any.
+  bool take(std::size_t capacity, Buffer* out) {
+    for (std::size_t i = items.size(); i-- > 0;) {
+      if (items[i].capacity != capacity) continue;
+      *out = items[i];
+      bytes -= capacity;
+      items.erase(items.begin() + static_cast<std::ptrdiff_t>(i));
+      return true;
+    }
+    return false;
+  }
+  // The oldest buffers while the total exceeds `limit`.
+  std::vector<Buffer> take_beyond(std::size_t limit) {
+    std::size_t n = 0;
+    while (bytes > limit && n < items.size()) bytes -= items[n++].capacity;
+    std::vector<Buffer> out(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(n));
+    items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(n));
+    return out;
+  }
+};
+
 struct DeviceBuffers {
-  std::vector<Buffer> retired;  // dropped, maybe still read
-  std::vector<Buffer> cached;   // reusable, most recently cached last
-  std::size_t retired_bytes = 0, cached_bytes = 0;
+  BufferList retired;  // dropped, maybe still read
+  BufferList cached;   // reusable
 };
 
 std::mutex g_mutex;
@@ -46,52 +79,34 @@ std::size_t size_class(std::size_t bytes) {
   return c;
 }
 
-void free_all(std::vector<Buffer>& list, int device) {
+void free_all(const std::vector<Buffer>& list, int device) {
   if (list.empty()) return;
   DeviceGuard guard;
   if (!guard.enter(device, "DeviceArray").is_ok()) return;  // a lost context at exit: nothing to free
   for (const Buffer& b : list) cudaFree(b.ptr);
-  list.clear();
 }
 
 // Makes the device's retired buffers reusable: a synchronization that begins after they were
 // dropped has waited for whatever read them. Buffers beyond the cache's bound are freed.
 void sweep(int device) {
-  std::vector<Buffer> settling, excess;
+  std::vector<Buffer> settling;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    DeviceBuffers& d = buffers_of(device);
-    settling.swap(d.retired);
-    d.retired_bytes = 0;
+    settling = buffers_of(device).retired.take_all();
   }
   if (settling.empty()) return;  // (no synchronization of a device gpuprims holds nothing on)
-  {
-    DeviceGuard guard;
-    if (!guard.enter(device, "DeviceArray").is_ok() || cudaDeviceSynchronize() != cudaSuccess) {
-      // Refused (another thread captures a graph in global mode), or the context is gone (exit):
-      // the buffers stay dropped-but-unsettled, for the next sweep to try again.
-      cudaGetLastError();
-      std::lock_guard<std::mutex> lock(g_mutex);
-      DeviceBuffers& d = buffers_of(device);
-      for (const Buffer& b : settling) {
-        d.retired.push_back(b);
-        d.retired_bytes += b.capacity;
-      }
-      return;
-    }
-  }
+  DeviceGuard guard;
+  const bool settled = guard.enter(device, "DeviceArray").is_ok() && cudaDeviceSynchronize() == cudaSuccess;
+  // Refused (another thread captures a graph in global mode), or the context is gone (exit): the
+  // buffers stay dropped-but-unsettled, for the next sweep to try again.
+  if (!settled) cudaGetLastError();
+  std::vector<Buffer> excess;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     DeviceBuffers& d = buffers_of(device);
-    for (const Buffer& b : settling) {
-      d.cached.push_back(b);
-      d.cached_bytes += b.capacity;
-    }
-    // Oldest first out.
-    std::size_t drop = 0;
-    while (d.cached_bytes > kMaxCachedBytes && drop < d.cached.size()) d.cached_bytes -= d.cached[drop++].capacity;
-    excess.assign(d.cached.begin(), d.cached.begin() + static_cast<std::ptrdiff_t>(drop));
-    d.cached.erase(d.cached.begin(), d.cached.begin() + static_cast<std::ptrdiff_t>(drop));
+    BufferList& to = settled ? d.cached : d.retired;
+    for (const Buffer& b : settling) to.push(b);
+    if (settled) excess = d.cached.take_beyond(kMaxCachedBytes);
   }
   free_all(excess, device);
 }
@@ -103,15 +118,11 @@ cudaError_t take_buffer(int device, std::size_t bytes, void** ptr, std::size_t* 
   const std::size_t want = size_class(bytes);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    DeviceBuffers& d = buffers_of(device);
-    for (std::size_t i = d.cached.size(); i-- > 0;) {
-      if (d.cached[i].capacity == want) {
-        *ptr = d.cached[i].ptr;
-        *capacity = want;
-        d.cached_bytes -= want;
-        d.cached.erase(d.cached.begin() + static_cast<std::ptrdiff_t>(i));
-        return cudaSuccess;
-      }
+    Buffer reused;
+    if (buffers_of(device).cached.take(want, &reused)) {
+      *ptr = reused.ptr;
+      *capacity = want;
+      return cudaSuccess;
     }
   }
   cudaError_t e = cudaMalloc(ptr, want);
@@ -130,10 +141,9 @@ void retire_buffer(int device, void* ptr, std::size_t capacity) {
   bool full;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    DeviceBuffers& d = buffers_of(device);
-    d.retired.push_back(Buffer{ptr, capacity});
-    d.retired_bytes += capacity;
-    full = d.retired.size() >= kMaxRetired || d.retired_bytes >= kMaxRetiredBytes;
+    BufferList& retired = buffers_of(device).retired;
+    retired.push(Buffer{ptr, capacity});
+    full = retired.items.size() >= kMaxRetired || retired.bytes >= kMaxRetiredBytes;
   }
   if (full) sweep(device);
 }
@@ -149,9 +159,7 @@ void free_buffers() {
     std::vector<Buffer> all;
     {
       std::lock_guard<std::mutex> lock(g_mutex);
-      DeviceBuffers& d = buffers_of(int(device));
-      all.swap(d.cached);
-      d.cached_bytes = 0;
+      all = buffers_of(int(device)).cached.take_all();
     }
     free_all(all, int(device));
   }

@@ -256,8 +256,15 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
     return fw, device, s, view, view.shape, view.dtype, stream is None
 
 
-_flush_at_exit = False
-_free_buffers_at_exit = False
+_exit_hooks: set = set()
+
+
+def _at_exit_once(hook) -> None:
+    """Registers `hook` at exit the first time the library needs it, so that it runs before the exit
+    hooks of the frameworks imported earlier (atexit runs the last registered first)."""
+    if hook not in _exit_hooks:
+        atexit.register(hook)
+        _exit_hooks.add(hook)
 
 
 def _hold_until_launched(view, s: int) -> None:
@@ -265,13 +272,9 @@ def _hold_until_launched(view, s: int) -> None:
     ordered on (JAX: always; torch / CuPy: a stream= other than their current one; any other DLPack
     producer): once dropped, its source stays held until the launches on `s` that read it have run
     (an event recorded as each binding that read it returns: cpp/bindings/deferred_release.hpp).
-    The exit hook that waits for the last ones is registered here, at the first such import, so
-    that it runs before the producer's own exit hooks (registered earlier; atexit runs the last
-    registered first)."""
-    global _flush_at_exit
-    if not _flush_at_exit:
-        atexit.register(_C.flush_releases)
-        _flush_at_exit = True
+    The exit hook that waits for the last ones is registered at the first such import, so that it
+    runs before the producer's own."""
+    _at_exit_once(_C.flush_releases)
     view.release_after(s)
 
 
@@ -359,10 +362,7 @@ def new_output(x: tuple, shape: tuple, dtype: str, op: str) -> tuple:
         else:
             obj = np.empty(shape, dtype=dtype)
         return obj, (obj.ctypes.data, dtype, shape, None, False, 0, False)
-    global _free_buffers_at_exit
-    if not _free_buffers_at_exit:  # DeviceArray memory is kept for reuse (device_buffer_cache.hpp)
-        atexit.register(_C.free_buffers)
-        _free_buffers_at_exit = True
+    _at_exit_once(_C.free_buffers)  # DeviceArray memory is kept for reuse (device_buffer_cache.hpp)
     obj = _C.DeviceArray(list(shape), dtype, device[1])
     return obj, _C.ImportedArray.from_capsule(obj.__dlpack__(stream=-1, max_version=(1, 0)), op, "out")
 
