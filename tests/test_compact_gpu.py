@@ -388,6 +388,24 @@ def test_segmented_reduce_blocks_long_lists(rng):
     check_float32_sums(got, x, offsets)
 
 
+def test_segmented_reduce_blocks_tail(rng):
+    """The long kernel reduces the last segments itself (a wave of its blocks, read while the blocks
+    kernel's last wave runs), and the blocks kernel's first blocks list the long ones among them.
+    Thousands of segments (a full tail on any GPU), long ones on both sides of the tail's start
+    wherever it falls, and the last segment long; bitwise the same on a second call."""
+    need(TORCH_CUDA)
+    count = 6000
+    lengths = rng.integers(0, 8000, count)
+    for k in list(range(1, 3000, 97)) + [1]:
+        lengths[count - k] = rng.integers(65537, 200000)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    x = rng.standard_normal(int(offsets[-1])).astype(np.float32)
+    xt, off = torch.from_numpy(x).cuda(), torch.from_numpy(offsets).cuda()
+    first = gpuprims.segmented_reduce(xt, off)  # auto: the block path (segments average over 12 KiB)
+    check_float32_sums(first.cpu().numpy(), x, offsets)
+    assert torch.equal(first, gpuprims.segmented_reduce(xt, off, algorithm="blocks"))
+
+
 def test_sanitize_segmented_reduce_blocks_bad_offsets(rng):
     """Offsets that are not nondecreasing (unchecked on the GPU) overfill the block path's list:
     every access stays in bounds (compute-sanitizer runs this test), and the stream's counters

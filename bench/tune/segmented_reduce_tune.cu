@@ -232,13 +232,16 @@ std::function<void()> per_segment(const T* x, Segments seg, int sms) {
 
 // The block path (segmented_reduce_blocks.cuh): a block per segment, segments over 8 rounds listed
 // for the long kernel, launched overlapped (as the library does on sm_90) or in plain stream order.
+// `tail`: the trailing segments the long kernel reduces (-1: the library's default_tail).
 template <class T, class Acc, class Op, class Shape = BlockPathShape>
-std::function<void()> blocks(const T* x, Segments seg, Buffers& buf, int sms, bool overlap, int per_sm = Shape::kMinBlocks) {
+std::function<void()> blocks(const T* x, Segments seg, Buffers& buf, int sms, bool overlap, int per_sm = Shape::kMinBlocks,
+                             int64_t tail = -1) {
   const int64_t entries = Shape::template max_entries<T>(seg.n, seg.count),
                 chunks = Shape::template max_chunks<T>(seg.n, seg.count);
   const LongSegments<Acc> longs = long_segments_in<Acc>(buf.long_scratch, entries, chunks, buf.counters);
   const int64_t long_blocks = std::min<int64_t>(chunks, int64_t(sms) * per_sm);
-  return [=] { CHECK((launch_segment_blocks<T, Acc, Op, Shape>(x, seg, longs, long_blocks, 0, overlap))); };
+  if (tail < 0) tail = default_tail(seg.count, long_blocks);
+  return [=] { CHECK((launch_segment_blocks<T, Acc, Op, Shape>(x, seg, longs, long_blocks, tail, 0, overlap))); };
 }
 
 // The blocks kernel alone, nothing listed and no long kernel: correct only where no segment is
@@ -293,30 +296,35 @@ void final_rows(const Row& row, const float* x, const Segments& seg, float* out,
               out, ref, reps);
 }
 
-// Session 33: what the long kernel costs where nothing is listed. The blocks path as the library
-// launches it, with the long kernel on 2 blocks per SM and on sms / 2 blocks, and the blocks kernel
-// alone, timed synchronously (measure) and back to back (the library benchmark's method), three
-// interleaved rounds.
+// What the long kernel costs (sessions 33-34). The blocks path as the library launches it (the
+// long kernel reducing a wave of trailing segments before its wait), without that tail (session
+// 33's pair), with two tail segments per long-kernel block, with the long kernel on 2 blocks per SM,
+// and the blocks kernel alone; timed synchronously (measure) and back to back (the library
+// benchmark's method), three interleaved rounds.
 void boundary_rows(const Row& row, const float* x, const Segments& seg, float* out, Buffers& buf,
                    const Reference<float>& ref, int reps, int sms, bool nothing_listed,
                    const std::function<void()>& cub_run) {
   using Sum = reduce_detail::Sum;
+  const int per_sm = BlockPathShape::kMinBlocks;
   const auto lib = blocks<float, float, Sum>(x, seg, buf, sms, true);
+  const auto no_tail = blocks<float, float, Sum>(x, seg, buf, sms, true, per_sm, 0);
+  const auto double_tail = blocks<float, float, Sum>(x, seg, buf, sms, true, per_sm, 2 * sms * per_sm);
   const auto two = blocks<float, float, Sum>(x, seg, buf, sms, true, 2);
-  const auto half = blocks<float, float, Sum>(x, seg, buf, 1, true, sms / 2);
   const auto one = blocks_only<float, float, Sum>(x, seg);
-  measure_sum("blocks path (library)", row, lib, out, ref, reps);
-  measure_sum("long kernel 2/SM", row, two, out, ref, reps);
-  measure_sum("long kernel sms/2 blocks", row, half, out, ref, reps);
+  measure_sum("blocks path (library: tail in the long kernel)", row, lib, out, ref, reps);
+  measure_sum("no tail (session 33)", row, no_tail, out, ref, reps);
+  measure_sum("two tail segments per long block", row, double_tail, out, ref, reps);
+  measure_sum("long kernel 2/SM (and its tail)", row, two, out, ref, reps);
   if (nothing_listed) measure_sum("blocks kernel only", row, one, out, ref, reps);
   for (int round = 0; round < 3; ++round) {
     auto back_to_back = [&](const std::function<void()>& f) {
       return f ? tune::median_ms_back_to_back([&](int) { f(); }, 60) : 0.f;
     };
-    const float c = back_to_back(cub_run), l = back_to_back(lib), t = back_to_back(two), h = back_to_back(half),
-                o = nothing_listed ? back_to_back(one) : 0.f;
-    printf("  back to back, round %d, x CUB (%.4f ms): library %.4f  long 2/SM %.4f  long sms/2 %.4f  kernel alone %.4f\n",
-           round, c, c / l, c / t, c / h, o > 0 ? c / o : 0.f);
+    const float c = back_to_back(cub_run), l = back_to_back(lib), n = back_to_back(no_tail),
+                d = back_to_back(double_tail), t = back_to_back(two), o = nothing_listed ? back_to_back(one) : 0.f;
+    printf("  back to back, round %d, x CUB (%.4f ms): library %.4f  no tail %.4f  tail x2 %.4f  long 2/SM %.4f  "
+           "kernel alone %.4f\n",
+           round, c, c / l, c / n, c / d, c / t, o > 0 ? c / o : 0.f);
   }
 }
 
@@ -485,7 +493,7 @@ Problem final_problem(int k) {
 
 // No argument: the sweep (rounds 1-2); "final": the library's two paths and the range shape's
 // alternatives on every problem (regular, irregular and mixed lengths), then the min / max / int64
-// rows (~40 s); "boundary": the long kernel's cost (session 33, ~20 s).
+// rows (~40 s); "boundary": the long kernel's cost (sessions 33-34, ~25 s).
 int main(int argc, char** argv) {
   const bool final_only = argc > 1 && std::string(argv[1]) == "final";
   int sms;

@@ -82,8 +82,10 @@ Status run_blocks(const S* x, const Segments& seg, int device, cudaStream_t stre
     GPUPRIMS_TRY(multiprocessor_count(device, &sms));
     long_blocks = std::min<int64_t>(max_chunks, int64_t(sms) * Shape::kMinBlocks);
   }
-  GPUPRIMS_CUDA_CHECK("segmented_reduce", (scan_detail::launch_segment_blocks<S, Acc, Op>(
-                                              x, seg, longs, long_blocks, stream, second_kernel_overlaps(device))));
+  GPUPRIMS_CUDA_CHECK("segmented_reduce",
+                      (scan_detail::launch_segment_blocks<S, Acc, Op>(x, seg, longs, long_blocks,
+                                                                      scan_detail::default_tail(seg.count, long_blocks),
+                                                                      stream, second_kernel_overlaps(device))));
   return check_launch("segmented_reduce", stream);
 }
 

@@ -49,6 +49,9 @@ struct LongSegments {
   unsigned int* chunk_slot;  // each chunk's entry
   Acc* partials;             // one per chunk
   int64_t max_entries, max_chunks;
+  // The last `tail` segments are the long kernel's own (the blocks kernel's grid ends before them);
+  // at most half of them, zero without a long kernel.
+  int64_t tail;
 };
 
 constexpr int kLongHeadShift = 40;
@@ -177,25 +180,53 @@ __device__ __forceinline__ bool append_long(const LongSegments<Acc>& longs, int6
   return fits;
 }
 
-// A block per segment (grid = segments). Segments over Shape::long_items go to the list.
+// op over segment s = x[begin, begin + len), by the whole block, into out[s]. `temp` may be reused
+// after a __syncthreads().
+template <class T, class Acc, class Op, class Shape>
+__device__ __forceinline__ void reduce_segment(const T* __restrict__ x, const Segments& seg, int64_t s, int64_t begin,
+                                               int64_t len,
+                                               typename BlockReduce<Acc, Shape::kThreads>::TempStorage& temp) {
+  const Acc part = block_share<T, Acc, Op, Shape::kThreads, Shape::kVecs>(x, begin, len);
+  const Acc total = BlockReduce<Acc, Shape::kThreads>::reduce(part, Op{}, temp);
+  if (threadIdx.x == 0) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
+}
+
+// Whether a segment of `len` items goes to the list: the one rule both kernels apply.
+template <class T, class Acc, class Shape>
+__device__ __forceinline__ bool listed_length(const LongSegments<Acc>& longs, int64_t len) {
+  return len > Shape::template long_items<T>() && longs.max_entries > 0;
+}
+
+// A block per segment but the tail's (grid = count - longs.tail). Segments over Shape::long_items go
+// to the list. Block b < tail also vets tail segment count - tail + b, which the long kernel reduces
+// before its wait unless it is long: a long one this block lists, or reads itself when the list is
+// full, so that the long kernel needs no list of its own before its wait.
 template <class T, class Acc, class Op, class Shape>
 __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 segmented_reduce_blocks_kernel(const T* __restrict__ x, Segments seg, LongSegments<Acc> longs) {
   __shared__ typename BlockReduce<Acc, Shape::kThreads>::TempStorage temp;
 #if __CUDA_ARCH__ >= 900
-  // Lets the long kernel's blocks be scheduled during this grid's last wave (they wait for its
-  // completion and memory before reading the list), hiding their launch.
+  // Lets the long kernel's blocks be scheduled during this grid's last wave (they reduce the tail
+  // segments, then wait for this grid's completion and memory before reading the list).
   cudaTriggerProgrammaticLaunchCompletion();
 #endif
-  const int64_t s = blockIdx.x;
+  const int64_t s = blockIdx.x, t = seg.count - longs.tail + s;
+  const bool vets = s < longs.tail;  // uniform in the block, like every branch below
+  // The tail segment's offsets are requested with the block's own, and a long one is dealt with
+  // first (rare), so that nothing of it stays live across the block's own reads.
+  const int64_t tail_begin = vets ? seg.offset(t) : 0, tail_end = vets ? seg.offset(t + 1) : 0;
   const int64_t begin = seg.offset(s), end = seg.offset(s + 1);
-  const int64_t len = end > begin ? end - begin : 0;
-  if (len > Shape::template long_items<T>() && longs.max_entries > 0) {  // uniform in the block
-    if (append_long<T, Acc, Shape>(longs, s, begin, end)) return;
+  const int64_t tail_len = tail_end > tail_begin ? tail_end - tail_begin : 0;
+  if (listed_length<T, Acc, Shape>(longs, tail_len)) {
+    if (!append_long<T, Acc, Shape>(longs, t, tail_begin, tail_end)) {
+      reduce_segment<T, Acc, Op, Shape>(x, seg, t, tail_begin, tail_len, temp);
+    }
+    __syncthreads();  // append_long's and temp's shared words are reused
   }
-  const Acc part = block_share<T, Acc, Op, Shape::kThreads, Shape::kVecs>(x, begin, len);
-  const Acc total = BlockReduce<Acc, Shape::kThreads>::reduce(part, Op{}, temp);
-  if (threadIdx.x == 0) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
+  const int64_t len = end > begin ? end - begin : 0;
+  if (!listed_length<T, Acc, Shape>(longs, len) || !append_long<T, Acc, Shape>(longs, s, begin, end)) {
+    reduce_segment<T, Acc, Op, Shape>(x, seg, s, begin, len, temp);
+  }
 }
 
 // The listed segments, cut into chunks that the blocks take in turn (c = blockIdx.x, + gridDim.x,
@@ -207,6 +238,17 @@ segmented_reduce_long_kernel(const T* __restrict__ x, Segments seg, LongSegments
   const Op op;
   __shared__ typename BlockReduce<Acc, Shape::kThreads>::TempStorage temp;
   __shared__ bool last_chunk;
+  // The tail segments first: their offsets and items were written before the blocks kernel
+  // started, so they need no wait, and reading them while the blocks kernel's last wave runs hides
+  // this kernel's wait (docs/scan.md, "Session 34"). Long ones were listed (or read) by the blocks
+  // kernel.
+  for (int64_t t = seg.count - longs.tail + blockIdx.x; t < seg.count; t += gridDim.x) {
+    const int64_t begin = seg.offset(t), end = seg.offset(t + 1);
+    const int64_t len = end > begin ? end - begin : 0;
+    if (listed_length<T, Acc, Shape>(longs, len)) continue;
+    reduce_segment<T, Acc, Op, Shape>(x, seg, t, begin, len, temp);
+    __syncthreads();  // temp is reused
+  }
 #if __CUDA_ARCH__ >= 900
   cudaGridDependencySynchronize();  // the list (a no-op after a plain launch)
 #endif
@@ -274,7 +316,7 @@ template <class Acc>
 LongSegments<Acc> long_segments_in(void* scratch, int64_t max_entries, int64_t max_chunks, unsigned int* counters) {
   const LongSegmentsLayout at = long_segments_layout<Acc>(max_entries, max_chunks);
   char* p = static_cast<char*>(scratch);
-  LongSegments<Acc> l;
+  LongSegments<Acc> l{};
   l.head = reinterpret_cast<unsigned long long*>(counters);  // counters[0..1], 8-byte aligned
   l.blocks_done = counters + 2;
   l.entries = reinterpret_cast<LongSegment*>(p);
@@ -286,14 +328,23 @@ LongSegments<Acc> long_segments_in(void* scratch, int64_t max_entries, int64_t m
   return l;
 }
 
+// How many trailing segments the long kernel reduces itself: one per block (a wave of them, read
+// while the blocks kernel's last wave runs), at most half of the segments.
+inline int64_t default_tail(int64_t count, int64_t long_blocks) {
+  return long_blocks < count / 2 ? long_blocks : count / 2;
+}
+
 // The blocks kernel (a block per segment), then, when a segment can be long (longs.max_entries >
-// 0), the long kernel on `long_blocks` blocks, with programmatic stream serialization when
-// `overlap` (its sm_90 build waits for the blocks kernel; see segmented_reduce_long_kernel).
+// 0), the long kernel on `long_blocks` blocks, which also reduces the last `tail` segments (at most
+// count / 2; zero without the long kernel), with programmatic stream serialization when `overlap`
+// (its sm_90 build waits for the blocks kernel; see segmented_reduce_long_kernel).
 template <class T, class Acc, class Op, class Shape = BlockPathShape>
-cudaError_t launch_segment_blocks(const T* x, const Segments& seg, const LongSegments<Acc>& longs, int64_t long_blocks,
-                                  cudaStream_t stream, bool overlap) {
+cudaError_t launch_segment_blocks(const T* x, const Segments& seg, LongSegments<Acc> longs, int64_t long_blocks,
+                                  int64_t tail, cudaStream_t stream, bool overlap) {
   static_assert(sizeof(Acc) >= 4, "the long kernel's partials are read as 4- or 8-byte words");
-  segmented_reduce_blocks_kernel<T, Acc, Op, Shape><<<unsigned(seg.count), Shape::kThreads, 0, stream>>>(x, seg, longs);
+  longs.tail = longs.max_entries > 0 && tail <= seg.count / 2 ? tail : 0;
+  segmented_reduce_blocks_kernel<T, Acc, Op, Shape>
+      <<<unsigned(seg.count - longs.tail), Shape::kThreads, 0, stream>>>(x, seg, longs);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess || longs.max_entries == 0) return e;
   return launch_dependent(segmented_reduce_long_kernel<T, Acc, Op, Shape>, dim3(unsigned(long_blocks)),
