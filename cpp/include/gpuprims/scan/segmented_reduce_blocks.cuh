@@ -14,6 +14,11 @@
 // finishes a segment's last chunk (a ticket per segment) folds the partials in chunk order.
 // Chunk sizes depend only on the segment's length, so results are bitwise reproducible.
 //
+// The long kernel also reduces the last segments itself, one per block, before it waits for the
+// blocks kernel (whose grid ends before them): its blocks are scheduled during the blocks kernel's
+// last wave, so they read those segments then instead of idling until its end. The blocks
+// kernel's first blocks list the long segments among them (docs/scan.md "Session 34").
+//
 // The list's head is one 64-bit counter, (entries << 40) | chunks, so one atomicAdd gives an
 // appended segment both its slot and its first chunks; the appending block marks each of those
 // chunks with the slot, so a long-kernel block finds its chunk's segment in two loads. The
@@ -229,9 +234,10 @@ segmented_reduce_blocks_kernel(const T* __restrict__ x, Segments seg, LongSegmen
   }
 }
 
-// The listed segments, cut into chunks that the blocks take in turn (c = blockIdx.x, + gridDim.x,
-// ...). Launched after the blocks kernel, overlapped on sm_90 (programmatic stream serialization:
-// it waits for that kernel's completion and memory before reading the list).
+// The tail's short segments, then the listed segments, cut into chunks that the blocks take in
+// turn (c = blockIdx.x, + gridDim.x, ...). Launched after the blocks kernel, overlapped on sm_90
+// (programmatic stream serialization: it waits for that kernel's completion and memory before
+// reading the list).
 template <class T, class Acc, class Op, class Shape>
 __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 segmented_reduce_long_kernel(const T* __restrict__ x, Segments seg, LongSegments<Acc> longs) {
