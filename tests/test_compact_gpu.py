@@ -489,3 +489,32 @@ def test_compact_beyond_2_32():
     idx = gpuprims.nonzero(m)
     expected = torch.arange(0, n, 2**20, device="cuda")
     assert torch.equal(idx[:-1], expected) and int(idx[-1]) == n - 1
+
+
+def test_cuda_core_views_are_flattened_without_reshape(rng):
+    """cuda.core's StridedMemoryView has no reshape(): scan(axis=None), compact and nonzero take 0-d
+    and n-d views that form one strided run in C order as they are, and name the others."""
+    fw = Framework("cuda.core", "cuda")
+    if not fw.available():
+        pytest.skip("cuda.core is not installed with GPU support")
+    import cupy
+    from cuda.core.utils import StridedMemoryView
+
+    def view(a):
+        return getattr(StridedMemoryView, "from_dlpack", StridedMemoryView)(a, stream_ptr=-1)
+
+    a = rng.integers(-100, 100, (3, 5, 7)).astype(np.int32)
+    np.testing.assert_array_equal(to_numpy(gpuprims.cumsum(fw.make(a))), np.cumsum(a))
+    np.testing.assert_array_equal(to_numpy(gpuprims.cumsum(fw.make(np.array(7, np.int32)))), [7])
+    backing = cupy.asarray(rng.standard_normal(2 * 3 * 4 * 2).astype(np.float32))
+    strided = backing[::2].reshape(2, 3, 4)  # one run of stride 2
+    got = gpuprims.scan(view(strided), "max")
+    np.testing.assert_array_equal(to_numpy(got), np.maximum.accumulate(cupy.asnumpy(strided).reshape(-1)))
+    m = rng.random(a.shape) < 0.5
+    np.testing.assert_array_equal(to_numpy(gpuprims.compact(fw.make(a), fw.make(m))), a[m])
+    np.testing.assert_array_equal(to_numpy(gpuprims.nonzero(fw.make(m))), np.flatnonzero(m))
+    transposed = view(cupy.asarray(a).transpose(2, 0, 1))
+    with pytest.raises(TypeError, match="not one strided run in C order"):
+        gpuprims.cumsum(transposed)
+    with pytest.raises(TypeError, match="not one strided run in C order"):
+        gpuprims.nonzero(view(cupy.asarray(m).T))

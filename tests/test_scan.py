@@ -159,3 +159,39 @@ def test_non_arrays_get_the_usual_type_error():
         gpuprims.cumsum([1.0, 2.0])
     with pytest.raises(TypeError, match=r"compact: argument 'x': expected an array supporting DLPack"):
         gpuprims.compact([1.0, 2.0], [True, False])
+
+
+def _core_input(shape, strides):
+    # prepare_input's tuple for a cuda.core view: (fw, device, stream, view, shape, dtype, ordered),
+    # the view (ptr, dtype, shape, strides in elements or None, on CUDA, device, read-only).
+    return ("cuda.core", (2, 0), 0, (4096, "float32", shape, strides, True, 0, False), shape, "float32", True)
+
+
+@pytest.mark.parametrize("shape,strides,flat_strides", [
+    ((2, 3, 4), None, (1,)),             # C-contiguous (no strides given)
+    ((2, 3, 4), (12, 4, 1), (1,)),
+    ((2, 3), (6, 2), (2,)),              # one strided run
+    ((1, 5, 1), (99, 3, 7), (3,)),       # size-1 dimensions do not count
+    ((2, 3), (-3, -1), (-1,)),           # a reversed run
+    ((4, 3), (0, 0), (0,)),              # one element broadcast
+    ((), None, (1,)), ((), (), (1,)),    # 0-d
+    ((0, 3), (3, 1), (1,)), ((3, 0, 2), (7, 5, 3), (1,)),  # empty
+])
+def test_flat_view_merges_one_strided_run(shape, strides, flat_strides):
+    """axis=None scans and compact take a cuda.core view (no reshape()) in C order when its
+    dimensions form one strided run: a 1-D view of the same memory, no copy."""
+    from gpuprims import _interop
+
+    n = int(np.prod(shape))
+    flat = _interop.flat_view(_core_input(shape, strides), "scan", "x")
+    assert flat[4] == (n,) and flat[3][2] == (n,) and flat[3][3] == flat_strides
+    assert flat[3][0] == 4096 and flat[:3] == ("cuda.core", (2, 0), 0) and flat[5:] == ("float32", True)
+
+
+@pytest.mark.parametrize("shape,strides", [((3, 2), (1, 3)), ((2, 3), (6, 1)), ((2, 2, 2), (4, 1, 2))])
+def test_flat_view_names_views_that_need_a_copy(shape, strides):
+    from gpuprims import _interop
+
+    with pytest.raises(TypeError, match=r"compact: argument 'mask': a \d-d view of shape .* is not one strided run "
+                                        r"in C order.*pass a C-contiguous or 1-D view"):
+        _interop.flat_view(_core_input(shape, strides), "compact", "mask")

@@ -256,6 +256,36 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
     return fw, device, s, view, view.shape, view.dtype, stream is None
 
 
+def flat_view(xin: tuple, op: str, arg: str) -> tuple:
+    """prepare_input's result seen as 1-D in C order, without a copy. Frameworks with reshape() were
+    flattened before import (scan._flattened); here a cuda.core view (0-d, n-d) is merged into one
+    strided run when its dimensions allow (every outer stride the next extent times the next
+    stride, size-1 dimensions ignored), else a TypeError: without reshape() there is no framework to
+    copy it into C order, and gpuprims makes no hidden copies."""
+    shape = xin[4]
+    if len(shape) == 1:
+        return xin
+    view = xin[3]
+    if not isinstance(view, tuple):  # a DLPack producer without reshape()
+        raise TypeError(f"{op}: argument '{arg}': an n-d array needs reshape() (numpy, torch, CuPy, JAX) to be "
+                        "taken in C order; pass a 1-D array")
+    n = 1
+    for extent in shape:
+        n *= extent
+    strides = view[3]
+    step = 1
+    if strides is not None and n > 1:
+        kept = [(e, st) for e, st in zip(shape, strides) if e != 1]
+        step = kept[-1][1]
+        for (outer, outer_stride), (inner, inner_stride) in zip(kept, kept[1:]):
+            if outer_stride != inner * inner_stride:
+                raise TypeError(f"{op}: argument '{arg}': a {len(shape)}-d view of shape {tuple(shape)} and "
+                                f"strides {tuple(strides)} is not one strided run in C order, and a cuda.core view "
+                                "has no reshape() to copy it; pass a C-contiguous or 1-D view")
+    flat = (view[0], view[1], (n,), (step,)) + view[4:]
+    return xin[:3] + (flat, (n,)) + xin[5:]
+
+
 _exit_hooks: set = set()
 
 

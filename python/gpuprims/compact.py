@@ -21,14 +21,14 @@ def _run(x, mask, out, stream, op):
     # producer's current stream keeps only the copy's address (its allocator then reuses it in
     # stream order); one on another stream holds the copy until the launch has run.
     flat_mask = _flattened(mask, op, "mask", stream)
-    min_ = _interop.prepare_input(flat_mask, stream, op, "mask")
+    min_ = _interop.flat_view(_interop.prepare_input(flat_mask, stream, op, "mask"), op, "mask")
     if min_[5] != "bool":
         raise TypeError(f"{op}: argument 'mask': expected dtype bool, got {min_[5]}")
     if x is None:
         flat_x, xin, dtype = None, min_, "int64"
     else:
         flat_x = _flattened(x, op, "x", stream)
-        xin = _interop.prepare_input(flat_x, min_[2], op)
+        xin = _interop.flat_view(_interop.prepare_input(flat_x, min_[2], op), op, "x")
         if xin[1] != min_[1]:  # here, before count_true launches (compact.cu checks again, after it)
             raise ValueError(f"{op}: arguments 'x' and 'mask' must be on the same device, got x on "
                              f"{_interop.device_string(xin[1])} and mask on {_interop.device_string(min_[1])}")
@@ -46,8 +46,9 @@ def _run(x, mask, out, stream, op):
 def compact(x, mask, *, algorithm="auto", out=None, stream=None):
     """The elements of ``x`` where ``mask`` is true, in order (numpy's ``x[mask]``).
 
-    ``x`` and ``mask`` (bool) have the same shape; n-d arrays are taken in C order. Values are
-    copied bit for bit, any dtype.
+    ``x`` and ``mask`` (bool) have the same shape; n-d arrays are taken in C order (n-d cuda.core
+    views when they form one strided run in C order, see :func:`gpuprims.scan`). Values are copied
+    bit for bit, any dtype.
 
     Without ``out=`` the result has exactly the selected length: gpuprims first counts the mask
     (one small device-to-host read that synchronizes the launch stream), then compacts.

@@ -11,7 +11,8 @@ _OPS = ("sum", "prod", "min", "max")
 
 def _flattened(x, op="scan", arg="x", stream=None):
     # C order: a 1-D view where the framework can make one, its copy otherwise, made on the launch
-    # stream (_interop.on_launch_stream: x may be produced there).
+    # stream (_interop.on_launch_stream: x may be produced there). Arrays without reshape()
+    # (cuda.core's StridedMemoryView) come back as they are, for _interop.flat_view after import.
     ndim = getattr(x, "ndim", None)
     if ndim is None and getattr(x, "shape", None) is not None:
         ndim = len(x.shape)  # cuda.core's StridedMemoryView, gpuprims.DeviceArray
@@ -20,8 +21,7 @@ def _flattened(x, op="scan", arg="x", stream=None):
     if ndim is None and getattr(x, "shape", None) is None:
         _interop.framework_of(x, op, arg)  # a non-array (a list): the usual "expected an array" TypeError
     if ndim is None or not hasattr(x, "reshape"):
-        raise TypeError(f"{op}: argument '{arg}': an n-d array needs reshape() (numpy, torch, CuPy, JAX) to be "
-                        "taken in C order; pass a 1-D array")
+        return x
     return _interop.on_launch_stream(x, _interop.framework_of(x, op, arg), stream, op, lambda: x.reshape(-1))
 
 
@@ -38,7 +38,9 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     op : {"sum", "prod", "min", "max"}
     axis : int or None
         The scanned axis; None scans the array flattened in C order (a view where the framework can
-        make one, else the framework's copy) and returns a 1-D result, like numpy.
+        make one, else the framework's copy) and returns a 1-D result, like numpy. A cuda.core view
+        has no reshape() to copy with: n-d ones are taken when their dimensions form one strided
+        run in C order (C-contiguous, 0-d, evenly strided), else a TypeError.
     exclusive : bool
         Element i combines elements 0 .. i-1 (the first is the identity: 0, 1, +inf, -inf or the
         integer limits) instead of 0 .. i.
@@ -87,6 +89,8 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
         except TypeError:
             raise TypeError(f"scan: argument 'axis': expected None or an int, got {axis!r}") from None
     xin = _interop.prepare_input(x, stream, "scan")
+    if axis is None:
+        xin = _interop.flat_view(xin, "scan", "x")
     shape = tuple(xin[4])
     ndim = len(shape)
     if ndim == 0:
