@@ -468,6 +468,15 @@ def gen_reduce(c):
     ref, tol = reduce_ref(a.v, op, axis, dt, odt, a.bcast)
     check("result", g, np.reshape(ref, oshape), np.reshape(tol, oshape) if np.ndim(tol) else tol, odt)
 
+def needs_copy_to_flatten(a):
+    """A cuda.core view (no reshape()) of 2+ dimensions that is not one strided run in C order: scan
+    with axis=None, compact and nonzero refuse it with a TypeError (_interop.flat_view)."""
+    x = a.x
+    if type(x).__name__ != "StridedMemoryView" or x.strides is None or math.prod(x.shape) <= 1:
+        return False
+    kept = [(e, st) for e, st in zip(x.shape, x.strides) if e != 1]
+    return any(so != e * si for (_, so), (e, si) in zip(kept, kept[1:]))
+
 SCAN_PAIRS = {("bool", "int64"), ("int32", "int64"), ("uint32", "uint64")}
 SCAN_SELF = ("int32", "int64", "uint32", "uint64") + FLOATS
 
@@ -492,7 +501,7 @@ def gen_scan(c):
     fn = lambda **s: getattr(gp, c.name)(*args, **kw, **s)  # noqa: E731
     if axis is not None and nd == 0:
         return c.expect(ValueError, fn)
-    if not ((odt == dt and dt in SCAN_SELF) or (dt, odt) in SCAN_PAIRS):
+    if not ((odt == dt and dt in SCAN_SELF) or (dt, odt) in SCAN_PAIRS) or (axis is None and needs_copy_to_flatten(a)):
         return c.expect(TypeError, fn)
     if det and "lookback" in algo and odt in FLOATS and op in ("sum", "prod"):
         return c.expect(ValueError, fn)
@@ -530,6 +539,8 @@ def gen_compact(c):
     fn = (lambda **s: gp.nonzero(m.x, **kw, **s)) if nz else (lambda **s: gp.compact(x.x, m.x, **kw, **s))
     if x is not None and x.v.shape != m.v.shape:
         return c.expect(ValueError, fn)
+    if needs_copy_to_flatten(m) or (x is not None and needs_copy_to_flatten(x)):
+        return c.expect(TypeError, fn)
     ref, res = np.flatnonzero(mv) if nz else x.v.reshape(-1)[mv], c.call(fn)
     if o is None:
         return exact("result", c.result(res, (cnt,), odt), ref)
