@@ -256,12 +256,29 @@ def prepare_input(x, stream, op: str, arg: str = "x") -> tuple:
     return fw, device, s, view, view.shape, view.dtype, stream is None
 
 
+def prepare_flat_input(x, stream, import_stream, op: str, arg: str) -> tuple:
+    """(flat, xin): x taken as 1-D in C order (scan with axis=None, compact, nonzero) and imported
+    like prepare_input(flat, import_stream, ...). An n-d array with reshape() is flattened by its
+    framework: a view where it can make one, else its copy, made in the order of the launch on
+    `stream` (on_launch_stream: x may be produced there); the caller keeps `flat` referenced until
+    the launch. One without (cuda.core's StridedMemoryView) is imported as it is, then seen as 1-D
+    by flat_view."""
+    ndim = getattr(x, "ndim", None)
+    if ndim is None and getattr(x, "shape", None) is not None:
+        ndim = len(x.shape)  # cuda.core's StridedMemoryView, gpuprims.DeviceArray
+    if ndim is None and getattr(x, "shape", None) is None:
+        framework_of(x, op, arg)  # a non-array (a list): the usual "expected an array" TypeError
+    flat = x
+    if ndim is not None and ndim != 1 and hasattr(x, "reshape"):
+        flat = on_launch_stream(x, framework_of(x, op, arg), stream, op, lambda: x.reshape(-1))
+    return flat, flat_view(prepare_input(flat, import_stream, op, arg), op, arg)
+
+
 def flat_view(xin: tuple, op: str, arg: str) -> tuple:
-    """prepare_input's result seen as 1-D in C order, without a copy. Frameworks with reshape() were
-    flattened before import (scan._flattened); here a cuda.core view (0-d, n-d) is merged into one
-    strided run when its dimensions allow (every outer stride the next extent times the next
-    stride, size-1 dimensions ignored), else a TypeError: without reshape() there is no framework to
-    copy it into C order, and gpuprims makes no hidden copies."""
+    """prepare_input's result seen as 1-D in C order, without a copy: a cuda.core view (0-d, n-d)
+    is merged into one strided run when its dimensions allow (every outer stride the next extent
+    times the next stride, size-1 dimensions ignored), else a TypeError: without reshape() there
+    is no framework to copy it into C order, and gpuprims makes no hidden copies."""
     shape = xin[4]
     if len(shape) == 1:
         return xin

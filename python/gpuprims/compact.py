@@ -4,7 +4,6 @@ from __future__ import annotations
 from . import _C, _interop
 from ._dtypes import reduce_result_dtype
 from ._variants import check_auto_only
-from .scan import _flattened
 
 
 def _same_shape(x, mask, op):
@@ -20,15 +19,13 @@ def _run(x, mask, out, stream, op):
     # The 1-D forms stay referenced until the launch: where a reshape has to copy, an import on the
     # producer's current stream keeps only the copy's address (its allocator then reuses it in
     # stream order); one on another stream holds the copy until the launch has run.
-    flat_mask = _flattened(mask, op, "mask", stream)
-    min_ = _interop.flat_view(_interop.prepare_input(flat_mask, stream, op, "mask"), op, "mask")
+    flat_mask, min_ = _interop.prepare_flat_input(mask, stream, stream, op, "mask")
     if min_[5] != "bool":
         raise TypeError(f"{op}: argument 'mask': expected dtype bool, got {min_[5]}")
     if x is None:
         flat_x, xin, dtype = None, min_, "int64"
     else:
-        flat_x = _flattened(x, op, "x", stream)
-        xin = _interop.flat_view(_interop.prepare_input(flat_x, min_[2], op), op, "x")
+        flat_x, xin = _interop.prepare_flat_input(x, stream, min_[2], op, "x")
         if xin[1] != min_[1]:  # here, before count_true launches (compact.cu checks again, after it)
             raise ValueError(f"{op}: arguments 'x' and 'mask' must be on the same device, got x on "
                              f"{_interop.device_string(xin[1])} and mask on {_interop.device_string(min_[1])}")

@@ -9,22 +9,6 @@ from ._dtypes import reduce_result_dtype
 _OPS = ("sum", "prod", "min", "max")
 
 
-def _flattened(x, op="scan", arg="x", stream=None):
-    # C order: a 1-D view where the framework can make one, its copy otherwise, made on the launch
-    # stream (_interop.on_launch_stream: x may be produced there). Arrays without reshape()
-    # (cuda.core's StridedMemoryView) come back as they are, for _interop.flat_view after import.
-    ndim = getattr(x, "ndim", None)
-    if ndim is None and getattr(x, "shape", None) is not None:
-        ndim = len(x.shape)  # cuda.core's StridedMemoryView, gpuprims.DeviceArray
-    if ndim == 1:
-        return x
-    if ndim is None and getattr(x, "shape", None) is None:
-        _interop.framework_of(x, op, arg)  # a non-array (a list): the usual "expected an array" TypeError
-    if ndim is None or not hasattr(x, "reshape"):
-        return x
-    return _interop.on_launch_stream(x, _interop.framework_of(x, op, arg), stream, op, lambda: x.reshape(-1))
-
-
 def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=False, algorithm="auto", out=None,
          stream=None):
     """Prefix scan of ``x`` with ``op`` along ``axis``.
@@ -81,16 +65,16 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
         if flag.__class__ is not bool:
             raise TypeError(f"scan: argument '{name}': expected a bool, got {flag!r}")
     if axis is None:
-        x = _flattened(x, stream=stream)
         ax = 0
     else:
         try:
             ax = operator.index(axis)
         except TypeError:
             raise TypeError(f"scan: argument 'axis': expected None or an int, got {axis!r}") from None
-    xin = _interop.prepare_input(x, stream, "scan")
-    if axis is None:
-        xin = _interop.flat_view(xin, "scan", "x")
+    if axis is None:  # `flat` (a reshape's copy, perhaps) stays referenced until the launch
+        flat, xin = _interop.prepare_flat_input(x, stream, stream, "scan", "x")
+    else:
+        xin = _interop.prepare_input(x, stream, "scan")
     shape = tuple(xin[4])
     ndim = len(shape)
     if ndim == 0:

@@ -185,14 +185,21 @@ __device__ __forceinline__ bool append_long(const LongSegments<Acc>& longs, int6
   return fits;
 }
 
-// op over segment s = x[begin, begin + len), by the whole block, into out[s]. `temp` may be reused
-// after a __syncthreads().
+// op over x[begin, begin + len), by the whole block; valid in thread 0. `temp` may be reused after a
+// __syncthreads().
+template <class T, class Acc, class Op, class Shape>
+__device__ __forceinline__ Acc block_total(const T* __restrict__ x, int64_t begin, int64_t len,
+                                           typename BlockReduce<Acc, Shape::kThreads>::TempStorage& temp) {
+  const Acc part = block_share<T, Acc, Op, Shape::kThreads, Shape::kVecs>(x, begin, len);
+  return BlockReduce<Acc, Shape::kThreads>::reduce(part, Op{}, temp);
+}
+
+// op over segment s = x[begin, begin + len) into out[s]: block_total, stored by thread 0.
 template <class T, class Acc, class Op, class Shape>
 __device__ __forceinline__ void reduce_segment(const T* __restrict__ x, const Segments& seg, int64_t s, int64_t begin,
                                                int64_t len,
                                                typename BlockReduce<Acc, Shape::kThreads>::TempStorage& temp) {
-  const Acc part = block_share<T, Acc, Op, Shape::kThreads, Shape::kVecs>(x, begin, len);
-  const Acc total = BlockReduce<Acc, Shape::kThreads>::reduce(part, Op{}, temp);
+  const Acc total = block_total<T, Acc, Op, Shape>(x, begin, len, temp);
   if (threadIdx.x == 0) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
 }
 
@@ -275,8 +282,7 @@ segmented_reduce_long_kernel(const T* __restrict__ x, Segments seg, LongSegments
     const int64_t segment_chunks = (len + items - 1) / items, j = c - e.chunk_base;
     if (e.segment < 0 || j < 0 || j >= segment_chunks) continue;
     const int64_t begin = e.begin + j * items, rest = e.end - begin;
-    const Acc part = block_share<T, Acc, Op, Shape::kThreads, Shape::kVecs>(x, begin, rest < items ? rest : items);
-    const Acc total = BlockReduce<Acc, Shape::kThreads>::reduce(part, op, temp);
+    const Acc total = block_total<T, Acc, Op, Shape>(x, begin, rest < items ? rest : items, temp);
     if (threadIdx.x == 0) {
       longs.partials[c] = total;
       __threadfence();  // the partial is visible to whoever draws the segment's last ticket
