@@ -477,13 +477,13 @@ def needs_copy_to_flatten(a):
     kept = [(e, st) for e, st in zip(x.shape, x.strides) if e != 1]
     return any(so != e * si for (_, so), (e, si) in zip(kept, kept[1:]))
 
-SCAN_PAIRS = {("bool", "int64"), ("int32", "int64"), ("uint32", "uint64")}
-SCAN_SELF = ("int32", "int64", "uint32", "uint64") + FLOATS
+SCAN_PAIRS = {("bool", "int64"), ("int8", "int64"), ("int16", "int64"), ("int32", "int64"), ("uint8", "uint64"),
+              ("uint16", "uint64"), ("uint32", "uint64")}
+SCAN_SELF = INTS + FLOATS
 
 def gen_scan(c):
     op = c.pick(OPS4)
-    dt = c.pick([d for d in SCAN_SELF + ("bool",) + ("int8", "int16", "uint8", "uint16") * c.coin(0.1)
-                 if c.fw.holds(d)])
+    dt = c.pick([d for d in SCAN_SELF + ("bool",) if c.fw.holds(d)])
     shape = c.shape(0, 3)
     nd = len(shape)
     axis = None if c.coin(0.35) or (nd == 0 and c.coin(0.9)) else int(c.rng.integers(-nd, nd)) if nd else 0
@@ -561,7 +561,7 @@ def seg_identity(op, odt):
 
 def gen_segmented(c):
     c.name, op = "segmented_reduce", c.pick(OPS4)
-    dt = c.pick([d for d in ("bool", "int32", "int64", "uint32", "uint64") + FLOATS if c.fw.holds(d)])
+    dt = c.pick([d for d in ALL if c.fw.holds(d)])
     n, nseg = (0 if c.coin(0.05) else c.shape(1, 1, cap=100_000)[0]), c.pick((0, 1, 2, 5, 33, 200, 1000))
     if c.coin(0.15):  # room for listed segments (over 256 KiB) and the long kernel's tail on the block path
         n = int(c.rng.integers(70_000, 600_000))

@@ -8,7 +8,8 @@ import gpuprims
 from gpuprims._dtypes import reduce_result_dtype
 
 OPS = ("sum", "prod", "min", "max")
-SCAN_DTYPES = ("int32", "int64", "uint32", "uint64", "float16", "bfloat16", "float32", "float64")
+SCAN_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16",
+               "float32", "float64")
 ACC_EPS = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -24, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
 OUT_EPS = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
 # Half the smallest subnormal: what rounding a tiny (underflowing) value to the output may lose.
@@ -31,7 +32,7 @@ def scan_values(rng, n, dtype, op):
         a = a.astype(np.float32)
         return bf16_round(a) if dtype == "bfloat16" else a.astype(dtype)
     info = np.iinfo(dtype)
-    lo, hi = (max(int(info.min), -3), 3) if op == "prod" else (max(int(info.min), -1000), 1000)
+    lo, hi = (max(int(info.min), -3), 3) if op == "prod" else (max(int(info.min), -1000), min(int(info.max), 1000))
     return rng.integers(lo, hi, size=n, endpoint=True).astype(dtype)
 
 

@@ -153,9 +153,20 @@ def test_segmented_reduce_irregular_lengths(rng, case, offsets_dtype):
     np.testing.assert_array_equal(got_i, prefix_i[offsets[1:]] - prefix_i[offsets[:-1]])
 
 
+def segment_identity(op, dtype):
+    if op in ("sum", "prod"):
+        return float(op == "prod")
+    if dtype == "bool":
+        return float(op == "min")
+    if dtype.startswith(("float", "bfloat")):
+        return np.inf if op == "min" else -np.inf
+    return float(np.iinfo(dtype).max if op == "min" else np.iinfo(dtype).min)
+
+
+@pytest.mark.parametrize("algorithm", ("auto", "blocks", "ranges"))
 @pytest.mark.parametrize("op", ("sum", "prod", "min", "max"))
-@pytest.mark.parametrize("dtype", ("bool", "int32", "int64", "float16", "bfloat16", "float64"))
-def test_segmented_reduce_irregular_dtypes(rng, op, dtype):
+@pytest.mark.parametrize("dtype", ("bool", "int8", "uint16", "int32", "int64", "float16", "bfloat16", "float64"))
+def test_segmented_reduce_irregular_dtypes(rng, op, dtype, algorithm):
     need(TORCH_CUDA)
     lengths = irregular_lengths(rng, "around_tile")
     offsets = np.concatenate([[0], np.cumsum(lengths)])
@@ -164,12 +175,18 @@ def test_segmented_reduce_irregular_dtypes(rng, op, dtype):
         x = rng.uniform(0.9999, 1.0001, n) if dtype.startswith(("float", "bfloat")) else rng.choice([1, -1], n)
     else:
         x = rng.standard_normal(n) * 100
-    xt = torch.from_numpy(x).to(getattr(torch, dtype)).cuda()
-    x64 = xt.double().cpu().numpy()
-    got = gpuprims.segmented_reduce(xt, torch.from_numpy(offsets).cuda(), op).double().cpu().numpy()
+    if dtype in ("int8", "uint16"):  # through numpy: torch casts to uint16 on the CPU only partly
+        info = np.iinfo(dtype)
+        xt = torch.from_numpy(np.clip(np.rint(x), info.min, info.max).astype(dtype)).cuda()
+    else:
+        xt = torch.from_numpy(x).to(getattr(torch, dtype)).cuda()
+    x64 = to_numpy(xt).astype(np.float64)
+    got = to_numpy(gpuprims.segmented_reduce(xt, torch.from_numpy(offsets).cuda(), op, algorithm=algorithm))
+    got = got.astype(np.float64)
     ufunc = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[op]
     for s, (b, e) in enumerate(zip(offsets[:-1], offsets[1:])):
         if b == e:
+            assert got[s] == segment_identity(op, dtype), (s, got[s])
             continue
         ref = ufunc.reduce(x64[b:e])
         if dtype.startswith(("float", "bfloat")) and op in ("sum", "prod"):

@@ -37,6 +37,23 @@ def test_cpu_reference(rng, dtype, op, exclusive):
         check(cpu_fw(dtype), scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, sequential=True)
 
 
+@pytest.mark.parametrize("dtype", ("int8", "int16", "uint8", "uint16"))
+def test_cpu_narrow_integers(rng, dtype):
+    # numpy's promotion (sums to int64/uint64) and the wrapping of sums and products kept narrow by
+    # dtype=, which the 32-bit accumulator must reproduce bit for bit.
+    a = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, size=700, endpoint=True).astype(dtype)
+    got = gpuprims.cumsum(a)
+    assert got.dtype == np.cumsum(a).dtype
+    np.testing.assert_array_equal(got, np.cumsum(a))
+    for op, ufunc in (("sum", np.add), ("prod", np.multiply)):
+        with np.errstate(over="ignore"):
+            want = ufunc.accumulate(a, dtype=dtype)
+        np.testing.assert_array_equal(gpuprims.scan(a, op, dtype=dtype), want)
+    low = gpuprims.scan(a, "min", exclusive=True)
+    assert low.dtype == a.dtype and low[0] == np.iinfo(dtype).max
+    np.testing.assert_array_equal(low[1:], np.minimum.accumulate(a)[:-1])
+
+
 @pytest.mark.parametrize("axis", (0, 1, 2, -1))
 def test_cpu_axes_and_layouts(rng, axis):
     a = scan_values(rng, 4 * 5 * 6, "float32", "sum").reshape(4, 5, 6)
@@ -131,8 +148,10 @@ def test_argument_errors():
         gpuprims.cumsum(np.ones(3, np.int32), dtype="float32")
     with pytest.raises(TypeError, match="argument 'dtype'"):
         gpuprims.cumsum(x, dtype="complex64")
-    with pytest.raises(TypeError, match="no scan from int8"):
-        gpuprims.scan(np.ones(3, np.int8), "max")
+    with pytest.raises(TypeError, match="no scan from bool to bool"):
+        gpuprims.scan(np.ones(3, bool), "max")
+    with pytest.raises(TypeError, match="no scan from int16 to int32"):
+        gpuprims.cumsum(np.ones(3, np.int16), dtype="int32")
     with pytest.raises(ValueError, match="argument 'out'"):
         gpuprims.cumsum(x, axis=0, out=np.empty((3, 2), np.float32))
     with pytest.raises(TypeError, match="argument 'out'"):

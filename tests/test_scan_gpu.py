@@ -17,7 +17,8 @@ LOOKBACK_TILE = 8192  # the look-back's tile for 4-byte items (256 threads x 32,
 LAG = 384  # tiles between a tile's two reads in the lagged look-back (kDefaultLag)
 SIZES = (1, 31, 33, 511, 513, 1025, TILE - 1, TILE, TILE + 1, LOOKBACK_TILE - 1, LOOKBACK_TILE, 2 * TILE + 1,
          3 * TILE + 17, 2 * LOOKBACK_TILE - 1, 2**20 + 7)
-PAIRS = [(d, None) for d in SCAN_DTYPES] + [("bool", None), ("int32", "int32"), ("uint32", "uint32")]
+PAIRS = [(d, None) for d in SCAN_DTYPES] + [("bool", None), ("int32", "int32"), ("uint32", "uint32"), ("int8", "int8"),
+                                             ("uint16", "uint16")]
 
 
 def need(fw):
@@ -246,6 +247,9 @@ def test_sanitize_scan_variants(rng):
             check(TORCH_CUDA, scan_values(rng, n, "float32", "sum"), "float32", "sum", algorithm=algorithm,
                   exclusive=n % 2 == 1)
             check(TORCH_CUDA, scan_values(rng, n, "int64", "max"), "int64", "max", algorithm=algorithm)
+            # 1- and 2-byte items: 16-byte vectors of 16 and 8 items, 32-bit accumulators
+            check(TORCH_CUDA, scan_values(rng, n, "int8", "min"), "int8", "min", algorithm=algorithm, exclusive=True)
+            check(TORCH_CUDA, scan_values(rng, n, "uint16", "sum"), "uint16", "sum", algorithm=algorithm)
         a = scan_values(rng, 3 * 1500, "float16", "sum").reshape(3, 1500)
         check(TORCH_CUDA, a, "float16", "sum", 1, algorithm=algorithm)
         check(TORCH_CUDA, a, "float16", "sum", 0, algorithm=algorithm)

@@ -73,8 +73,7 @@ def nonzero(mask, *, algorithm="auto", out=None, stream=None):
 def segmented_reduce(x, offsets, op="sum", *, algorithm="auto", out=None, stream=None):
     """``out[s] = op(x[offsets[s]:offsets[s+1]])`` for each of ``len(offsets) - 1`` segments.
 
-    ``x`` is 1-D (bool, int32, int64, uint32, uint64, float16, bfloat16, float32, float64, any
-    stride); ``offsets`` are int32 or int64 CSR offsets, nondecreasing, within [0, len(x)]. The
+    ``x`` is 1-D (bool, any integer, float16, bfloat16, float32, float64, any stride); ``offsets`` are int32 or int64 CSR offsets, nondecreasing, within [0, len(x)]. The
     result dtype follows :func:`gpuprims.reduce` (integer sums int64/uint64); ``out=`` must share no
     memory with x or offsets. An empty segment gives
     the identity (0, 1, the dtype's max for min, its lowest for max; +-inf for floats).
@@ -84,7 +83,8 @@ def segmented_reduce(x, offsets, op="sum", *, algorithm="auto", out=None, stream
     empty segments) stay near the memory system's rate; "blocks" gives each segment a block and
     splits segments of more than 16 of its 16 KiB rounds over the GPU, which reads long segments
     faster. "auto" takes "blocks" when x is unit-stride and the segments average 12 KiB or more,
-    else "ranges"; "blocks" on other inputs (strided x, bool min / max) runs "ranges"
+    else "ranges"; "blocks" on other inputs (strided x, min / max of bool and 8- or 16-bit
+    integers) runs "ranges"
     (docs/scan.md "Segmented reduce"). Float results are reproducible for the same x at the same
     address; the same values at another 16-byte alignment may round differently. Offsets are
     validated on the CPU; on the GPU they are not checked (that would need a synchronization):

@@ -16,9 +16,8 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     Parameters
     ----------
     x : array
-        numpy, torch, cupy, jax, cuda.core or any DLPack array of bool (sum and prod only), int32,
-        int64, uint32, uint64, float16, bfloat16, float32 or float64; any strides (negative and
-        zero included).
+        numpy, torch, cupy, jax, cuda.core or any DLPack array of bool (sum and prod only), any
+        integer, float16, bfloat16, float32 or float64; any strides (negative and zero included).
     op : {"sum", "prod", "min", "max"}
     axis : int or None
         The scanned axis; None scans the array flattened in C order (a view where the framework can
@@ -31,8 +30,8 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     dtype : dtype, optional
         Result dtype. By default numpy's rule: sums and products of bool and signed integers are
         int64, of unsigned integers uint64; min/max and floats keep the input dtype. Supported
-        pairs: every listed dtype but bool to itself, bool and int32 to int64, uint32 to uint64
-        (TypeError otherwise).
+        pairs: every listed dtype but bool to itself, bool and signed integers to int64, unsigned
+        integers to uint64 (TypeError otherwise).
     deterministic : bool
         Float sums and products bitwise identical from run to run: "auto" then avoids the
         single-pass look-backs (decoupled_lookback, lagged_lookback: their combination order
@@ -49,7 +48,7 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
 
     Notes
     -----
-    Accuracy: integer results are exact and wrap like numpy's (int32 results wrap at 32 bits).
+    Accuracy: integer results are exact and wrap like numpy's (int32 results at 32 bits, int8 at 8).
     float16 and bfloat16 accumulate in float32; float32 and float64 in themselves, combined as a
     tree of tiles, so the error grows with log n rather than n; the variants hillis_steele,
     blelloch and warp_shuffle round float16/bfloat16 results twice (after the tile scan and after

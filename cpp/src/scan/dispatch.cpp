@@ -51,9 +51,11 @@ Status parse_scan_algorithm(const std::string& name, ScanAlgorithm* out) {
 namespace scan_detail {
 
 bool scan_pair_supported(DType in, DType out) {
-  if (in == out) return in != DType::kBool && (dtype_size(in) >= 4 || is_floating(in));
-  return (out == DType::kInt64 && (in == DType::kBool || in == DType::kInt32)) ||
-         (out == DType::kUInt64 && in == DType::kUInt32);
+  if (in == out) return in != DType::kBool;
+  // numpy's promotions of sums and products (min and max take them too, when dtype= asks)
+  return (out == DType::kInt64 && (in == DType::kBool || in == DType::kInt8 || in == DType::kInt16 ||
+                                   in == DType::kInt32)) ||
+         (out == DType::kUInt64 && (in == DType::kUInt8 || in == DType::kUInt16 || in == DType::kUInt32));
 }
 
 }  // namespace scan_detail
@@ -137,8 +139,8 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
   if (!scan_detail::scan_pair_supported(in.dtype, out.dtype)) {
     return type_error(std::string("scan: arguments 'x' and 'dtype': no scan from ") + dtype_name(in.dtype) + " to " +
                       dtype_name(out.dtype) +
-                      "; supported: int32, int64, uint32, uint64, float16, bfloat16, float32, float64 to themselves, "
-                      "bool and int32 to int64, uint32 to uint64");
+                      "; supported: every integer and float dtype to itself, bool and signed integers to int64, "
+                      "unsigned integers to uint64");
   }
   ScanLaunch l{};
   GPUPRIMS_TRY(scan_detail::make_scan_layout(in, out, options.axis, &l.layout));

@@ -26,8 +26,12 @@ template <template <class, class, class> class Runner>
 Status dispatch_scan_types(const ScanLaunch& l) {
   if (l.in_dtype == l.out_dtype) {
     switch (l.in_dtype) {
+      case DType::kInt8: return run_with_op<Runner, int8_t, int8_t>(l);
+      case DType::kInt16: return run_with_op<Runner, int16_t, int16_t>(l);
       case DType::kInt32: return run_with_op<Runner, int32_t, int32_t>(l);
       case DType::kInt64: return run_with_op<Runner, int64_t, int64_t>(l);
+      case DType::kUInt8: return run_with_op<Runner, uint8_t, uint8_t>(l);
+      case DType::kUInt16: return run_with_op<Runner, uint16_t, uint16_t>(l);
       case DType::kUInt32: return run_with_op<Runner, uint32_t, uint32_t>(l);
       case DType::kUInt64: return run_with_op<Runner, uint64_t, uint64_t>(l);
       case DType::kFloat16: return run_with_op<Runner, half_t, half_t>(l);
@@ -36,12 +40,21 @@ Status dispatch_scan_types(const ScanLaunch& l) {
       case DType::kFloat64: return run_with_op<Runner, double, double>(l);
       default: break;
     }
-  } else if (l.out_dtype == DType::kInt64 && l.in_dtype == DType::kBool) {
-    return run_with_op<Runner, bool, int64_t>(l);
-  } else if (l.out_dtype == DType::kInt64 && l.in_dtype == DType::kInt32) {
-    return run_with_op<Runner, int32_t, int64_t>(l);
-  } else if (l.out_dtype == DType::kUInt64 && l.in_dtype == DType::kUInt32) {
-    return run_with_op<Runner, uint32_t, uint64_t>(l);
+  } else if (l.out_dtype == DType::kInt64) {
+    switch (l.in_dtype) {
+      case DType::kBool: return run_with_op<Runner, bool, int64_t>(l);
+      case DType::kInt8: return run_with_op<Runner, int8_t, int64_t>(l);
+      case DType::kInt16: return run_with_op<Runner, int16_t, int64_t>(l);
+      case DType::kInt32: return run_with_op<Runner, int32_t, int64_t>(l);
+      default: break;
+    }
+  } else if (l.out_dtype == DType::kUInt64) {
+    switch (l.in_dtype) {
+      case DType::kUInt8: return run_with_op<Runner, uint8_t, uint64_t>(l);
+      case DType::kUInt16: return run_with_op<Runner, uint16_t, uint64_t>(l);
+      case DType::kUInt32: return run_with_op<Runner, uint32_t, uint64_t>(l);
+      default: break;
+    }
   }
   return type_error(std::string("scan: no kernel for ") + dtype_name(l.in_dtype) + " -> " + dtype_name(l.out_dtype));
 }

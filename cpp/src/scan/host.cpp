@@ -22,7 +22,7 @@ struct HostRunner {
       Acc carry = ScanOperator<Op>::template identity<Acc>();
       for (int64_t i = 0; i < t.len; ++i) {
         const Acc next = op(carry, cast_value<Acc>(in[in_offset + i * t.in_step]));
-        const Acc v = !l.exclusive ? next : (i == 0 ? ScanOperator<Op>::template public_identity<Acc>() : carry);
+        const Acc v = !l.exclusive ? next : (i == 0 ? ScanOperator<Op>::template public_identity<Out, Acc>() : carry);
         out[out_offset + i * t.out_step] = cast_value<Out>(v);
         carry = next;
       }

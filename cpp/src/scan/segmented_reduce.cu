@@ -133,7 +133,7 @@ Status run_segments(const TensorView& in, const Segments& seg, SegmentedReduceAl
   }
   if (seg.count == 0) return Status::ok();
   const bool vector_ok = seg.step == 1 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
-  if constexpr (sizeof(Acc) >= 4) {  // (bool min / max keep 1-byte accumulators: the range kernels)
+  if constexpr (sizeof(Acc) >= 4) {  // (min / max of bool, 8- and 16-bit integers: the range kernels)
     // The block path reads any element-aligned unit-stride x (its 16-byte loads start at the
     // first 16-byte boundary of each segment); the range kernels need x itself 16-byte aligned.
     const bool unit_stride = seg.step == 1 && reinterpret_cast<uintptr_t>(x) % sizeof(S) == 0;
@@ -188,7 +188,7 @@ const std::vector<SegmentedReduceVariantInfo>& segmented_reduce_variants() {
       {SegmentedReduceAlgorithm::kBlocks, "blocks",
        "a block per segment reading it in rounds of 16 KiB, segments over 16 rounds listed and split into "
        "chunks across the GPU by a second kernel, the partials folded in chunk order. Unit-stride inputs "
-       "(strided ones, and bool min / max, run ranges)", true},
+       "(strided ones, and min / max of bool and 8- or 16-bit integers, run ranges)", true},
   };
   return variants;
 }
@@ -233,8 +233,12 @@ Status segmented_reduce(const TensorView& in, const TensorView& offsets, const T
   }
   switch (in.dtype) {
     case DType::kBool: return run_op<bool>(in, seg, op, algorithm, device, stream);
+    case DType::kInt8: return run_op<int8_t>(in, seg, op, algorithm, device, stream);
+    case DType::kInt16: return run_op<int16_t>(in, seg, op, algorithm, device, stream);
     case DType::kInt32: return run_op<int32_t>(in, seg, op, algorithm, device, stream);
     case DType::kInt64: return run_op<int64_t>(in, seg, op, algorithm, device, stream);
+    case DType::kUInt8: return run_op<uint8_t>(in, seg, op, algorithm, device, stream);
+    case DType::kUInt16: return run_op<uint16_t>(in, seg, op, algorithm, device, stream);
     case DType::kUInt32: return run_op<uint32_t>(in, seg, op, algorithm, device, stream);
     case DType::kUInt64: return run_op<uint64_t>(in, seg, op, algorithm, device, stream);
     case DType::kFloat16: return run_op<half_t>(in, seg, op, algorithm, device, stream);
@@ -243,8 +247,8 @@ Status segmented_reduce(const TensorView& in, const TensorView& offsets, const T
     case DType::kFloat64: return run_op<double>(in, seg, op, algorithm, device, stream);
     default: break;
   }
-  return type_error(std::string("segmented_reduce: argument 'x': expected bool, int32, int64, uint32, uint64, "
-                                "float16, bfloat16, float32 or float64, got ") + dtype_name(in.dtype));
+  return type_error(std::string("segmented_reduce: argument 'x': expected a bool, integer or float dtype, got ") +
+                    dtype_name(in.dtype));
 }
 
 }  // namespace gpuprims

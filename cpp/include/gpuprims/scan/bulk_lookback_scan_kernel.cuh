@@ -152,7 +152,7 @@ bulk_lookback_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
     Out v[Shape::kVec];
 #pragma unroll
     for (int j = 0; j < Shape::kVec; ++j) v[j] = cast_value<Out>(op(prefix, scanned[j]));
-    if (row_start && g == 0) v[0] = cast_value<Out>(ScanOperator<Op>::template public_identity<Acc>());
+    if (row_start && g == 0) v[0] = cast_value<Out>(ScanOperator<Op>::template public_identity<Out, Acc>());
     uint4 result;
     memcpy(&result, v, sizeof(result));
     const int64_t first = c.begin + (warp * kWarpSize * kGroups + g * kWarpSize + lane) * Shape::kVec;

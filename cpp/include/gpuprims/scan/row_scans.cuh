@@ -96,7 +96,7 @@ columns_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, bool exclus
       // Read before writing the same item, so that in-place scans (out is x) stay correct: the
       // pointers are not __restrict__ (scan_layout.hpp says why).
       const Acc next = op(carry, cast_value<Acc>(x[i * layout.in_step]));
-      const Acc v = !exclusive ? next : (i == 0 ? ScanOperator<Op>::template public_identity<Acc>() : carry);
+      const Acc v = !exclusive ? next : (i == 0 ? ScanOperator<Op>::template public_identity<Out, Acc>() : carry);
       y[i * layout.out_step] = cast_value<Out>(v);
       carry = next;
     }

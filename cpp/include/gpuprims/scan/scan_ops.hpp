@@ -37,15 +37,24 @@ struct ScanOperator {
     if constexpr (std::is_floating_point<A>::value && std::is_same<Op, Sum>::value) return A(-0.0);
     else return Op::template identity<A>();
   }
-  // The identity as an output value (an exclusive scan's first element).
-  template <class A> GPUPRIMS_HD static A public_identity() { return Op::template identity<A>(); }
+  // The identity as an output value (an exclusive scan's first element), in the accumulator A of
+  // result type Out: an integer result's own identity (int8's 127 for min, not int32's), a float
+  // one's in A (float16 results have no identity of their own here: +-inf and 0 are A's too).
+  template <class Out, class A> GPUPRIMS_HD static A public_identity() {
+    if constexpr (std::is_integral<Out>::value) return A(Op::template identity<Out>());
+    else return Op::template identity<A>();
+  }
 };
 
-// The accumulator of a result type: float16/bfloat16 results accumulate in float32, every other
-// result type in itself.
+// The accumulator of a result type: float16/bfloat16 results accumulate in float32, 8- and 16-bit
+// integers in 32-bit ones of the same signedness (the tile status packs 4- and 8-byte values; a
+// narrow result's min/max is exact and its wrapping sum or product is the 32-bit one's low bits),
+// every other result type in itself.
 template <class Out>
-using scan_acc_t = std::conditional_t<std::is_same<Out, half_t>::value || std::is_same<Out, bfloat16_t>::value,
-                                      float, Out>;
+using scan_acc_t = std::conditional_t<
+    std::is_same<Out, half_t>::value || std::is_same<Out, bfloat16_t>::value, float,
+    std::conditional_t<std::is_integral<Out>::value && (sizeof(Out) < 4),
+                       std::conditional_t<std::is_signed<Out>::value, int32_t, uint32_t>, Out>>;
 
 // Storage type of an input element: DLPack bools are bytes holding 0 or 1.
 template <class T>
