@@ -6,6 +6,8 @@
 # SKIP_SANITIZER=1 skips step 3, SKIP_TESTS=1 step 2, SKIP_BENCH=1 step 4 (to split the check across
 # calls of a limited length); PYTEST_ARGS adds arguments to step 2, parsed as shell words (e.g.
 # PYTEST_ARGS="-m 'not big'").
+# TEST_GROUPS replaces step 2's groups ('|'-separated pytest arguments); test files no group names
+# run as one more group unless ONLY_GROUPS=1.
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]}
 shift
@@ -55,11 +57,16 @@ pids=()
 if [ -z "${SKIP_TESTS:-}" ]; then
   i=0
   IFS='|' read -ra groups <<< "$TEST_GROUPS"
-  # files no group names (a new test file) form one more group, so nothing is skipped silently
+  # files no group names (a new test file) form one more group, so nothing is skipped silently;
+  # ONLY_GROUPS=1 (a targeted run of a few groups) leaves them out and the summary names them
   grouped=" $(cd tests && echo ${TEST_GROUPS//|/ }) "
   rest=""
   for f in $(cd tests && echo test_*.py); do [[ "$grouped" == *" $f "* ]] || rest+=" $f"; done
-  [ -n "$rest" ] && groups+=("$rest")
+  if [ -n "$rest" ] && [ -n "${ONLY_GROUPS:-}" ]; then
+    record "tests not run (ONLY_GROUPS)" "$rest"
+  elif [ -n "$rest" ]; then
+    groups+=("$rest")
+  fi
   for g in "${groups[@]}"; do
     run_group $i "$(cd tests && echo $g)" &
     pids+=($!)
@@ -74,7 +81,8 @@ if [ -z "${SKIP_SANITIZER:-}" ]; then
 fi
 for p in "${pids[@]}"; do wait "$p"; done
 if [ -z "${SKIP_TESTS:-}" ]; then
-  for f in "$OUT"/tests_*.txt; do record "tests $(basename "$f" .txt)" "$(tail -1 "$f")"; done
+  # this run's groups only (OUTDIR may hold an earlier run's logs)
+  for ((k = 0; k < i; k++)); do record "tests tests_$k" "$(tail -1 "$OUT/tests_$k.txt")"; done
 fi
 if [ -z "${SKIP_SANITIZER:-}" ]; then
   for tool in memcheck racecheck; do
