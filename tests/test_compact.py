@@ -74,7 +74,8 @@ def test_compact_errors():
 
 
 @pytest.mark.parametrize("op", ("sum", "prod", "min", "max"))
-@pytest.mark.parametrize("dtype", ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "float32", "float64"))
+@pytest.mark.parametrize("dtype", ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "float32",
+                                   "float64"))
 def test_segmented_reduce(rng, op, dtype):
     lengths = [0, 1, 5, 0, 300, 2, 0]
     offsets = np.concatenate([[0], np.cumsum(lengths)])

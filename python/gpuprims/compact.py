@@ -73,10 +73,11 @@ def nonzero(mask, *, algorithm="auto", out=None, stream=None):
 def segmented_reduce(x, offsets, op="sum", *, algorithm="auto", out=None, stream=None):
     """``out[s] = op(x[offsets[s]:offsets[s+1]])`` for each of ``len(offsets) - 1`` segments.
 
-    ``x`` is 1-D (bool, any integer, float16, bfloat16, float32, float64, any stride); ``offsets`` are int32 or int64 CSR offsets, nondecreasing, within [0, len(x)]. The
-    result dtype follows :func:`gpuprims.reduce` (integer sums int64/uint64); ``out=`` must share no
-    memory with x or offsets. An empty segment gives
-    the identity (0, 1, the dtype's max for min, its lowest for max; +-inf for floats).
+    ``x`` is 1-D (bool, any integer, float16, bfloat16, float32, float64, any stride); ``offsets``
+    are int32 or int64 CSR offsets, nondecreasing, within [0, len(x)]. The result dtype follows
+    :func:`gpuprims.reduce` (integer sums int64/uint64); ``out=`` must share no memory with x or
+    offsets. An empty segment gives the identity (0, 1, the dtype's max for min, its lowest for
+    max; +-inf for floats).
     Deterministic (bitwise, run to run), whichever path runs. ``algorithm``: "auto", "ranges" or
     "blocks" (``gpuprims.variants("segmented_reduce")``). "ranges" splits the work by items and
     segment ends together, so very irregular lengths (one huge segment among tiny ones, runs of

@@ -125,7 +125,8 @@ struct StripedTile {
           v[j] = cast_value<Out>(value);
         }
       }
-      if (exclusive && row_start && g == 0) v[0] = cast_value<Out>(ScanOperator<Op>::template public_identity<Out, Acc>());
+      if (exclusive && row_start && g == 0)
+        v[0] = cast_value<Out>(ScanOperator<Op>::template public_identity<Out, Acc>());
       const int64_t first = begin + offset(warp, lane, g);
       constexpr int kBytes = kVec * sizeof(Out);
       if constexpr (kBytes % 16 == 0) {

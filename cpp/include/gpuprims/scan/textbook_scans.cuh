@@ -30,7 +30,8 @@ template <class Acc, class Op, class Out>
 __device__ __forceinline__ void store_scanned(Out* row, int64_t i, int64_t step, int64_t len, Acc inclusive,
                                               Acc exclusive, bool is_exclusive) {
   if (i >= len) return;
-  const Acc v = !is_exclusive ? inclusive : (i == 0 ? ScanOperator<Op>::template public_identity<Out, Acc>() : exclusive);
+  const Acc first = ScanOperator<Op>::template public_identity<Out, Acc>();
+  const Acc v = !is_exclusive ? inclusive : (i == 0 ? first : exclusive);
   row[i * step] = cast_value<Out>(v);
 }
 
