@@ -552,13 +552,6 @@ def gen_compact(c):
     exact("result", to_np(o.x)[:k], ref[:k])
     c.untouched(o, written=o.idx.reshape(-1)[:k])
 
-def seg_identity(op, odt):
-    if op in ("sum", "prod"):
-        return int(op == "prod")
-    if odt in FLOATS or odt == "bool":
-        return (np.inf if odt != "bool" else True) if op == "min" else (-np.inf if odt != "bool" else False)
-    return np.iinfo(odt).max if op == "min" else np.iinfo(odt).min
-
 def gen_segmented(c):
     c.name, op = "segmented_reduce", c.pick(OPS4)
     dt = c.pick([d for d in ALL if c.fw.holds(d)])
@@ -586,7 +579,7 @@ def gen_segmented(c):
     for s in range(nseg):
         b, e = int(off[s]), int(off[s + 1])
         if b == e:
-            ref[s] = seg_identity(op, odt)
+            ref[s] = SR.identity(op, odt)
             continue
         r, t = reduce_ref(x.v[b:e], op, None, dt, odt, x.bcast)
         ref[s], tol[s] = r, 0.0 if t is None else t

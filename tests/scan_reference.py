@@ -36,11 +36,14 @@ def scan_values(rng, n, dtype, op):
     return rng.integers(lo, hi, size=n, endpoint=True).astype(dtype)
 
 
-def _identity(op, dtype):
+def identity(op, dtype):
+    """op's identity in `dtype`: an exclusive scan's first value, an empty segment's reduction."""
     if op == "sum":
         return 0
     if op == "prod":
         return 1
+    if dtype == "bool":
+        return op == "min"
     if dtype in FLOAT_DTYPES:
         return np.inf if op == "min" else -np.inf
     info = np.iinfo(dtype)
@@ -48,7 +51,7 @@ def _identity(op, dtype):
 
 
 def _exclusive(ref, op, dtype, axis):
-    first = np.full_like(np.take(ref, [0], axis=axis), _identity(op, dtype))
+    first = np.full_like(np.take(ref, [0], axis=axis), identity(op, dtype))
     return np.concatenate([first, np.take(ref, np.arange(ref.shape[axis] - 1), axis=axis)], axis=axis)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, framework_params, to_numpy, torch
+from scan_reference import identity
 
 import gpuprims
 
@@ -153,16 +154,6 @@ def test_segmented_reduce_irregular_lengths(rng, case, offsets_dtype):
     np.testing.assert_array_equal(got_i, prefix_i[offsets[1:]] - prefix_i[offsets[:-1]])
 
 
-def segment_identity(op, dtype):
-    if op in ("sum", "prod"):
-        return float(op == "prod")
-    if dtype == "bool":
-        return float(op == "min")
-    if dtype.startswith(("float", "bfloat")):
-        return np.inf if op == "min" else -np.inf
-    return float(np.iinfo(dtype).max if op == "min" else np.iinfo(dtype).min)
-
-
 @pytest.mark.parametrize("algorithm", ("auto", "blocks", "ranges"))
 @pytest.mark.parametrize("op", ("sum", "prod", "min", "max"))
 @pytest.mark.parametrize("dtype", ("bool", "int8", "uint16", "int32", "int64", "float16", "bfloat16", "float64"))
@@ -186,7 +177,7 @@ def test_segmented_reduce_irregular_dtypes(rng, op, dtype, algorithm):
     ufunc = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[op]
     for s, (b, e) in enumerate(zip(offsets[:-1], offsets[1:])):
         if b == e:
-            assert got[s] == segment_identity(op, dtype), (s, got[s])
+            assert got[s] == identity(op, dtype), (s, got[s])
             continue
         ref = ufunc.reduce(x64[b:e])
         if dtype.startswith(("float", "bfloat")) and op in ("sum", "prod"):

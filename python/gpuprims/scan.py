@@ -63,16 +63,14 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     for name, flag in (("exclusive", exclusive), ("deterministic", deterministic)):
         if flag.__class__ is not bool:
             raise TypeError(f"scan: argument '{name}': expected a bool, got {flag!r}")
-    if axis is None:
+    if axis is None:  # `flat` (a reshape's copy, perhaps) stays referenced until the launch
         ax = 0
+        flat, xin = _interop.prepare_flat_input(x, stream, stream, "scan", "x")
     else:
         try:
             ax = operator.index(axis)
         except TypeError:
             raise TypeError(f"scan: argument 'axis': expected None or an int, got {axis!r}") from None
-    if axis is None:  # `flat` (a reshape's copy, perhaps) stays referenced until the launch
-        flat, xin = _interop.prepare_flat_input(x, stream, stream, "scan", "x")
-    else:
         xin = _interop.prepare_input(x, stream, "scan")
     shape = tuple(xin[4])
     ndim = len(shape)

@@ -5,6 +5,7 @@
 #include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/variant_lookup.hpp"
 #include "gpuprims/core/stream.hpp"
+#include "gpuprims/reduce.hpp"
 #include "gpuprims/scan.hpp"
 #include "launch.hpp"
 #include "layout.hpp"
@@ -52,10 +53,9 @@ namespace scan_detail {
 
 bool scan_pair_supported(DType in, DType out) {
   if (in == out) return in != DType::kBool;
-  // numpy's promotions of sums and products (min and max take them too, when dtype= asks)
-  return (out == DType::kInt64 && (in == DType::kBool || in == DType::kInt8 || in == DType::kInt16 ||
-                                   in == DType::kInt32)) ||
-         (out == DType::kUInt64 && (in == DType::kUInt8 || in == DType::kUInt16 || in == DType::kUInt32));
+  // numpy's promotion of sums and products, the reduce family's rule (min and max take it too,
+  // when dtype= asks): bool and signed integers to int64, unsigned ones to uint64
+  return !is_floating(in) && out == reduce_default_result_dtype(ReduceOp::kSum, in);
 }
 
 }  // namespace scan_detail

@@ -3,6 +3,7 @@
 // the kernels' drivers and the CPU reference so both cover exactly the same pairs.
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "gpuprims/scan/scan_ops.hpp"
 #include "launch.hpp"
@@ -22,41 +23,23 @@ Status run_with_op(const ScanLaunch& l) {
   return Runner<In, Out, Max>::run(l);
 }
 
+// The pairs scan_pair_supported admits: every dtype but bool to itself, and bool and the integers
+// narrower than 64 bits to their sum's 64-bit type (int64, uint64 for unsigned ones).
 template <template <class, class, class> class Runner>
 Status dispatch_scan_types(const ScanLaunch& l) {
-  if (l.in_dtype == l.out_dtype) {
-    switch (l.in_dtype) {
-      case DType::kInt8: return run_with_op<Runner, int8_t, int8_t>(l);
-      case DType::kInt16: return run_with_op<Runner, int16_t, int16_t>(l);
-      case DType::kInt32: return run_with_op<Runner, int32_t, int32_t>(l);
-      case DType::kInt64: return run_with_op<Runner, int64_t, int64_t>(l);
-      case DType::kUInt8: return run_with_op<Runner, uint8_t, uint8_t>(l);
-      case DType::kUInt16: return run_with_op<Runner, uint16_t, uint16_t>(l);
-      case DType::kUInt32: return run_with_op<Runner, uint32_t, uint32_t>(l);
-      case DType::kUInt64: return run_with_op<Runner, uint64_t, uint64_t>(l);
-      case DType::kFloat16: return run_with_op<Runner, half_t, half_t>(l);
-      case DType::kBFloat16: return run_with_op<Runner, bfloat16_t, bfloat16_t>(l);
-      case DType::kFloat32: return run_with_op<Runner, float, float>(l);
-      case DType::kFloat64: return run_with_op<Runner, double, double>(l);
-      default: break;
+  return visit_dtype(l.in_dtype, [&](auto tag) -> Status {
+    using In = typename decltype(tag)::type;
+    if constexpr (!std::is_same<In, bool>::value) {
+      if (l.out_dtype == l.in_dtype) return run_with_op<Runner, In, In>(l);
     }
-  } else if (l.out_dtype == DType::kInt64) {
-    switch (l.in_dtype) {
-      case DType::kBool: return run_with_op<Runner, bool, int64_t>(l);
-      case DType::kInt8: return run_with_op<Runner, int8_t, int64_t>(l);
-      case DType::kInt16: return run_with_op<Runner, int16_t, int64_t>(l);
-      case DType::kInt32: return run_with_op<Runner, int32_t, int64_t>(l);
-      default: break;
+    if constexpr (std::is_integral<In>::value && sizeof(In) < 8) {
+      using Wide = std::conditional_t<std::is_unsigned<In>::value && !std::is_same<In, bool>::value, uint64_t,
+                                      int64_t>;
+      if (l.out_dtype == dtype_of<Wide>::value) return run_with_op<Runner, In, Wide>(l);
     }
-  } else if (l.out_dtype == DType::kUInt64) {
-    switch (l.in_dtype) {
-      case DType::kUInt8: return run_with_op<Runner, uint8_t, uint64_t>(l);
-      case DType::kUInt16: return run_with_op<Runner, uint16_t, uint64_t>(l);
-      case DType::kUInt32: return run_with_op<Runner, uint32_t, uint64_t>(l);
-      default: break;
-    }
-  }
-  return type_error(std::string("scan: no kernel for ") + dtype_name(l.in_dtype) + " -> " + dtype_name(l.out_dtype));
+    return type_error(std::string("scan: no kernel for ") + dtype_name(l.in_dtype) + " -> " +
+                      dtype_name(l.out_dtype));
+  });
 }
 
 }  // namespace scan_detail

@@ -231,24 +231,9 @@ Status segmented_reduce(const TensorView& in, const TensorView& offsets, const T
   } else {
     GPUPRIMS_TRY(check_offsets_host(seg));
   }
-  switch (in.dtype) {
-    case DType::kBool: return run_op<bool>(in, seg, op, algorithm, device, stream);
-    case DType::kInt8: return run_op<int8_t>(in, seg, op, algorithm, device, stream);
-    case DType::kInt16: return run_op<int16_t>(in, seg, op, algorithm, device, stream);
-    case DType::kInt32: return run_op<int32_t>(in, seg, op, algorithm, device, stream);
-    case DType::kInt64: return run_op<int64_t>(in, seg, op, algorithm, device, stream);
-    case DType::kUInt8: return run_op<uint8_t>(in, seg, op, algorithm, device, stream);
-    case DType::kUInt16: return run_op<uint16_t>(in, seg, op, algorithm, device, stream);
-    case DType::kUInt32: return run_op<uint32_t>(in, seg, op, algorithm, device, stream);
-    case DType::kUInt64: return run_op<uint64_t>(in, seg, op, algorithm, device, stream);
-    case DType::kFloat16: return run_op<half_t>(in, seg, op, algorithm, device, stream);
-    case DType::kBFloat16: return run_op<bfloat16_t>(in, seg, op, algorithm, device, stream);
-    case DType::kFloat32: return run_op<float>(in, seg, op, algorithm, device, stream);
-    case DType::kFloat64: return run_op<double>(in, seg, op, algorithm, device, stream);
-    default: break;
-  }
-  return type_error(std::string("segmented_reduce: argument 'x': expected a bool, integer or float dtype, got ") +
-                    dtype_name(in.dtype));
+  return visit_dtype(in.dtype, [&](auto tag) {
+    return run_op<typename decltype(tag)::type>(in, seg, op, algorithm, device, stream);
+  });
 }
 
 }  // namespace gpuprims
