@@ -525,7 +525,10 @@ def gen_compact(c):
     c.name = "nonzero" if nz else "compact"
     dt, shape, dens = c.pick([d for d in ALL if c.fw.holds(d)]), c.shape(0, 3), c.pick((0.0, 1.0, 0.5, 0.05, 0.95))
     c.P["density"] = dens
-    m = c.arr(shape, "bool", lambda n: c.rng.random(n) < dens, label="mask")
+    if nz and c.coin(0.5):  # nonzero() of any dtype: -0.0, NaN, subnormals, top-bit-only integers
+        m = c.arr(shape, dt, lambda n: SR.nonzero_values(c.rng, n, dt), label="mask")
+    else:
+        m = c.arr(shape, "bool", lambda n: c.rng.random(n) < dens, label="mask")
     x = None
     if not nz:
         x = c.arr(shape[:-1] + (shape[-1] + 1,) if shape and c.coin(0.03) else shape, dt, lambda n: vals(c, n, dt),
@@ -533,7 +536,7 @@ def gen_compact(c):
         if c.fw.name == "torch" and x.x.reshape(-1).data_ptr() != x.x.data_ptr():
             c.P["note"] = "x.reshape(-1) copies"
     mv = m.v.reshape(-1)
-    cnt, odt = int(mv.sum()), "int64" if nz else dt
+    cnt, odt = int(np.count_nonzero(mv)), "int64" if nz else dt
     o = c.out((c.pick((mv.size, cnt, max(cnt - 1, 0), mv.size + 3, 0)),), odt, 0.35)
     kw = dict(algorithm="auto", out=o and o.x)
     fn = (lambda **s: gp.nonzero(m.x, **kw, **s)) if nz else (lambda **s: gp.compact(x.x, m.x, **kw, **s))

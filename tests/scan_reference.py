@@ -36,6 +36,26 @@ def scan_values(rng, n, dtype, op):
     return rng.integers(lo, hi, size=n, endpoint=True).astype(dtype)
 
 
+def nonzero_values(rng, n, dtype):
+    """Mostly zeros, with every kind of nonzero a wrong bit test would miss: integers whose only set
+    bit is the top one (int8's -128, uint16's 0x8000), and for floats NaN, +-inf and +-subnormals
+    among zeros of both signs. bfloat16 comes as float32 values it holds exactly."""
+    if dtype == "bool":
+        return rng.random(n) < 0.3
+    pick = rng.random(n) < 0.3
+    if dtype in FLOAT_DTYPES:
+        host = "float32" if dtype == "bfloat16" else dtype
+        tiny = 2.0 ** -133 if dtype == "bfloat16" else np.finfo(host).smallest_subnormal
+        a = np.where(rng.random(n) < 0.5, -0.0, 0.0).astype(host)
+        a[pick] = rng.choice(np.array([np.nan, np.inf, -np.inf, tiny, -tiny, 1.5, -3.0], host), int(pick.sum()))
+        return bf16_round(a) if dtype == "bfloat16" else a
+    info = np.iinfo(dtype)
+    top_bit_only = int(info.min) if info.min < 0 else int(info.max) // 2 + 1
+    a = np.zeros(n, dtype)
+    a[pick] = rng.choice(np.array([top_bit_only, 1, info.max], dtype), int(pick.sum()))
+    return a
+
+
 def identity(op, dtype):
     """op's identity in `dtype`: an exclusive scan's first value, an empty segment's reduction."""
     if op == "sum":

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import gpuprims
-from conftest import torch
+from conftest import ALL_DTYPES, torch
+from scan_reference import nonzero_values
 
 
 def masks(rng, n):
@@ -26,6 +27,23 @@ def test_compact_and_nonzero(rng, dtype):
             got, count = gpuprims.compact(x, m, out=out)
             assert got is out and int(count) == m.sum()
             np.testing.assert_array_equal(out[:m.sum()], x[m])
+
+
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != "bfloat16"])  # numpy holds no bfloat16
+def test_nonzero_of_any_dtype(rng, dtype):
+    """numpy's flatnonzero of any dtype: -0.0 is zero; NaN, +-inf, subnormals and integers whose only set
+    bit is the top one are not."""
+    for n in (0, 1, 17, 5000):
+        a = nonzero_values(rng, n, dtype)
+        want = np.flatnonzero(a)
+        np.testing.assert_array_equal(gpuprims.nonzero(a), want)
+        np.testing.assert_array_equal(gpuprims.nonzero(a[::-3]), np.flatnonzero(a[::-3]))
+        out = np.full(n, -7, np.int64)
+        got, count = gpuprims.nonzero(a, out=out)
+        assert got is out and int(count) == len(want)
+        np.testing.assert_array_equal(out[:len(want)], want)
+    grid = nonzero_values(rng, 42, dtype).reshape(6, 7)
+    np.testing.assert_array_equal(gpuprims.nonzero(grid.T), np.flatnonzero(grid.T))
 
 
 def test_compact_nd_strided_and_short_out(rng):

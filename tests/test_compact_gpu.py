@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import Framework, framework_params, to_numpy, torch
-from scan_reference import identity
+from conftest import ALL_DTYPES, Framework, framework_params, to_numpy, torch
+from scan_reference import identity, nonzero_values
 
 import gpuprims
 
@@ -37,6 +37,24 @@ def test_compact_masks(rng, dtype):
             np.testing.assert_array_equal(to_numpy(gpuprims.nonzero(mt)), np.flatnonzero(m), err_msg=f"{name} n={n}")
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_nonzero_of_any_dtype(rng, dtype):
+    """nonzero() of masks of every dtype (-0.0 is zero; NaN, +-inf, subnormals and integers whose only
+    set bit is the top one are not) across tiles, with the 16-byte loads of each width, misaligned by
+    one element, strided; with out= too (no count read first)."""
+    need(TORCH_CUDA)
+    for n in (1, 7, 4095, 4097, 3 * 4096 + 5, 2**20 + 3):
+        a = nonzero_values(rng, n + 1, dtype)
+        t = TORCH_CUDA.make(a, dtype)
+        for view, host in ((t[:n], a[:n]), (t[1:], a[1:]), (t[::2], a[::2])):
+            want = np.flatnonzero(host)
+            np.testing.assert_array_equal(to_numpy(gpuprims.nonzero(view)), want, err_msg=f"n={n}")
+            out = torch.full((len(host),), -7, dtype=torch.int64, device="cuda")
+            _, count = gpuprims.nonzero(view, out=out)
+            assert int(count) == len(want), n
+            np.testing.assert_array_equal(to_numpy(out[:len(want)]), want, err_msg=f"out= n={n}")
+
+
 def test_compact_out_no_sync_and_strides(rng):
     need(TORCH_CUDA)
     n = 300001
@@ -63,6 +81,10 @@ def test_compact_frameworks(fw, rng):
     got = gpuprims.compact(fw.make(x), fw.make(m))
     assert fw.is_native(got)
     np.testing.assert_array_equal(to_numpy(got), x[m])
+    values = nonzero_values(rng, 10000, "float32")
+    got = gpuprims.nonzero(fw.make(values))
+    assert fw.is_native(got)
+    np.testing.assert_array_equal(to_numpy(got), np.flatnonzero(values))
 
 
 @pytest.mark.parametrize("op", ("sum", "prod", "min", "max"))
@@ -473,6 +495,9 @@ def test_sanitize_compact(rng):
         m = torch.rand(n, device="cuda") < 0.5
         assert torch.equal(gpuprims.compact(x, m), x[m])
         assert torch.equal(gpuprims.nonzero(m), torch.nonzero(m).flatten())
+        for dtype in (torch.uint8, torch.float16, torch.float32, torch.float64):  # each width of mask_set
+            values = (x * m).to(dtype)
+            assert torch.equal(gpuprims.nonzero(values), torch.nonzero(values).flatten())
     offsets = torch.tensor([0, 3, 3, 3000, 5000], device="cuda")
     x = torch.randn(5000, device="cuda")
     got = gpuprims.segmented_reduce(x, offsets).double()

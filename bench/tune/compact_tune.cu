@@ -43,7 +43,7 @@ struct Case {
 
 template <int kThreads, int kItems, LookbackReads kReads, int kPerLane = kLookbackPerLane>
 void candidate(const Case& c) {
-  auto kernel = compact_kernel<uint32_t, kThreads, kItems, kReads, kPerLane>;
+  auto kernel = compact_kernel<uint32_t, uint8_t, kThreads, kItems, kReads, kPerLane>;
   constexpr int64_t kTile = int64_t(kThreads) * kItems;
   const int64_t tiles = (c.n + kTile - 1) / kTile;
   auto* counter = static_cast<unsigned long long*>(c.scratch);
@@ -57,7 +57,8 @@ void candidate(const Case& c) {
   CHECK(cudaMemset(c.out, 0xff, c.expected_count * sizeof(uint32_t)));  // poison
   const float ms = tune::median_ms([&] {
     CHECK(cudaMemsetAsync(c.scratch, 0, bytes));
-    kernel<<<unsigned(tiles), kThreads>>>(c.values, c.mask, c.out, c.count, shape, tiles, counter, status, true, true);
+    kernel<<<unsigned(tiles), kThreads>>>(c.values, c.mask, uint8_t(0xff), c.out, c.count, shape, tiles, counter,
+                                          status, true, true);
   });
   CHECK(cudaGetLastError());
   int64_t got_count = -1;

@@ -20,7 +20,7 @@ def _run(x, mask, out, stream, op):
     # producer's current stream keeps only the copy's address (its allocator then reuses it in
     # stream order); one on another stream holds the copy until the launch has run.
     flat_mask, min_ = _interop.prepare_flat_input(mask, stream, stream, op, "mask")
-    if min_[5] != "bool":
+    if x is not None and min_[5] != "bool":  # nonzero() takes any dtype
         raise TypeError(f"{op}: argument 'mask': expected dtype bool, got {min_[5]}")
     if x is None:
         flat_x, xin, dtype = None, min_, "int64"
@@ -61,8 +61,10 @@ def compact(x, mask, *, algorithm="auto", out=None, stream=None):
 
 
 def nonzero(mask, *, algorithm="auto", out=None, stream=None):
-    """int64 indices of the true elements of a bool ``mask`` in C order (numpy's ``flatnonzero``).
+    """int64 indices of the nonzero elements of ``mask`` in C order (numpy's ``flatnonzero``).
 
+    ``mask`` has any dtype: bool's true, integers other than 0, floats other than +-0.0 (NaN counts as
+    nonzero, as in numpy and torch).
     Sizing and ``out=`` as :func:`compact`: without ``out=`` one device-to-host read of the count;
     with ``out=`` returns ``(out, count)`` and never synchronizes. ``algorithm``: "auto" only.
     """

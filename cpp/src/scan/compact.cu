@@ -11,6 +11,7 @@
 namespace gpuprims {
 namespace {
 
+using scan_detail::mask_set;
 using scan_detail::Strided1D;
 
 Status check_1d(const TensorView& v, const char* arg) {
@@ -21,12 +22,12 @@ Status check_1d(const TensorView& v, const char* arg) {
   return Status::ok();
 }
 
-template <class Bits>
-void compact_host(const CompactArgs& a, const Strided1D& s) {
-  const auto* mask = static_cast<const uint8_t*>(a.mask->data);
+template <class Bits, class MaskBits>
+void compact_host(const CompactArgs& a, const Strided1D& s, MaskBits keep) {
+  const auto* mask = static_cast<const MaskBits*>(a.mask->data);
   int64_t count = 0;
   for (int64_t i = 0; i < s.n; ++i) {
-    if (!mask[i * s.mask_step]) continue;
+    if (!mask_set(mask[i * s.mask_step], keep)) continue;
     if (count < s.out_len) {
       if constexpr (std::is_void<Bits>::value) {
         static_cast<int64_t*>(a.out->data)[count * s.out_step] = i;
@@ -39,8 +40,8 @@ void compact_host(const CompactArgs& a, const Strided1D& s) {
   *static_cast<int64_t*>(a.count->data) = count;
 }
 
-template <class Bits>
-Status compact_device(const CompactArgs& a, const Strided1D& s, int device, cudaStream_t stream) {
+template <class Bits, class MaskBits>
+Status compact_device(const CompactArgs& a, const Strided1D& s, MaskBits keep, int device, cudaStream_t stream) {
   using namespace scan_detail;
   if (s.n == 0) {
     GPUPRIMS_CUDA_CHECK("compact", cudaMemsetAsync(a.count->data, 0, sizeof(int64_t), stream));
@@ -53,26 +54,40 @@ Status compact_device(const CompactArgs& a, const Strided1D& s, int device, cuda
   GPUPRIMS_CUDA_CHECK("compact", cudaMemsetAsync(scratch.data(), 0, bytes, stream));
   auto* counter = static_cast<unsigned long long*>(scratch.data());
   const CountStatus status = CountStatus::at(static_cast<char*>(scratch.data()) + counter_bytes, tiles);
-  const bool mask_vector_ok = s.mask_step == 1 && reinterpret_cast<uintptr_t>(a.mask->data) % 16 == 0;
+  const auto* mask = static_cast<const MaskBits*>(a.mask->data);
+  const bool mask_vector_ok = s.mask_step == 1 && reinterpret_cast<uintptr_t>(mask) % 16 == 0;
   const Bits* values = a.values ? static_cast<const Bits*>(a.values->data) : nullptr;
   const bool values_vector_ok = values && s.value_step == 1 && reinterpret_cast<uintptr_t>(values) % 16 == 0;
   return for_each_grid(tiles, "compact", stream, [&](int64_t, unsigned blocks) {
-    compact_kernel<Bits><<<blocks, kCompactThreads, 0, stream>>>(
-        values, static_cast<const uint8_t*>(a.mask->data), a.out->data, static_cast<int64_t*>(a.count->data), s, tiles,
-        counter, status, mask_vector_ok, values_vector_ok);
+    compact_kernel<Bits, MaskBits><<<blocks, kCompactThreads, 0, stream>>>(
+        values, mask, keep, a.out->data, static_cast<int64_t*>(a.count->data), s, tiles, counter, status,
+        mask_vector_ok, values_vector_ok);
   });
 }
 
-template <class Bits>
-Status run_compact(const CompactArgs& a, const Strided1D& s, cudaStream_t stream) {
+template <class Bits, class MaskBits>
+Status run_compact(const CompactArgs& a, const Strided1D& s, MaskBits keep, cudaStream_t stream) {
   if (a.mask->device.kind == DeviceKind::kCPU) {
-    compact_host<Bits>(a, s);
+    compact_host<Bits>(a, s, keep);
     return Status::ok();
   }
   GPUPRIMS_TRY(check_context_alive("compact"));
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(a.mask->device.id, "compact"));
-  return compact_device<Bits>(a, s, a.mask->device.id, stream);
+  return compact_device<Bits>(a, s, keep, a.mask->device.id, stream);
+}
+
+// nonzero() reads a mask of any dtype as raw bits of its width: calls f(MaskBits keep) with the bits
+// that make an element nonzero (mask_set: all of them, or all but a float's sign bit).
+template <class F>
+Status visit_mask_bits(DType dtype, F&& f) {
+  const bool floating = is_floating(dtype);
+  switch (dtype_size(dtype)) {
+    case 1: return f(uint8_t(0xff));
+    case 2: return f(uint16_t(floating ? 0x7fff : 0xffff));
+    case 4: return f(uint32_t(floating ? 0x7fffffffu : 0xffffffffu));
+    default: return f(uint64_t(floating ? ~(uint64_t(1) << 63) : ~uint64_t(0)));
+  }
 }
 
 }  // namespace
@@ -81,7 +96,7 @@ Status compact(const CompactArgs& a, cudaStream_t stream) {
   const TensorView& mask = *a.mask;
   GPUPRIMS_TRY(check_1d(mask, "mask"));
   GPUPRIMS_TRY(check_1d(*a.out, "out"));
-  if (mask.dtype != DType::kBool) {
+  if (a.values && mask.dtype != DType::kBool) {  // nonzero() takes a mask of any dtype
     return type_error(std::string("compact: argument 'mask': expected dtype bool, got ") + dtype_name(mask.dtype));
   }
   if (a.values) GPUPRIMS_TRY(check_same_device("compact", mask, "mask", *a.values, "x"));
@@ -107,38 +122,44 @@ Status compact(const CompactArgs& a, cudaStream_t stream) {
                         ", got " + dtype_name(a.out->dtype));
     }
     s.value_step = a.values->strides[0];
+    const uint8_t keep = 0xff;  // a bool mask
     switch (dtype_size(a.values->dtype)) {
-      case 1: return run_compact<uint8_t>(a, s, stream);
-      case 2: return run_compact<uint16_t>(a, s, stream);
-      case 4: return run_compact<uint32_t>(a, s, stream);
-      default: return run_compact<uint64_t>(a, s, stream);
+      case 1: return run_compact<uint8_t>(a, s, keep, stream);
+      case 2: return run_compact<uint16_t>(a, s, keep, stream);
+      case 4: return run_compact<uint32_t>(a, s, keep, stream);
+      default: return run_compact<uint64_t>(a, s, keep, stream);
     }
   }
   if (a.out->dtype != DType::kInt64) {
     return type_error(std::string("nonzero: argument 'out': expected dtype int64, got ") + dtype_name(a.out->dtype));
   }
-  return run_compact<void>(a, s, stream);
+  return visit_mask_bits(mask.dtype, [&](auto keep) { return run_compact<void>(a, s, keep, stream); });
 }
 
 Status count_true(const TensorView& mask, int64_t* count, cudaStream_t stream) {
-  if (mask.dtype != DType::kBool) {
-    return type_error(std::string("compact: argument 'mask': expected dtype bool, got ") + dtype_name(mask.dtype));
-  }
+  GPUPRIMS_TRY(check_1d(mask, "mask"));
   TensorView total;
   total.dtype = DType::kInt64;
   total.device = mask.device;
   total.ndim = 0;
-  ReduceOptions options;  // sum over everything
+  // A bool mask is counted by the reduce family's sum. Any other dtype (nonzero()) by the compaction
+  // pass itself with nowhere to write (out_len 0), which still counts every tile.
+  const auto count_into_total = [&]() -> Status {
+    if (mask.dtype == DType::kBool) return reduce(mask, total, ReduceOptions{}, stream);  // sum of everything
+    const CompactArgs args{nullptr, &mask, &total, &total};
+    const Strided1D s{mask.shape[0], mask.strides[0], 0, 0, 0};
+    return visit_mask_bits(mask.dtype, [&](auto keep) { return run_compact<void>(args, s, keep, stream); });
+  };
   if (mask.device.kind == DeviceKind::kCPU) {
     total.data = count;
-    return reduce(mask, total, options, stream);
+    return count_into_total();
   }
   DeviceGuard guard;
   GPUPRIMS_TRY(guard.enter(mask.device.id, "compact"));
   StreamScratch scratch;
   GPUPRIMS_TRY(scratch.allocate(sizeof(int64_t), mask.device.id, stream, "compact"));
   total.data = scratch.data();
-  GPUPRIMS_TRY(reduce(mask, total, options, stream));
+  GPUPRIMS_TRY(count_into_total());
   GPUPRIMS_CUDA_CHECK("compact", cudaMemcpyAsync(count, total.data, sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
   GPUPRIMS_CUDA_CHECK("compact", cudaStreamSynchronize(stream));
   return Status::ok();

@@ -9,6 +9,7 @@
 // contiguous output range with consecutive threads on consecutive elements: coalesced stores
 // instead of each thread scattering its own few.
 // Values are copied as raw bits of their element size (Bits = uint8/16/32/64): nothing is converted.
+// The mask is read as raw bits too (MaskBits: bool for compact(), any dtype's width for nonzero()).
 #include <cstdint>
 #include <cstring>
 
@@ -46,15 +47,29 @@ struct Strided1D {
   int64_t n, mask_step, value_step, out_step, out_len;
 };
 
+// An element of the mask is set where its bits under `keep` are not all zero: keep is every bit for
+// bool and integers, every bit but the sign for floats (numpy's nonzero: -0.0 is zero, NaN is set).
+// One-byte masks (bool, int8, uint8) have no sign to drop, so their test is the plain compare.
+template <class MaskBits>
+__host__ __device__ __forceinline__ bool mask_set(MaskBits bits, MaskBits keep) {
+  if constexpr (sizeof(MaskBits) == 1) {
+    return bits != 0;
+  } else {
+    return (bits & keep) != 0;
+  }
+}
+
 // Bits == void: write indices (int64) instead of values. The shape parameters default to the
 // library's choice; bench/tune/compact_tune.cu sweeps them.
-template <class Bits, int kThreads = kCompactThreads, int kItems = compact_items<compact_item_t<Bits>>(),
+template <class Bits, class MaskBits = uint8_t, int kThreads = kCompactThreads,
+          int kItems = compact_items<compact_item_t<Bits>>(),
           LookbackReads kReads = compact_reads<compact_item_t<Bits>>(), int kPerLane = kLookbackPerLane>
 __global__ void __launch_bounds__(kThreads)
-compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask, void* __restrict__ out,
-               int64_t* __restrict__ count, Strided1D shape, int64_t tiles, unsigned long long* tile_counter,
-               CountStatus status, bool mask_vector_ok, bool values_vector_ok) {
-  static_assert(kItems % 16 == 0, "whole 16-byte flag loads per thread");
+compact_kernel(const Bits* __restrict__ values, const MaskBits* __restrict__ mask, MaskBits keep,
+               void* __restrict__ out, int64_t* __restrict__ count, Strided1D shape, int64_t tiles,
+               unsigned long long* tile_counter, CountStatus status, bool mask_vector_ok, bool values_vector_ok) {
+  constexpr int kFlagsPerVector = 16 / sizeof(MaskBits);
+  static_assert(kItems % kFlagsPerVector == 0, "whole 16-byte flag loads per thread");
   constexpr int kWarps = kThreads / kWarpSize;
   constexpr int kTile = kThreads * kItems;
   using Item = compact_item_t<Bits>;
@@ -72,16 +87,18 @@ compact_kernel(const Bits* __restrict__ values, const uint8_t* __restrict__ mask
   bool flag[kItems];
   if (mask_vector_ok && first + kItems <= shape.n) {
 #pragma unroll
-    for (int v = 0; v < kItems / 16; ++v) {
+    for (int v = 0; v < kItems / kFlagsPerVector; ++v) {
       const uint4 bits = __ldg(reinterpret_cast<const uint4*>(mask + first) + v);
-      uint8_t bytes[16];
-      memcpy(bytes, &bits, sizeof(bytes));
+      MaskBits elements[kFlagsPerVector];
+      memcpy(elements, &bits, sizeof(elements));
 #pragma unroll
-      for (int j = 0; j < 16; ++j) flag[v * 16 + j] = bytes[j] != 0;
+      for (int j = 0; j < kFlagsPerVector; ++j) flag[v * kFlagsPerVector + j] = mask_set(elements[j], keep);
     }
   } else {
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) flag[j] = first + j < shape.n && mask[(first + j) * shape.mask_step] != 0;
+    for (int j = 0; j < kItems; ++j) {
+      flag[j] = first + j < shape.n && mask_set(mask[(first + j) * shape.mask_step], keep);
+    }
   }
   int selected = 0;
 #pragma unroll
