@@ -21,7 +21,12 @@ TWICE_ROUNDED = ("hillis_steele", "blelloch", "warp_shuffle")
 def scan_values(rng, n, dtype, op):
     """Fresh random data that keeps every op meaningful (products near 1, integers small)."""
     if dtype == "bool":
-        return rng.random(n) < 0.5
+        if op == "sum":
+            return rng.random(n) < 0.5
+        # About two of the value that changes a running all (min, prod) or any (max), at random
+        # places: the result flips somewhere inside the array, not at its first items.
+        rare = rng.random(n) < 2.0 / max(n, 1)
+        return rare if op == "max" else ~rare
     if dtype in ("float16", "bfloat16") and op == "prod":
         # Signed powers of two (mostly +-1): every partial product is exact in the float32
         # accumulator (the exponent's random walk stays far inside float32's range over 2^20

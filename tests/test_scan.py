@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, torch
-from scan_reference import OPS, SCAN_DTYPES, check, scan_values
+from scan_reference import OPS, SCAN_DTYPES, check, reference, scan_values
 
 import gpuprims
+from gpuprims._dtypes import reduce_result_dtype
 
 NUMPY = Framework("numpy", "cpu")
 TORCH_CPU = Framework("torch", "cpu")
@@ -88,6 +89,22 @@ def test_dtype_rules():
     assert gpuprims.cumsum(np.ones(3, np.float16)).dtype == np.float16
 
 
+@pytest.mark.parametrize("op", OPS)
+def test_bool_scans(rng, op):
+    """min / max of bool are bool (a running all / any), sums and products int64; with dtype=bool
+    a sum is numpy's logical or and a product its logical and."""
+    b = scan_values(rng, 300, "bool", op).reshape(3, 100)
+    assert gpuprims.scan(b, op).dtype == (np.bool_ if op in ("min", "max") else np.int64)
+    for axis in (None, 1, 0):
+        for exclusive in (False, True):
+            for result in (None, "bool"):
+                out_dtype = reduce_result_dtype(op, "bool", result, "scan")
+                src, ax = (b.reshape(-1), 0) if axis is None else (b, axis)
+                want, _ = reference(src, op, ax, out_dtype, exclusive=exclusive)
+                got = gpuprims.scan(b, op, axis, exclusive=exclusive, dtype=result)
+                np.testing.assert_array_equal(got, want, err_msg=f"{op} axis={axis} exclusive={exclusive} {result}")
+
+
 def test_integer_wraparound_is_exact():
     big = np.array([2**31 - 1, 1, 2**31 - 1, 5], np.int32)
     np.testing.assert_array_equal(gpuprims.cumsum(big, dtype="int32"), np.cumsum(big, dtype=np.int32))
@@ -148,8 +165,8 @@ def test_argument_errors():
         gpuprims.cumsum(np.ones(3, np.int32), dtype="float32")
     with pytest.raises(TypeError, match="argument 'dtype'"):
         gpuprims.cumsum(x, dtype="complex64")
-    with pytest.raises(TypeError, match="no scan from bool to bool"):
-        gpuprims.scan(np.ones(3, bool), "max")
+    with pytest.raises(TypeError, match="no scan from bool to int32"):
+        gpuprims.scan(np.ones(3, bool), dtype="int32")
     with pytest.raises(TypeError, match="no scan from int16 to int32"):
         gpuprims.cumsum(np.ones(3, np.int16), dtype="int32")
     with pytest.raises(ValueError, match="argument 'out'"):

@@ -16,8 +16,8 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     Parameters
     ----------
     x : array
-        numpy, torch, cupy, jax, cuda.core or any DLPack array of bool (sum and prod only), any
-        integer, float16, bfloat16, float32 or float64; any strides (negative and zero included).
+        numpy, torch, cupy, jax, cuda.core or any DLPack array of bool, any integer, float16,
+        bfloat16, float32 or float64; any strides (negative and zero included).
     op : {"sum", "prod", "min", "max"}
     axis : int or None
         The scanned axis; None scans the array flattened in C order (a view where the framework can
@@ -29,9 +29,10 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
         integer limits) instead of 0 .. i.
     dtype : dtype, optional
         Result dtype. By default numpy's rule: sums and products of bool and signed integers are
-        int64, of unsigned integers uint64; min/max and floats keep the input dtype. Supported
-        pairs: every listed dtype but bool to itself, bool and signed integers to int64, unsigned
-        integers to uint64 (TypeError otherwise).
+        int64, of unsigned integers uint64; min/max and floats keep the input dtype (bool's min/max
+        are bool: a running all / any). Supported pairs: every listed dtype to itself, bool and
+        signed integers to int64, unsigned integers to uint64 (TypeError otherwise); a bool sum or
+        product with ``dtype=bool`` is numpy's logical or / and.
     deterministic : bool
         Float sums and products bitwise identical from run to run: "auto" then avoids the
         single-pass look-backs (decoupled_lookback, lagged_lookback: their combination order

@@ -52,7 +52,7 @@ Status parse_scan_algorithm(const std::string& name, ScanAlgorithm* out) {
 namespace scan_detail {
 
 bool scan_pair_supported(DType in, DType out) {
-  if (in == out) return in != DType::kBool;
+  if (in == out) return true;
   // numpy's promotion of sums and products, the reduce family's rule (min and max take it too,
   // when dtype= asks): bool and signed integers to int64, unsigned ones to uint64
   return !is_floating(in) && out == reduce_default_result_dtype(ReduceOp::kSum, in);
@@ -139,7 +139,7 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
   if (!scan_detail::scan_pair_supported(in.dtype, out.dtype)) {
     return type_error(std::string("scan: arguments 'x' and 'dtype': no scan from ") + dtype_name(in.dtype) + " to " +
                       dtype_name(out.dtype) +
-                      "; supported: every integer and float dtype to itself, bool and signed integers to int64, "
+                      "; supported: every dtype to itself, bool and signed integers to int64, "
                       "unsigned integers to uint64");
   }
   ScanLaunch l{};

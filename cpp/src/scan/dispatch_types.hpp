@@ -23,14 +23,27 @@ Status run_with_op(const ScanLaunch& l) {
   return Runner<In, Out, Max>::run(l);
 }
 
-// The pairs scan_pair_supported admits: every dtype but bool to itself, and bool and the integers
-// narrower than 64 bits to their sum's 64-bit type (int64, uint64 for unsigned ones).
+// bool -> bool, numpy's scans with dtype=bool: a sum is a logical or, a product a logical and. Run
+// as the max and the min of 0 / 1, which no count of true elements can wrap (a sum would, in the
+// 32-bit accumulator, after 2^32 of them).
+template <template <class, class, class> class Runner>
+Status run_logical(const ScanLaunch& l) {
+  if (l.op == ReduceOp::kSum || l.op == ReduceOp::kMax) return Runner<bool, bool, Max>::run(l);
+  return Runner<bool, bool, Min>::run(l);
+}
+
+// The pairs scan_pair_supported admits: every dtype to itself, and bool and the integers narrower
+// than 64 bits to their sum's 64-bit type (int64, uint64 for unsigned ones).
 template <template <class, class, class> class Runner>
 Status dispatch_scan_types(const ScanLaunch& l) {
   return visit_dtype(l.in_dtype, [&](auto tag) -> Status {
     using In = typename decltype(tag)::type;
-    if constexpr (!std::is_same<In, bool>::value) {
-      if (l.out_dtype == l.in_dtype) return run_with_op<Runner, In, In>(l);
+    if (l.out_dtype == l.in_dtype) {
+      if constexpr (std::is_same<In, bool>::value) {
+        return run_logical<Runner>(l);
+      } else {
+        return run_with_op<Runner, In, In>(l);
+      }
     }
     if constexpr (std::is_integral<In>::value && sizeof(In) < 8) {
       using Wide = std::conditional_t<std::is_unsigned<In>::value && !std::is_same<In, bool>::value, uint64_t,
