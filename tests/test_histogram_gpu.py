@@ -14,7 +14,7 @@ import gpuprims
 
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
-DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "bfloat16", "float32", "float64")
 SIZES = (0, 1, 15, 16, 17, 33, 4097, 2**20 + 7)
 ALGORITHMS = ("auto",) + VARIANTS
@@ -79,6 +79,19 @@ def test_every_edge_and_its_neighbours(algorithm, dtype):
         a = np.tile(a, 37)  # several vectors and blocks, every lane position
         got = check(cuda(a, dtype), bins, range_, algorithm=algorithm)
         np.testing.assert_array_equal(got.cpu().numpy(), np.histogram(a, bins, range_)[0])
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_uint64_beyond_int64(rng, algorithm):
+    """uint64 samples above 2^63: the data's range read back as uint64, and a float range up there."""
+    a = (rng.integers(0, 2**62, 100003, dtype=np.uint64) * np.uint64(3)) | np.uint64(1)
+    a[:3] = 0, 2**63, 2**64 - 1
+    x = cuda(a, "uint64")
+    for bins in (1, 7, 1000):
+        np.testing.assert_array_equal(check(x, bins, algorithm=algorithm).cpu().numpy(), np.histogram(a, bins)[0])
+        range_ = (2.0**60, 2.0**63 + 2.0**62)
+        got = check(x, bins, range_, algorithm=algorithm).cpu().numpy()
+        np.testing.assert_array_equal(got, np.histogram(a, bins, range_)[0])
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

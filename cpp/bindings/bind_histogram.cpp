@@ -89,6 +89,7 @@ void bind_histogram(nb::module_& m) {
         }
         throw_if_error(status);
         if (range.is_integer) return nb::make_tuple(range.lo_int, range.hi_int);
+        if (range.is_uint64) return nb::make_tuple(range.lo_uint64, range.hi_uint64);
         return nb::make_tuple(range.lo, range.hi);
       },
       nb::call_guard<RecordImportLaunches>(),

@@ -10,7 +10,7 @@ from ._dtypes import FLOATS
 
 _MAX_BINS = 2**31 - 1
 _FLOAT64_MAX = 1.7976931348623157e308
-_HISTOGRAM_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+_HISTOGRAM_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                      "float16", "bfloat16", "float32", "float64")
 _BINCOUNT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
 _WEIGHT_DTYPES = ("float32", "float64")
@@ -75,7 +75,7 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     Parameters
     ----------
     x : array
-        numpy, torch, cupy, jax, cuda.core or any DLPack array of bool, int8..int64, uint8..uint32,
+        numpy, torch, cupy, jax, cuda.core or any DLPack array of bool, int8..int64, uint8..uint64,
         float16, bfloat16, float32 or float64; any shape (flattened) and strides (no copy).
     bins : int
         Number of equal-width bins, 1 to 2**31 - 1 (bin edges as arrays are not supported).
@@ -108,9 +108,9 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     rounding correction is reproduced step by step). numpy's errors too: a non-finite or inverted
     range, a non-finite data range, too many bins for the range's float resolution.
 
-    Exactness: counts are exact int64 (no overflow beyond 2**31 samples in a bin). int64 samples
-    beyond 2**53 are converted to float64 before binning, as numpy does for the bin index (numpy
-    compares them with the range exactly; gpuprims after the conversion). Weighted sums accumulate
+    Exactness: counts are exact int64 (no overflow beyond 2**31 samples in a bin). int64 and uint64
+    samples beyond 2**53 are converted to float64 before binning, as numpy does for the bin index
+    (numpy compares them with the range exactly; gpuprims after the conversion). Weighted sums accumulate
     in float64 with atomics (float32 weights are rounded once at the end): not bitwise reproducible
     from run to run. Counts are.
 

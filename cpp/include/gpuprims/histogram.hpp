@@ -72,11 +72,13 @@ Status bincount_byte_values(const TensorView& x, const TensorView& out, Histogra
 Status copy_counts(const TensorView& src, const TensorView& dst, cudaStream_t stream);
 
 // The smallest and largest value of x (numpy's min/max: NaN propagates), read back to the host.
-// Integer inputs fill *lo_int/*hi_int, float inputs *lo/*hi. Synchronizes `stream` (the
-// data-dependent range of histogram(range=None) and of bincount without out=).
+// Integer inputs fill lo_int/hi_int (uint64 ones lo_uint64/hi_uint64), float inputs lo/hi.
+// Synchronizes `stream` (the data-dependent range of histogram(range=None) and of bincount without
+// out=).
 struct DataRange {
-  bool is_integer = false;
+  bool is_integer = false, is_uint64 = false;
   int64_t lo_int = 0, hi_int = 0;
+  uint64_t lo_uint64 = 0, hi_uint64 = 0;
   double lo = 0.0, hi = 0.0;
 };
 Status data_range(const TensorView& x, const char* op, cudaStream_t stream, DataRange* range);

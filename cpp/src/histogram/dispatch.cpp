@@ -39,9 +39,9 @@ Status parse_histogram_algorithm(const std::string& name, HistogramAlgorithm* ou
 
 namespace {
 
+// histogram() takes every dtype; bincount() integers that fit int64 (numpy's safe cast refuses uint64).
 bool is_sample_dtype(DType t, bool bincount) {
-  if (t == DType::kUInt64) return false;
-  return !bincount || !is_floating(t);
+  return !bincount || (!is_floating(t) && t != DType::kUInt64);
 }
 
 // Checks x, weights and out, and fills the launch's sample layout and output fields.
@@ -51,7 +51,7 @@ Status prepare(const char* op, const TensorView& x, const TensorView* w, const T
   if (!is_sample_dtype(x.dtype, bincount)) {
     return type_error(std::string(op) + ": argument 'x': expected " +
                       (bincount ? "bool, int8, int16, int32, int64, uint8, uint16 or uint32"
-                                : "bool, int8..int64, uint8..uint32, float16, bfloat16, float32 or float64") +
+                                : "bool, int8..int64, uint8..uint64, float16, bfloat16, float32 or float64") +
                       ", got " + dtype_name(x.dtype));
   }
   if (w != nullptr) {
@@ -292,7 +292,11 @@ Status data_range(const TensorView& x, const char* op, cudaStream_t stream, Data
     T a, b;
     std::memcpy(&a, host, sizeof(T));
     std::memcpy(&b, host + 8, sizeof(T));
-    if constexpr (std::is_integral<T>::value) {
+    if constexpr (std::is_same<T, uint64_t>::value) {
+      range->is_uint64 = true;
+      range->lo_uint64 = a;
+      range->hi_uint64 = b;
+    } else if constexpr (std::is_integral<T>::value) {
       range->is_integer = true;
       range->lo_int = static_cast<int64_t>(a);
       range->hi_int = static_cast<int64_t>(b);

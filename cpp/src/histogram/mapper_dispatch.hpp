@@ -50,8 +50,11 @@ Status visit_mapper(const HistogramLaunch& l, F&& f) {
   }
   return visit_dtype(l.x_dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same<T, bool>::value || sizeof(T) == 1 || std::is_same<T, uint64_t>::value) {
-      return type_error(std::string(l.op) + ": unsupported dtype");  // refused by dispatch before this
+    if constexpr (std::is_same<T, bool>::value || sizeof(T) == 1) {
+      return type_error(std::string(l.op) + ": unsupported dtype");  // the byte mapper's, above
+    } else if constexpr (std::is_same<T, uint64_t>::value) {
+      if (l.is_bincount) return type_error("bincount: unsupported dtype uint64");  // refused by dispatch first
+      return f(EdgeMapper<T>{l.params});
     } else if constexpr (std::is_integral<T>::value) {
       if (l.is_bincount) return f(IndexMapper<T>{l.bins});
       return f(EdgeMapper<T>{l.params});
