@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, torch
-from scan_reference import OPS, SCAN_DTYPES, check, reference, scan_values
+from scan_reference import OPS, SCAN_DTYPES, check, compare, reference, scan_values
 
 import gpuprims
 from gpuprims._dtypes import reduce_result_dtype
@@ -90,6 +90,21 @@ def test_dtype_rules():
 
 
 @pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype,result", [("float16", "float32"), ("float16", "float64"), ("float32", "float64")])
+def test_float_to_wider_float(rng, op, dtype, result):
+    """A float scan with a wider float result (torch.cumsum(x, dtype=torch.float32) of float16 x):
+    accumulated in the result dtype, so it matches numpy's scan of the widened input."""
+    a = scan_values(rng, 5000, dtype, op).reshape(50, 100)
+    for axis in (None, 0, 1):
+        for exclusive in (False, True):
+            got = gpuprims.scan(a, op, axis, exclusive=exclusive, dtype=result)
+            assert got.dtype == result
+            src, ax = (a.reshape(-1), 0) if axis is None else (a, axis)
+            want, tol = reference(src, op, ax, result, exclusive=exclusive, sequential=True)
+            compare(got, want, tol, result)
+
+
+@pytest.mark.parametrize("op", OPS)
 def test_bool_scans(rng, op):
     """min / max of bool are bool (a running all / any), sums and products int64; with dtype=bool
     a sum is numpy's logical or and a product its logical and."""
@@ -169,6 +184,8 @@ def test_argument_errors():
         gpuprims.scan(np.ones(3, bool), dtype="int32")
     with pytest.raises(TypeError, match="no scan from int16 to int32"):
         gpuprims.cumsum(np.ones(3, np.int16), dtype="int32")
+    with pytest.raises(TypeError, match="no scan from float64 to float32"):  # narrowing
+        gpuprims.cumsum(np.ones(3, np.float64), dtype="float32")
     with pytest.raises(ValueError, match="argument 'out'"):
         gpuprims.cumsum(x, axis=0, out=np.empty((3, 2), np.float32))
     with pytest.raises(TypeError, match="argument 'out'"):

@@ -18,7 +18,8 @@ LAG = 384  # tiles between a tile's two reads in the lagged look-back (kDefaultL
 SIZES = (1, 31, 33, 511, 513, 1025, TILE - 1, TILE, TILE + 1, LOOKBACK_TILE - 1, LOOKBACK_TILE, 2 * TILE + 1,
          3 * TILE + 17, 2 * LOOKBACK_TILE - 1, 2**20 + 7)
 PAIRS = [(d, None) for d in SCAN_DTYPES] + [("bool", None), ("bool", "bool"), ("int32", "int32"), ("uint32", "uint32"),
-                                             ("int8", "int8"), ("uint16", "uint16")]
+                                             ("int8", "int8"), ("uint16", "uint16"), ("float16", "float32"),
+                                             ("bfloat16", "float32"), ("bfloat16", "float64"), ("float32", "float64")]
 
 
 def need(fw):

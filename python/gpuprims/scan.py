@@ -30,9 +30,10 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     dtype : dtype, optional
         Result dtype. By default numpy's rule: sums and products of bool and signed integers are
         int64, of unsigned integers uint64; min/max and floats keep the input dtype (bool's min/max
-        are bool: a running all / any). Supported pairs: every listed dtype to itself, bool and
-        signed integers to int64, unsigned integers to uint64 (TypeError otherwise); a bool sum or
-        product with ``dtype=bool`` is numpy's logical or / and.
+        are bool: a running all / any). Supported pairs: every listed dtype to itself; float16 and
+        bfloat16 to float32 or float64, float32 to float64 (accumulated in the result dtype); bool
+        and signed integers to int64, unsigned integers to uint64 (TypeError otherwise). A bool sum
+        or product with ``dtype=bool`` is numpy's logical or / and.
     deterministic : bool
         Float sums and products bitwise identical from run to run: "auto" then avoids the
         single-pass look-backs (decoupled_lookback, lagged_lookback: their combination order

@@ -53,9 +53,11 @@ namespace scan_detail {
 
 bool scan_pair_supported(DType in, DType out) {
   if (in == out) return true;
+  // a float to a wider float of 4 or 8 bytes (not float16 <-> bfloat16)
+  if (is_floating(in)) return is_floating(out) && dtype_size(out) > dtype_size(in) && dtype_size(out) >= 4;
   // numpy's promotion of sums and products, the reduce family's rule (min and max take it too,
   // when dtype= asks): bool and signed integers to int64, unsigned ones to uint64
-  return !is_floating(in) && out == reduce_default_result_dtype(ReduceOp::kSum, in);
+  return out == reduce_default_result_dtype(ReduceOp::kSum, in);
 }
 
 }  // namespace scan_detail
@@ -139,8 +141,8 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
   if (!scan_detail::scan_pair_supported(in.dtype, out.dtype)) {
     return type_error(std::string("scan: arguments 'x' and 'dtype': no scan from ") + dtype_name(in.dtype) + " to " +
                       dtype_name(out.dtype) +
-                      "; supported: every dtype to itself, bool and signed integers to int64, "
-                      "unsigned integers to uint64");
+                      "; supported: every dtype to itself, float16 and bfloat16 to float32 or float64, float32 to "
+                      "float64, bool and signed integers to int64, unsigned integers to uint64");
   }
   ScanLaunch l{};
   GPUPRIMS_TRY(scan_detail::make_scan_layout(in, out, options.axis, &l.layout));

@@ -32,8 +32,10 @@ Status run_logical(const ScanLaunch& l) {
   return Runner<bool, bool, Min>::run(l);
 }
 
-// The pairs scan_pair_supported admits: every dtype to itself, and bool and the integers narrower
-// than 64 bits to their sum's 64-bit type (int64, uint64 for unsigned ones).
+// The pairs scan_pair_supported admits: every dtype to itself; bool and the integers narrower than
+// 64 bits to their sum's 64-bit type (int64, uint64 for unsigned ones); floats to a wider float of 4
+// or 8 bytes (float16 / bfloat16 to float32 or float64, float32 to float64: a half-precision scan
+// with a float32 result, as torch.cumsum(x, dtype=torch.float32)).
 template <template <class, class, class> class Runner>
 Status dispatch_scan_types(const ScanLaunch& l) {
   return visit_dtype(l.in_dtype, [&](auto tag) -> Status {
@@ -43,6 +45,14 @@ Status dispatch_scan_types(const ScanLaunch& l) {
         return run_logical<Runner>(l);
       } else {
         return run_with_op<Runner, In, In>(l);
+      }
+    }
+    if constexpr (is_floating(dtype_of<In>::value)) {
+      if constexpr (sizeof(In) < 4) {
+        if (l.out_dtype == DType::kFloat32) return run_with_op<Runner, In, float>(l);
+      }
+      if constexpr (sizeof(In) < 8) {
+        if (l.out_dtype == DType::kFloat64) return run_with_op<Runner, In, double>(l);
       }
     }
     if constexpr (std::is_integral<In>::value && sizeof(In) < 8) {
