@@ -478,8 +478,8 @@ def needs_copy_to_flatten(a):
     return any(so != e * si for (_, so), (e, si) in zip(kept, kept[1:]))
 
 SCAN_PAIRS = {("float16", "float32"), ("float16", "float64"), ("bfloat16", "float32"), ("bfloat16", "float64"),
-              ("float32", "float64"), ("bool", "bool"), ("bool", "int64"), ("int8", "int64"), ("int16", "int64"), ("int32", "int64"), ("uint8", "uint64"),
-              ("uint16", "uint64"), ("uint32", "uint64")}
+              ("float32", "float64"), ("bool", "bool"), ("bool", "int64"), ("int8", "int64"), ("int16", "int64"),
+              ("int32", "int64"), ("uint8", "uint64"), ("uint16", "uint64"), ("uint32", "uint64")}
 SCAN_SELF = INTS + FLOATS
 
 def gen_scan(c):

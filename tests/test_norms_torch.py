@@ -99,6 +99,46 @@ def test_modules_match_torch_on_gpu():
     _parity("cuda")
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("autocast", (False, True))
+def test_mixed_precision_like_torch(autocast):
+    """bfloat16 activations with float32 parameters (as mixed-precision training keeps them), with
+    and without autocast: torch's result dtype where torch takes the mix (under autocast, float32 for
+    layer_norm and softmax; torch 2.11 refuses LayerNorm's mix without autocast, gpuprims keeps x's
+    dtype), and the values and gradients of torch's modules run in float32 on the same data."""
+    if not GPU_COUNT or not torch.cuda.is_available():
+        pytest.skip("needs torch with CUDA")
+    torch.manual_seed(0)
+    for ours, theirs in ((gt.LayerNorm(256), torch.nn.LayerNorm(256)),
+                         (gt.RMSNorm(256, 1e-6), torch.nn.RMSNorm(256, 1e-6)),
+                         (gt.Softmax(dim=-1), torch.nn.Softmax(dim=-1))):
+        ours, theirs = ours.cuda(), theirs.cuda()
+        with torch.no_grad():
+            for p in theirs.parameters():
+                p.uniform_(0.5, 1.5)
+        ours.load_state_dict(theirs.state_dict())
+        name = f"{type(ours).__name__} autocast={autocast}"
+        x1 = torch.randn(8, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        x2 = x1.detach().clone().requires_grad_()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+            y1 = ours(x1)
+            try:
+                dtype = theirs(x1.detach()).dtype
+            except RuntimeError:  # torch refuses the mix: gpuprims keeps x's dtype
+                dtype = x1.dtype
+        assert y1.dtype == dtype, (name, y1.dtype, dtype)
+        y2 = theirs(x2.float())  # the reference: torch in float32, gradients back to x2 in bfloat16
+        torch.testing.assert_close(y1.float(), y2, rtol=1e-2, atol=1e-2, msg=name)
+        dy = torch.randn_like(y2)
+        y1.backward(dy.to(y1.dtype))
+        y2.backward(dy)
+        assert x1.grad.dtype == torch.bfloat16, name
+        torch.testing.assert_close(x1.grad, x2.grad, rtol=2e-2, atol=2e-2, msg=name)
+        for p1, p2 in zip(ours.parameters(), theirs.parameters()):
+            assert p1.grad.dtype == torch.float32, name
+            torch.testing.assert_close(p1.grad, p2.grad, rtol=2e-2, atol=2e-2, msg=name)
+
+
 def test_argument_errors():
     with pytest.raises(ValueError, match="layer_norm: argument 'normalized_shape'"):
         gt.layer_norm(torch.ones(3, 4), (5,))

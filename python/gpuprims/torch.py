@@ -5,6 +5,13 @@ gpuprims kernels (the CPU reference for CPU tensors, so ``torch.autograd.gradche
 a GPU), and so do backward passes (gpuprims.softmax_backward, layer_norm_backward, ...: the fused
 kernels, from the saved output or statistics). The backward passes are once differentiable:
 double backward (create_graph=True through them) raises.
+
+dtypes follow torch's. Under autocast, layer_norm, softmax and log_softmax run in float32 (torch's
+autocast list of float32 ops): float16 / bfloat16 inputs are cast first. Parameters of another
+dtype than x (float32 weights of a bfloat16 x, as mixed-precision training keeps them) are computed
+in the wider dtype and the result is x's dtype (torch's RMSNorm under autocast; torch 2.11's
+LayerNorm refuses such a mix outside autocast). These casts are copies made by torch, and autograd
+carries the gradients back through them (x's gradient in x's dtype, the weight's in its).
 """
 from __future__ import annotations
 
@@ -66,7 +73,28 @@ class _NormFunction(torch.autograd.Function):
         return dx, dweight, dbias, None, None
 
 
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _autocast_enabled(device_type):
+    try:
+        return torch.is_autocast_enabled(device_type)
+    except TypeError:  # torch before 2.4: only CUDA's flag, no argument
+        return device_type == "cuda" and torch.is_autocast_enabled()
+
+
+def _float32_under_autocast(*tensors):
+    """Under autocast torch runs layer_norm, softmax and log_softmax in float32: float16 / bfloat16
+    tensors are cast (others, and None, pass)."""
+    x = tensors[0]
+    if not _autocast_enabled(x.device.type):
+        return tensors
+    return tuple(t.float() if t is not None and t.dtype in _HALF else t for t in tensors)
+
+
 def _softmax(x, dim, log, dtype):
+    if dtype is None and x.dtype in _HALF and _autocast_enabled(x.device.type):
+        dtype = torch.float32  # torch's autocast: softmax(x, dtype=float32), the cast inside the kernel
     if dtype is not None and not x.is_floating_point():
         x = x.to(dtype)  # an integer x (no gradient) cast first, as torch
     if x.dim() == 0:  # torch takes a scalar as a row of one (dim 0 or -1); the kernels want 1-D
@@ -93,12 +121,25 @@ def _normalized(op, x, normalized_shape):
     return shape, x.reshape(*x.shape[:x.dim() - k], math.prod(shape))
 
 
+def _norm(x, weight, bias, eps, rms):
+    """x (..., n) normalized with the flat weight / bias, in their common dtype (module docstring)."""
+    params = [t for t in (weight, bias) if t is not None]
+    compute = x.dtype
+    for t in params:
+        compute = torch.promote_types(compute, t.dtype)
+    if compute == x.dtype and all(t.dtype == compute for t in params):
+        return _NormFunction.apply(x, weight, bias, eps, rms)
+    weight, bias = (None if t is None else t.to(compute) for t in (weight, bias))
+    return _NormFunction.apply(x.to(compute), weight, bias, eps, rms).to(x.dtype)
+
+
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.layer_norm on the gpuprims kernels, differentiable."""
+    x, weight, bias = _float32_under_autocast(x, weight, bias)
     shape, x2 = _normalized("layer_norm", x, normalized_shape)
     w = None if weight is None else weight.reshape(-1)
     b = None if bias is None else bias.reshape(-1)
-    return _NormFunction.apply(x2, w, b, float(eps), False).reshape(x.shape)
+    return _norm(x2, w, b, float(eps), False).reshape(x.shape)
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None):
@@ -107,7 +148,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     shape, x2 = _normalized("rms_norm", x, normalized_shape)
     eps = torch.finfo(x.dtype).eps if eps is None else eps
     w = None if weight is None else weight.reshape(-1)
-    return _NormFunction.apply(x2, w, None, float(eps), True).reshape(x.shape)
+    return _norm(x2, w, None, float(eps), True).reshape(x.shape)
 
 
 class Softmax(torch.nn.Module):

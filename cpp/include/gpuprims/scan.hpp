@@ -54,8 +54,8 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
 // `write_indices`) for every i where mask[i] is nonzero, in order; *count_out (a device int64 for
 // CUDA, host memory for the CPU reference) receives the count. in and mask are 1-D of equal length
 // (in may be null for nonzero()); the mask is bool, or any dtype for nonzero() (-0.0 is zero, NaN
-// nonzero); out must hold at least the count (its length is checked on the
-// device path only as an upper bound: callers size it by a prior count or by n).
+// nonzero); out must hold at least the count (its length is checked on the device path only as an
+// upper bound: callers size it by a prior count or by n).
 struct CompactArgs {
   const TensorView* values;  // nullptr: write indices (nonzero)
   const TensorView* mask;
@@ -65,7 +65,8 @@ struct CompactArgs {
 Status compact(const CompactArgs& args, cudaStream_t stream);
 
 // The number of nonzero elements of a mask (bool, or any dtype as nonzero() takes), read back to the
-// host: synchronizes `stream` (the exact-size compact()/nonzero() calls this first to size their result).
+// host: synchronizes `stream` (the exact-size compact() / nonzero() calls this first to size their
+// result).
 Status count_true(const TensorView& mask, int64_t* count, cudaStream_t stream);
 
 // Segmented reduction's two GPU paths (every one computes the same function, bitwise reproducibly).
