@@ -120,7 +120,7 @@ class MisalignedTorch:
 @pytest.mark.parametrize("algorithm", ("auto", "bulk_copy", "window", "vectorized"))
 @pytest.mark.parametrize("dtype", ("uint8", "int32", "int64", "bfloat16", "float32", "float64"))
 def test_long_contiguous_rows(rng, algorithm, dtype):
-    """Rows of 2 MiB and more ("auto" takes window or bulk_copy on sm_90): several rows, starts 1
+    """Rows of 2 MiB and more ("auto" takes window on sm_90): several rows, starts 1
     and 3 elements past a 16-byte boundary, a last bulk stage (window chunk) shorter than the
     others, every op."""
     need(TORCH_CUDA)

@@ -89,17 +89,19 @@ ReduceAlgorithm choose_algorithm(const ReduceLaunch& l) {
   if (!layout.row_contiguous && layout.num_rows > 1 && outputs_adjacent) return ReduceAlgorithm::kColumnTiles;
   const bool many_rows = layout.num_rows >= int64_t(l.sm_count) * 64;
   if (many_rows && (!layout.row_contiguous || layout.row_len <= 32)) return ReduceAlgorithm::kThreadPerOutput;
-  // Rows of a MiB and more on sm_90 and newer. Where each SM has an H100's DRAM bandwidth: small
-  // blocks in index order and a second launch (reduce_window.cuh: 1.014-1.020x CUB at 1 GiB on an
-  // H100 where bulk_copy ran 0.981-0.988x and vectorized 0.992-0.997x; 1.009-1.016x in the benchmark,
-  // sessions 14, 16, 29). Where it has an H200's: the bulk-copy single pass, ahead of window in four
-  // of the five H200 benchmark runs that had both (x CUB int32 / float32, bulk_copy against window:
-  // sessions 15 0.996 / 0.989 and 0.999 / 0.994, 16 0.990 / 0.993 and 0.987 / 0.992, 29 0.997 / 0.991
-  // and 0.998 / 0.992, 30 1.001-1.002 / 0.984-0.985 and 1.004 / 0.991-0.992; behind in session 15's
-  // first, 0.984 / 0.996 and 0.980 / 0.996). Shorter rows keep the vectorized single pass.
+  // Rows of a MiB and more on sm_90 and newer: small blocks in index order and a second launch
+  // (reduce_window.cuh: 1.014-1.020x CUB at 1 GiB on an H100 where bulk_copy ran 0.981-0.988x and
+  // vectorized 0.992-0.997x; 1.009-1.016x in the benchmark, sessions 14, 16, 29). On the H200 the
+  // bulk-copy single pass and window trade places from one machine to the next, and on average
+  // neither leads (x CUB int32 / float32, bulk_copy against window: sessions 15 0.984 / 0.996 and
+  // 0.980 / 0.996, then 0.996 / 0.989 and 0.999 / 0.994; 16 0.990 / 0.993 and 0.987 / 0.992; 29
+  // 0.997 / 0.991 and 0.998 / 0.992; 30 1.001-1.002 / 0.984-0.985 and 1.004 / 0.991-0.992; 36, four
+  // passes, 0.989-0.992 / 0.993-0.995 and 0.985-0.989 / 0.999-1.003), so window serves both GPUs
+  // (sessions 30-35 took bulk_copy where an SM has an H200's DRAM bandwidth). Shorter rows keep the
+  // vectorized single pass.
   constexpr int64_t kLongRowBytes = int64_t(1) << 20;
   if (layout.row_contiguous && l.cc_major >= 9 && layout.row_len * dtype_size(l.in_dtype) >= kLongRowBytes) {
-    return wide_dram_per_sm(l.device) ? ReduceAlgorithm::kBulkCopy : ReduceAlgorithm::kWindow;
+    return ReduceAlgorithm::kWindow;
   }
   return ReduceAlgorithm::kVectorized;
 }
