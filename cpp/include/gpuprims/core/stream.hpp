@@ -102,7 +102,7 @@ Status shared_memory_per_block_optin(int device, int* bytes);
 Status dram_gbps_per_sm(int device, double* gbps);
 // Whether each multiprocessor of the device has H200-class DRAM bandwidth to cover (30 GB/s per SM
 // and more: between the H100's 25 and the H200's 37), where some kernels keep more bytes in flight
-// than on an H100 (norms' row_lag, reduce's "auto"). False where the driver reports no bandwidth.
+// than on an H100 (norms' row_lag). False where the driver reports no bandwidth.
 bool wide_dram_per_sm(int device);
 
 }  // namespace gpuprims
