@@ -124,11 +124,11 @@ def _normalized(op, x, normalized_shape):
 def _norm(x, weight, bias, eps, rms):
     """x (..., n) normalized with the flat weight / bias, in their common dtype (module docstring)."""
     params = [t for t in (weight, bias) if t is not None]
+    if all(t.dtype == x.dtype for t in params):
+        return _NormFunction.apply(x, weight, bias, eps, rms)
     compute = x.dtype
     for t in params:
         compute = torch.promote_types(compute, t.dtype)
-    if compute == x.dtype and all(t.dtype == compute for t in params):
-        return _NormFunction.apply(x, weight, bias, eps, rms)
     weight, bias = (None if t is None else t.to(compute) for t in (weight, bias))
     return _NormFunction.apply(x.to(compute), weight, bias, eps, rms).to(x.dtype)
 

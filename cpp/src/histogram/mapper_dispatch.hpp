@@ -52,13 +52,10 @@ Status visit_mapper(const HistogramLaunch& l, F&& f) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, bool>::value || sizeof(T) == 1) {
       return type_error(std::string(l.op) + ": unsupported dtype");  // the byte mapper's, above
-    } else if constexpr (std::is_same<T, uint64_t>::value) {
-      if (l.is_bincount) return type_error("bincount: unsupported dtype uint64");  // refused by dispatch first
-      return f(EdgeMapper<T>{l.params});
-    } else if constexpr (std::is_integral<T>::value) {
+    } else if constexpr (std::is_integral<T>::value && !std::is_same<T, uint64_t>::value) {
       if (l.is_bincount) return f(IndexMapper<T>{l.bins});
       return f(EdgeMapper<T>{l.params});
-    } else {
+    } else {  // floats, and uint64 (histogram only: dispatch refuses bincount of uint64 first)
       return f(EdgeMapper<T>{l.params});
     }
   });

@@ -1,6 +1,7 @@
 // compact() / nonzero(): validation, the CPU reference and the single-pass GPU compaction.
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "gpuprims/core/checks.hpp"
 #include "gpuprims/core/stream.hpp"
@@ -77,17 +78,21 @@ Status run_compact(const CompactArgs& a, const Strided1D& s, MaskBits keep, cuda
   return compact_device<Bits>(a, s, keep, a.mask->device.id, stream);
 }
 
-// nonzero() reads a mask of any dtype as raw bits of its width: calls f(MaskBits keep) with the bits
-// that make an element nonzero (mask_set: all of them, or all but a float's sign bit).
+// The unsigned type as wide as T: compaction copies values, and reads masks, as raw bits.
+template <class T>
+using raw_bits_t = std::conditional_t<
+    sizeof(T) == 1, uint8_t,
+    std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+
+// nonzero() reads a mask of any dtype as raw bits of its width: calls f(keep) with the bits that make
+// an element nonzero (mask_set: all of them, or all but a float's sign bit, the top one).
 template <class F>
 Status visit_mask_bits(DType dtype, F&& f) {
-  const bool floating = is_floating(dtype);
-  switch (dtype_size(dtype)) {
-    case 1: return f(uint8_t(0xff));
-    case 2: return f(uint16_t(floating ? 0x7fff : 0xffff));
-    case 4: return f(uint32_t(floating ? 0x7fffffffu : 0xffffffffu));
-    default: return f(uint64_t(floating ? ~(uint64_t(1) << 63) : ~uint64_t(0)));
-  }
+  return visit_dtype(dtype, [&](auto tag) {
+    using Bits = raw_bits_t<typename decltype(tag)::type>;
+    const Bits all = Bits(~Bits(0));
+    return f(is_floating(dtype) ? Bits(all >> 1) : all);
+  });
 }
 
 }  // namespace
@@ -123,12 +128,9 @@ Status compact(const CompactArgs& a, cudaStream_t stream) {
     }
     s.value_step = a.values->strides[0];
     const uint8_t keep = 0xff;  // a bool mask
-    switch (dtype_size(a.values->dtype)) {
-      case 1: return run_compact<uint8_t>(a, s, keep, stream);
-      case 2: return run_compact<uint16_t>(a, s, keep, stream);
-      case 4: return run_compact<uint32_t>(a, s, keep, stream);
-      default: return run_compact<uint64_t>(a, s, keep, stream);
-    }
+    return visit_dtype(a.values->dtype, [&](auto tag) {
+      return run_compact<raw_bits_t<typename decltype(tag)::type>>(a, s, keep, stream);
+    });
   }
   if (a.out->dtype != DType::kInt64) {
     return type_error(std::string("nonzero: argument 'out': expected dtype int64, got ") + dtype_name(a.out->dtype));
