@@ -213,10 +213,18 @@ def bf16_round(a: np.ndarray) -> np.ndarray:
     return u.astype(np.uint32).view(np.float32)
 
 
+def reduced_count(shape, axis) -> int:
+    """How many elements each result of a reduction over `axis` (None, an int or a tuple) combines."""
+    if axis is None:
+        return int(np.prod(shape, dtype=np.int64))
+    axes = (axis,) if isinstance(axis, int) else axis
+    return int(np.prod([shape[d] for d in axes], dtype=np.int64))
+
+
 def float_tolerance(x64: np.ndarray, axis, dtype_out: str, acc_eps: float):
     """Bound on |result - float64 reference| for a tree reduction: accumulation error
     (eps_acc * depth * sum|x|) plus one rounding of the output."""
-    n = x64.size if axis is None else x64.shape[axis]
+    n = reduced_count(x64.shape, axis)
     depth = max(1, int(np.ceil(np.log2(max(n, 2))))) + 2
     mag = np.abs(x64).sum(axis=axis)
     out_eps = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}[dtype_out]

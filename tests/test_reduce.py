@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Framework, bf16_round, float_tolerance,
-                      framework_params, random_values, to_numpy, torch)
+                      framework_params, random_values, reduced_count, to_numpy, torch)
 
 import gpuprims
 from gpuprims._dtypes import reduce_result_dtype
@@ -36,7 +36,7 @@ def reference(a: np.ndarray, op: str, axis, out_dtype: str, in_dtype: str):
                 acc_eps = 0.0  # integers accumulate exactly
             return x64.sum(axis=axis), float_tolerance(x64, axis, out_dtype, acc_eps)
         if op == "prod":
-            n = x64.size if axis is None else x64.shape[axis]
+            n = reduced_count(x64.shape, axis)
             ref = x64.prod(axis=axis)
             eps = ACC_EPS["float64" if out_dtype == "float64" or in_dtype == "float64" else "float32"]
             out_eps = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
@@ -52,16 +52,17 @@ def reference(a: np.ndarray, op: str, axis, out_dtype: str, in_dtype: str):
 
 
 def check(fw, a, dtype, op, axis=None, *, keepdims=False, algorithm="auto", result_dtype=None):
+    """reduce(a) along `axis` (None, an int or a tuple of ints, negative ones too) against numpy."""
     x = fw.make(a, dtype)
-    if axis is not None and axis < 0:
-        axis += a.ndim
     got = gpuprims.reduce(x, op, axis, keepdims=keepdims, algorithm=algorithm, dtype=result_dtype)
+    if axis is not None:
+        axis = tuple(sorted(d % a.ndim for d in ((axis,) if isinstance(axis, int) else axis)))
     assert fw.is_native(got), type(got)
     out_dtype = reduce_result_dtype(op, dtype, result_dtype)
     g = to_numpy(got)
     ref, tol = reference(a, op, axis, out_dtype, dtype)
     expected_shape = np.asarray(ref).shape if not keepdims else (
-        (1,) * a.ndim if axis is None else a.shape[:axis] + (1,) + a.shape[axis + 1:])
+        (1,) * a.ndim if axis is None else tuple(1 if d in axis else n for d, n in enumerate(a.shape)))
     assert g.shape == expected_shape
     g = g.reshape(np.shape(ref))
     if tol is None:
@@ -112,6 +113,60 @@ def test_cpu_frameworks(fw, rng, dtype):
 def test_cpu_axes(rng, axis, keepdims, op):
     a = values_for(rng, 5 * 7 * 9, "float32", op).reshape(5, 7, 9)
     check(NUMPY_CPU, a, "float32", op, axis, keepdims=keepdims)
+
+
+AXIS_TUPLES = ((), (0,), (0, 1), (0, 2), (1, 2), (-1, 0), (0, 1, 2), [2, 0])
+
+
+@pytest.mark.parametrize("axis", AXIS_TUPLES, ids=str)
+@pytest.mark.parametrize("keepdims", (False, True))
+@pytest.mark.parametrize("op", OPS)
+def test_cpu_axis_tuples(rng, axis, keepdims, op):
+    """numpy's tuple of axes (a list taken like one): contiguous and strided views, float and int."""
+    a = values_for(rng, 5 * 7 * 9, "float32", op).reshape(5, 7, 9)
+    check(NUMPY_CPU, a, "float32", op, axis, keepdims=keepdims)
+    check(NUMPY_CPU, a.transpose(2, 0, 1)[::-1, :, ::2], "float32", op, axis, keepdims=keepdims)
+    i = random_values(rng, 6 * 4 * 11, "int16").reshape(6, 4, 11)
+    check(NUMPY_CPU, i[:, ::-1], "int16", op, axis, keepdims=keepdims)
+
+
+def test_cpu_axis_tuples_that_leave_unmergeable_dimensions(rng):
+    """Reduced and kept axes interleaved in 4 and 5 dimensions: rows of several strided runs."""
+    a = random_values(rng, 4 * 6 * 3 * 10 * 2, "float64").reshape(4, 6, 3, 10, 2)
+    for axis in ((1, 3), (0, 2, 4), (0, 3), (-4, -2, -1)):
+        check(NUMPY_CPU, a, "float64", "sum", axis)
+        check(NUMPY_CPU, a[:, ::2, :, ::-3], "float64", "max", axis, keepdims=True)
+
+
+def test_cpu_axis_tuples_of_empty_arrays():
+    e = np.zeros((0, 3, 4), np.float32)
+    np.testing.assert_array_equal(gpuprims.sum(e, axis=(0, 2)), np.zeros(3, np.float32))
+    assert gpuprims.max(e, axis=(1, 2)).shape == (0,)  # every reduced row has 12 elements
+    assert gpuprims.min(e, axis=()).shape == (0, 3, 4)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+        gpuprims.max(e, axis=(0, 1))
+
+
+def test_cpu_empty_axis_tuple_converts_to_the_result_dtype(rng):
+    a = rng.integers(-100, 100, (3, 5)).astype(np.int8)
+    r = gpuprims.sum(a, axis=())
+    assert r.dtype == np.int64 and r.shape == (3, 5)
+    np.testing.assert_array_equal(r, np.sum(a, axis=()))
+    np.testing.assert_array_equal(gpuprims.max(a, axis=()), a)
+
+
+def test_cpu_core_checks_the_axes_itself():
+    """The C++ entry point refuses repeated and out-of-range axes with the Python layer's messages."""
+    from gpuprims import _C, _interop
+
+    xin = _interop.prepare_input(np.ones((3, 4), np.float32), None, "reduce")
+    _, out_arg = _interop.new_output(xin, (4,), "float32", "reduce")
+    with pytest.raises(ValueError, match="reduce: argument 'axis': expected each axis once, got axis 0 twice"):
+        _C.reduce(xin[3], out_arg, "sum", (0, -2), "auto", xin[2])
+    with pytest.raises(ValueError, match=r"reduce: argument 'axis': expected an int in \[-2, 2\).*got 2"):
+        _C.reduce(xin[3], out_arg, "sum", (2,), "auto", xin[2])
+    with pytest.raises(ValueError, match=r"reduce: argument 'out': expected shape \(3,\) \(or with a 1 at axis 1\)"):
+        _C.reduce(xin[3], out_arg, "sum", (1,), "auto", xin[2])
 
 
 @pytest.mark.parametrize("view", ("transposed", "reversed", "step2", "broadcast", "offset1", "readonly", "0d"))
@@ -184,6 +239,30 @@ def test_cpu_dtype_argument(rng):
     assert gpuprims.sum(np.array([True, False, True])) == 2
 
 
+def test_result_dtypes_match_numpy(rng):
+    """dtype= pairs other than the defaults, against numpy (which reduces x converted to dtype)."""
+    f = np.clip(rng.standard_normal(1001) * 40, -120, 120).astype(np.float32)  # within int8's range
+    for dtype in ("int8", "int64", "uint32"):  # min/max of a float x as integers: truncated extremes
+        for op, npop in (("min", np.min), ("max", np.max)):
+            want = npop(f.astype(np.int64)).astype(dtype) if dtype != "uint32" else None
+            got = gpuprims.reduce(f, op, dtype=dtype)
+            assert got.dtype == np.dtype(dtype)
+            if want is not None:
+                assert got == want, (op, dtype)
+    i = rng.integers(-2**40, 2**40, 999)
+    for dtype in ("float32", "float16", "int16", "uint64"):
+        with np.errstate(over="ignore", invalid="ignore"):  # float16 overflows to inf, as ours
+            want = np.sum(i, dtype=dtype)
+            exact_then_rounded = np.asarray(i.sum()).astype(dtype)
+        got = gpuprims.sum(i, dtype=dtype)
+        assert got.dtype == np.dtype(dtype)
+        if dtype.startswith(("int", "uint")):
+            assert got == want, dtype
+        else:  # exact int64 accumulation, one rounding (numpy sums in dtype: within its rounding)
+            assert got == exact_then_rounded, dtype
+    assert gpuprims.max(np.array([True, False]), dtype="int8") == 1
+
+
 def test_float64_to_float16_results_are_rounded_once(rng):
     """A float64 result stored as float16 is rounded once, as numpy does: through float32 rounded to
     nearest first, values just off a float16 tie came out one unit away."""
@@ -246,13 +325,21 @@ def test_variants_listing():
 @pytest.mark.parametrize("call, exc, message", [
     (lambda a: gpuprims.reduce(a, "mean"), ValueError, r"reduce: argument 'op': expected one of .* got 'mean'"),
     (lambda a: gpuprims.sum(a, axis=2), ValueError, r"reduce: argument 'axis': expected an int in \[-2, 2\).*got 2"),
-    (lambda a: gpuprims.sum(a, axis=1.0), TypeError, r"reduce: argument 'axis': expected None or an int"),
+    (lambda a: gpuprims.sum(a, axis=1.0), TypeError, r"reduce: argument 'axis': expected None, an int or a tuple of ints, got 1.0"),
+    (lambda a: gpuprims.sum(a, axis=(0, 1.0)), TypeError, r"reduce: argument 'axis': expected None, an int or a tuple of ints, got \(0, 1.0\)"),
+    (lambda a: gpuprims.sum(a, axis=(0, -2)), ValueError, r"reduce: argument 'axis': expected each axis once, got \(0, -2\)"),
+    (lambda a: gpuprims.sum(a, axis=(0, 2)), ValueError, r"reduce: argument 'axis': expected an int in \[-2, 2\).*got \(0, 2\)"),
+    (lambda a: gpuprims.sum(a, axis="0"), TypeError, r"reduce: argument 'axis': expected None, an int or a tuple of ints, got '0'"),
     (lambda a: gpuprims.sum(a, dtype="complex64"), TypeError, r"reduce: argument 'dtype': expected one of .*complex64"),
+    (lambda a: gpuprims.sum(a, dtype="int64"), TypeError, r"reduce: argument 'dtype': a sum of float32 elements as int64 is not supported"),
+    (lambda a: gpuprims.prod(a, dtype=np.uint8), TypeError, r"reduce: argument 'dtype': a prod of float32 elements as uint8"),
+    (lambda a: gpuprims.max(a.astype(np.int32), dtype=bool), TypeError, r"reduce: argument 'dtype': a bool result of int32 elements"),
     (lambda a: gpuprims.sum(a, algorithm="fastest"), ValueError, r"reduce: argument 'algorithm': expected one of 'auto'.*got 'fastest'"),
     (lambda a: gpuprims.sum(a, algorithm=3), TypeError, r"reduce: argument 'algorithm': expected a str"),
     (lambda a: gpuprims.sum([1, 2, 3]), TypeError, r"reduce: argument 'x': expected an array supporting DLPack.*builtins.list"),
     (lambda a: gpuprims.sum(a.astype(np.complex64)), TypeError, r"reduce: argument 'x': expected a bool, integer or float dtype, got complex64"),
     (lambda a: gpuprims.sum(a, axis=0, out=np.empty(4, np.float32)), ValueError, r"reduce: argument 'out': expected shape \(3,\)"),
+    (lambda a: gpuprims.sum(a, axis=(0, 1), out=np.empty(4, np.float32)), ValueError, r"reduce: argument 'out': expected shape \(\) \(or with 1s at axes \(0, 1\)\)"),
     (lambda a: gpuprims.sum(a, out=np.empty((), np.float64)), TypeError, r"reduce: argument 'out': expected dtype float32, got float64"),
     (lambda a: gpuprims.sum(a, out=np.empty((2,), np.float32)), ValueError, r"reduce: argument 'out': expected one element for axis=None"),
     (lambda a: gpuprims.sum(a, stream=-1), ValueError, r"reduce: argument 'stream': expected a handle >= 0, got -1"),

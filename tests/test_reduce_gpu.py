@@ -51,6 +51,21 @@ def test_variant_axes(rng, algorithm, axis, keepdims):
         check(TORCH_CUDA, a, "float32", "max", axis, keepdims=keepdims, algorithm=algorithm)
 
 
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+@pytest.mark.parametrize("axis", ((), (0, 1), (0, 2), (1, 2), (-1, 0, 1)), ids=str)
+@pytest.mark.parametrize("keepdims", (False, True))
+def test_variant_axis_tuples(rng, algorithm, axis, keepdims):
+    """Several reduced axes: rows of strided runs (elem_offset over several dimensions) with many rows."""
+    need(TORCH_CUDA)
+    for shape in ((3, 5, 7), (2, 1031, 9), (67, 3, 130), (129, 2, 2000)):
+        a = random_values(rng, int(np.prod(shape)), "float32").reshape(shape)
+        check(TORCH_CUDA, a, "float32", "sum", axis, keepdims=keepdims, algorithm=algorithm)
+        check(TORCH_CUDA, a, "float32", "max", axis, keepdims=keepdims, algorithm=algorithm)
+    i = random_values(rng, 9 * 4 * 6 * 33, "int32").reshape(9, 4, 6, 33)[:, ::-1, :, 1::2]
+    check(TORCH_CUDA, i, "int32", "sum", (1, 3), keepdims=keepdims, algorithm=algorithm)
+    check(TORCH_CUDA, i, "int32", "min", (0, 2), keepdims=keepdims, algorithm=algorithm)
+
+
 @pytest.mark.parametrize("fw", framework_params("cuda"))
 @pytest.mark.parametrize("dtype", ("bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"))
 def test_frameworks(fw, rng, dtype):
@@ -59,7 +74,7 @@ def test_frameworks(fw, rng, dtype):
     if fw.name in ("cupy", "cuda.core") and dtype == "bfloat16":
         pytest.skip(f"{fw.name} holds no bfloat16")
     a = random_values(rng, 129 * 77, dtype).reshape(129, 77)
-    for axis in (None, 0, 1):
+    for axis in (None, 0, 1, (0, 1), ()):
         for op in OPS:
             check(fw, values_for(rng, a.size, dtype, op).reshape(a.shape), dtype, op, axis)
 
@@ -459,7 +474,7 @@ def test_sanitize_small(rng, algorithm):
                     continue
                 check(TORCH_CUDA, values_for(rng, n, dtype, op), dtype, op, algorithm=algorithm)
             a = values_for(rng, 3 * 257 * 5, dtype, op).reshape(3, 257, 5)
-            for axis in (0, 1, 2):
+            for axis in (0, 1, 2, (0, 2)):
                 check(TORCH_CUDA, a, dtype, op, axis, algorithm=algorithm)
     x = TORCH_CUDA.make(random_values(rng, 999, "float16"), "float16")
     for k in (1, 3):

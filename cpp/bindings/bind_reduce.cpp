@@ -24,7 +24,15 @@ void bind_reduce(nb::module_& m) {
         throw_if_error(parse_reduce_op(op, &options.op));
         throw_if_error(parse_reduce_algorithm(algorithm, &options.algorithm));
         options.all_axes = axis.is_none();
-        if (!options.all_axes) options.axis = nb::cast<int>(axis);
+        if (!options.all_axes) {  // a tuple of ints (gpuprims.reduce passes its normalized axes)
+          for (nb::handle a : axis) {
+            if (options.num_axes == kMaxArrayDims) {
+              throw_if_error(value_error("reduce: argument 'axis': expected at most " +
+                                         std::to_string(kMaxArrayDims) + " axes"));
+            }
+            options.axes[options.num_axes++] = nb::cast<int>(a);
+          }
+        }
         Status status;
         {
           nb::gil_scoped_release release;
@@ -34,7 +42,7 @@ void bind_reduce(nb::module_& m) {
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("out"), nb::arg("op"), nb::arg("axis").none(), nb::arg("algorithm"), nb::arg("stream"),
-      "out = reduce(x) with op 'sum' | 'prod' | 'min' | 'max' along axis (None: all), ordered on stream.");
+      "out = reduce(x) with op 'sum' | 'prod' | 'min' | 'max' along a tuple of axes (None: all), ordered on stream.");
 
   // The fast path of reduce(x) over all axes with every default but op and algorithm, for a CUDA
   // torch.Tensor (torch_bridge.hpp): the result tensor, or None when x does not qualify. The launch

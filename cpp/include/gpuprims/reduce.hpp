@@ -44,13 +44,17 @@ DType reduce_default_result_dtype(ReduceOp op, DType in);
 
 struct ReduceOptions {
   ReduceOp op = ReduceOp::kSum;
-  int axis = 0;           // ignored when all_axes
-  bool all_axes = true;   // axis=None: reduce every element to one value
+  // The reduced axes when !all_axes, numpy's `axis` (one int or a tuple): axes[0, num_axes) in any
+  // order, negative ones counted from the end, each at most once. No axes reduces nothing: each
+  // output is its one input element in the result dtype, as numpy's `axis=()`.
+  int axes[kMaxArrayDims] = {};
+  int num_axes = 0;
+  bool all_axes = true;  // axis=None: reduce every element to one value
   ReduceAlgorithm algorithm = ReduceAlgorithm::kAuto;
 };
 
-// out = reduce(in) along options.axis (or over everything). `out` has the input's shape without the
-// axis (or with it kept as size 1), or one element when all_axes. out.dtype is the result dtype and
+// out = reduce(in) along options.axes (or over everything). `out` has the input's shape without the
+// reduced axes (or with them kept as size 1), or one element when all_axes. out.dtype is the result dtype and
 // decides the accumulator: integers accumulate exactly in 64 bits (wrapping), float16/bfloat16/
 // float32 in float32 (float64 when out is float64), float64 in float64. CPU views run the CPU
 // reference; CUDA views run on their own device, ordered on `stream`. Never synchronizes.

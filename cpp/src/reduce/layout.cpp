@@ -1,6 +1,7 @@
 #include "layout.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace gpuprims {
@@ -22,14 +23,48 @@ struct Dims {
   const Dim* end() const { return dim + count; }
 };
 
-std::string expected_out_shape(const TensorView& in, int axis) {
+bool is_reduced(uint64_t reduced_axes, int d) { return (reduced_axes >> d) & 1; }
+
+std::string expected_out_shape(const TensorView& in, uint64_t reduced_axes) {
   std::string s = "(";
   int written = 0;
   for (int d = 0; d < in.ndim; ++d) {
-    if (d == axis) continue;
+    if (is_reduced(reduced_axes, d)) continue;
     s += (written++ ? ", " : "") + std::to_string(in.shape[d]);
   }
   return s + (written == 1 ? ",)" : ")");
+}
+
+std::string axes_string(uint64_t reduced_axes, int ndim) {
+  std::string s;
+  int count = 0;
+  for (int d = 0; d < ndim; ++d)
+    if (is_reduced(reduced_axes, d)) s += (count++ ? ", " : "") + std::to_string(d);
+  return count == 1 ? "a 1 at axis " + s : "1s at axes (" + s + ")";
+}
+
+// options.axes as a bit set over in's dimensions, each checked to be in range and named once.
+Status reduced_axes_of(const ReduceOptions& options, int ndim, uint64_t* reduced_axes) {
+  *reduced_axes = 0;
+  if (options.num_axes < 0 || options.num_axes > kMaxArrayDims) {
+    return value_error("reduce: argument 'axis': expected at most " + std::to_string(kMaxArrayDims) +
+                       " axes, got " + std::to_string(options.num_axes));
+  }
+  for (int i = 0; i < options.num_axes; ++i) {
+    int axis = options.axes[i];
+    if (axis < -ndim || axis >= ndim) {
+      return value_error("reduce: argument 'axis': expected an int in [" + std::to_string(-ndim) + ", " +
+                         std::to_string(ndim) + ") for an array of " + std::to_string(ndim) +
+                         " dimensions, got " + std::to_string(axis));
+    }
+    if (axis < 0) axis += ndim;
+    if (is_reduced(*reduced_axes, axis)) {
+      return value_error("reduce: argument 'axis': expected each axis once, got axis " + std::to_string(axis) +
+                         " twice");
+    }
+    *reduced_axes |= uint64_t(1) << axis;
+  }
+  return Status::ok();
 }
 
 // Merges dims[k] into dims[k + 1] wherever stepping the outer dimension once equals stepping the
@@ -55,18 +90,11 @@ Dims merge_dims(const Dims& dims, bool check_out) {
 
 Status make_reduce_layout(const TensorView& in, const TensorView& out, const ReduceOptions& options,
                           ReduceLayout* layout, const void** in_base) {
-  int axis = options.axis;
-  if (!options.all_axes) {
-    if (axis < -in.ndim || axis >= in.ndim) {
-      return value_error("reduce: argument 'axis': expected an int in [" + std::to_string(-in.ndim) + ", " +
-                         std::to_string(in.ndim) + ") for an array of " + std::to_string(in.ndim) +
-                         " dimensions, got " + std::to_string(options.axis));
-    }
-    if (axis < 0) axis += in.ndim;
-  }
+  uint64_t reduced_axes = ~uint64_t(0);
+  if (!options.all_axes) GPUPRIMS_TRY(reduced_axes_of(options, in.ndim, &reduced_axes));
 
-  // The output: one element for axis=None; otherwise the input's shape without `axis`, or with it
-  // kept as size 1 (keepdims).
+  // The output: one element for axis=None; otherwise the input's shape without the reduced axes, or
+  // with them kept as size 1 (keepdims).
   Dims kept, reduced;
   if (options.all_axes) {
     if (out.numel() != 1) {
@@ -76,10 +104,11 @@ Status make_reduce_layout(const TensorView& in, const TensorView& out, const Red
     for (int d = 0; d < in.ndim; ++d) reduced.push({in.shape[d], in.strides[d], 0});
   } else {
     const bool keepdims = out.ndim == in.ndim;
-    bool shape_ok = keepdims || out.ndim == in.ndim - 1;
+    bool shape_ok = keepdims || out.ndim == in.ndim - options.num_axes;
     for (int d = 0, o = 0; shape_ok && d < in.ndim; ++d) {
-      if (d == axis) {
+      if (is_reduced(reduced_axes, d)) {
         if (keepdims) shape_ok = out.shape[o++] == 1;
+        reduced.push({in.shape[d], in.strides[d], 0});
         continue;
       }
       shape_ok = out.shape[o] == in.shape[d];
@@ -87,10 +116,10 @@ Status make_reduce_layout(const TensorView& in, const TensorView& out, const Red
       ++o;
     }
     if (!shape_ok) {
-      return value_error("reduce: argument 'out': expected shape " + expected_out_shape(in, axis) +
-                         " (or with a 1 at axis " + std::to_string(axis) + "), got " + shape_string(out));
+      return value_error("reduce: argument 'out': expected shape " + expected_out_shape(in, reduced_axes) +
+                         (options.num_axes > 0 ? " (or with " + axes_string(reduced_axes, in.ndim) + ")" : "") +
+                         ", got " + shape_string(out));
     }
-    reduced.push({in.shape[axis], in.strides[axis], 0});
   }
 
   ReduceLayout l;
