@@ -14,6 +14,12 @@ ACC_EPS = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -24, "float32": 2.0 ** -24,
 OUT_EPS = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
 # Half the smallest subnormal: what rounding a tiny (underflowing) value to the output may lose.
 OUT_TINY = {"float16": 2.0 ** -25, "bfloat16": 2.0 ** -134, "float32": 2.0 ** -150, "float64": 0.0}
+# (input, dtype=) pairs without scan kernels of their own: scan() converts the input into the result
+# first, then scans it in place. Integer <-> float, narrowing, signedness changes, float -> integer.
+CONVERTED_PAIRS = (("int32", "float32"), ("int64", "float64"), ("int8", "float16"), ("int16", "bfloat16"),
+                   ("bool", "float32"), ("int64", "int32"), ("uint64", "int8"), ("int16", "int32"),
+                   ("uint16", "int64"), ("float64", "float32"), ("float32", "float16"), ("float64", "bfloat16"),
+                   ("float16", "bfloat16"), ("float32", "int64"), ("float64", "int16"), ("bool", "uint8"))
 # Variants that round float16/bfloat16 results twice (tile scan, then the propagated prefix).
 TWICE_ROUNDED = ("hillis_steele", "blelloch", "warp_shuffle")
 
@@ -80,25 +86,41 @@ def _exclusive(ref, op, dtype, axis):
     return np.concatenate([first, np.take(ref, np.arange(ref.shape[axis] - 1), axis=axis)], axis=axis)
 
 
+def as_result_dtype(a, out_dtype):
+    """a converted to an integer or bool result dtype as scan() converts it: numpy's astype, except
+    that floats saturate at the integer's limits and NaN becomes 0 (numpy's result is platform-defined)."""
+    if a.dtype.kind != "f" or out_dtype == "bool":
+        return a.astype(out_dtype)
+    info = np.iinfo(out_dtype)
+    f = np.nan_to_num(a.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
+    low, high = f <= float(info.min), f >= float(info.max)
+    x = np.trunc(np.where(low | high, 0.0, f)).astype(out_dtype)
+    x[low], x[high] = info.min, info.max
+    return x
+
+
 def reference(a, op, axis, out_dtype, *, exclusive=False, sequential=False, twice_rounded=False):
     """(expected, tolerance or None for exact) of scan(a) along `axis` (a is at least 1-D)."""
     if out_dtype not in FLOAT_DTYPES:
-        x = a.astype(out_dtype)
+        x = as_result_dtype(a, out_dtype)
         with np.errstate(over="ignore"):
             ref = {"sum": lambda: np.cumsum(x, axis, dtype=out_dtype), "prod": lambda: np.cumprod(x, axis, dtype=out_dtype),
                    "min": lambda: np.minimum.accumulate(x, axis), "max": lambda: np.maximum.accumulate(x, axis)}[op]()
         return (_exclusive(ref, op, out_dtype, axis) if exclusive else ref), None
+    # the input converted to the result dtype first (numpy's cumsum(x, dtype=)), held in float64
     x64 = a.astype(np.float64)
+    if out_dtype != "float64":
+        with np.errstate(over="ignore"):
+            x64 = (bf16_round(x64) if out_dtype == "bfloat16" else x64.astype(out_dtype)).astype(np.float64)
     n = a.shape[axis]
     # Rounding steps on the longest path to an item: sequential on the CPU; on the GPU a thread's
     # serial run, the warp and block trees, and the chain of tile prefixes (one per 2048+ items).
     depth = n if sequential else 2 * int(np.ceil(np.log2(max(n, 2)))) + 64 + n // 2048
     acc_eps = ACC_EPS["float64" if out_dtype == "float64" else "float32"]
-    if a.dtype.kind in "biu":
-        acc_eps = 0.0
     out_eps = OUT_EPS[out_dtype]
-    if op in ("min", "max") or (op == "prod" and out_dtype in ("float16", "bfloat16")):
-        # exact: min/max select values; half-precision products come from scan_values' powers of two
+    powers_of_two = bool(np.all(np.abs(np.frexp(x64)[0]) == 0.5))
+    if op in ("min", "max") or (op == "prod" and out_dtype in ("float16", "bfloat16") and powers_of_two):
+        # exact: min/max select values; half-precision products of scan_values' powers of two
         ufunc = {"min": np.minimum, "max": np.maximum, "prod": np.multiply}[op]
         ref = ufunc.accumulate(x64, axis)
         tol = None
@@ -115,6 +137,15 @@ def reference(a, op, axis, out_dtype, *, exclusive=False, sequential=False, twic
         tol = (acc_eps * (8 * np.sqrt(k) + depth) + out_eps * (3 if twice_rounded else 1)) * np.abs(ref)
     if tol is not None:
         tol = tol + OUT_TINY[out_dtype] * (2 if twice_rounded else 1)
+    if tol is not None and out_dtype != "float64":
+        # A float32 accumulator or a half-precision result overflows where the float64 reference
+        # does not (products of converted integers, long sums into float16): there the result is
+        # +-inf, or NaN after inf * 0, as a sequential float32 scan rounded to the result gives.
+        with np.errstate(over="ignore", invalid="ignore"):
+            seq = (np.cumsum if op == "sum" else np.cumprod)(x64.astype(np.float32), axis)
+            seq = (bf16_round(seq) if out_dtype == "bfloat16" else seq.astype(out_dtype)).astype(np.float64)
+        overflow = ~np.isfinite(seq) & np.isfinite(ref)
+        ref, tol = np.where(overflow, seq, ref), np.where(overflow, 0.0, tol)
     if exclusive:
         ref = _exclusive(ref, op, out_dtype, axis)
         if tol is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, cupy, framework_params, to_numpy, torch
-from scan_reference import OPS, SCAN_DTYPES, check, compare, reference, scan_values
+from scan_reference import CONVERTED_PAIRS, OPS, SCAN_DTYPES, check, compare, reference, scan_values
 
 import gpuprims
 
@@ -41,6 +41,22 @@ def test_variant_dtype_op(rng, algorithm, dtype, result, op):
         exclusive = n % 2 == 1
         check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, algorithm=algorithm,
               result_dtype=result)
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+@pytest.mark.parametrize("dtype,result", CONVERTED_PAIRS, ids=str)
+def test_converted_pairs(rng, algorithm, dtype, result):
+    """Pairs without kernels of their own: x converted into the result, then scanned there in place."""
+    need(TORCH_CUDA)
+    # float16 sums of int8 values stay finite over a few thousand items (a random walk of ~74 a step)
+    longest = 4097 if algorithm == "columns" or result == "float16" else 70001
+    for op in OPS:
+        for n in (1, 33, TILE + 1, longest):
+            check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=n % 2 == 0, algorithm=algorithm,
+                  result_dtype=result)
+    a = scan_values(rng, 40 * 300, dtype, "sum").reshape(40, 300)[:, ::-2]
+    check(TORCH_CUDA, a, dtype, "sum", 1, algorithm=algorithm, result_dtype=result)
+    check(TORCH_CUDA, a, dtype, "max", 0, exclusive=True, algorithm=algorithm, result_dtype=result)
 
 
 @pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
@@ -252,6 +268,10 @@ def test_sanitize_scan_variants(rng):
         a = scan_values(rng, 3 * 1500, "float16", "sum").reshape(3, 1500)
         check(TORCH_CUDA, a, "float16", "sum", 1, algorithm=algorithm)
         check(TORCH_CUDA, a, "float16", "sum", 0, algorithm=algorithm)
+        # converted into the output first, then scanned in place
+        check(TORCH_CUDA, scan_values(rng, TILE + 1, "int32", "sum"), "int32", "sum", algorithm=algorithm,
+              result_dtype="float32")
+        check(TORCH_CUDA, a[:, ::-3], "float16", "max", 0, algorithm=algorithm, result_dtype="int16")
 
 
 @pytest.mark.big

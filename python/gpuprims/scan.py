@@ -30,10 +30,15 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     dtype : dtype, optional
         Result dtype. By default numpy's rule: sums and products of bool and signed integers are
         int64, of unsigned integers uint64; min/max and floats keep the input dtype (bool's min/max
-        are bool: a running all / any). Supported pairs: every listed dtype to itself; float16 and
-        bfloat16 to float32 or float64, float32 to float64 (accumulated in the result dtype); bool
-        and signed integers to int64, unsigned integers to uint64 (TypeError otherwise). A bool sum
-        or product with ``dtype=bool`` is numpy's logical or / and.
+        are bool: a running all / any). Any dtype: x is converted to it and scanned in it, as
+        numpy's ``cumsum(x, dtype=)`` (integers wrap; floats to integers truncate toward zero,
+        saturating at the integer's limits, NaN to 0, where numpy's result is platform-defined).
+        Pairs read directly by the scan kernels: every dtype to itself, float16 and bfloat16 to
+        float32 or float64, float32 to float64, bool and signed integers to int64, unsigned
+        integers to uint64; any other pair (int32 to float32, float64 to float32, ...) converts x
+        into the result first, then scans the result in place: one more pass over it, and ``out``
+        may not then be ``x`` itself. A bool sum or product with ``dtype=bool`` is numpy's logical
+        or / and.
     deterministic : bool
         Float sums and products bitwise identical from run to run: "auto" then avoids the
         single-pass look-backs (decoupled_lookback, lagged_lookback: their combination order

@@ -46,7 +46,9 @@ struct ScanOptions {
 
 // out = scan(in) along options.axis; out has in's shape, out.dtype is the result dtype and decides
 // the accumulator (integers in the result type, wrapping like numpy; float16/bfloat16 in float32;
-// float32 and float64 in themselves). CPU views run the CPU reference; CUDA views run on their own
+// float32 and float64 in themselves). Any dtype pair: in is converted to out's dtype first (numpy's
+// cumsum(x, dtype=)); pairs without kernels of their own convert into out, then scan it in place,
+// so out may not share memory with in there. CPU views run the CPU reference; CUDA views run on their own
 // device, ordered on `stream`. Never synchronizes.
 Status scan(const TensorView& in, const TensorView& out, const ScanOptions& options, cudaStream_t stream);
 

@@ -64,6 +64,16 @@ bool scan_pair_supported(DType in, DType out) {
 
 namespace {
 
+// x converted into out element by element (cast_value: numpy's conversion, with float -> integer
+// saturating and NaN -> 0): a reduction over no axes, one thread per element (reduce's
+// thread_per_output; each output is its one input element in out's dtype).
+Status convert_into(const TensorView& in, const TensorView& out, cudaStream_t stream) {
+  ReduceOptions no_axes;
+  no_axes.all_axes = false;
+  no_axes.algorithm = ReduceAlgorithm::kThreadPerOutput;
+  return reduce(in, out, no_axes, stream);
+}
+
 bool float_sum_or_prod(const ScanLaunch& l) {
   return is_floating(l.out_dtype) && (l.op == ReduceOp::kSum || l.op == ReduceOp::kProd);
 }
@@ -138,16 +148,16 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
     return value_error("scan: argument 'axis': expected an int in [0, " + std::to_string(in.ndim) + "), got " +
                        std::to_string(options.axis));
   }
-  if (!scan_detail::scan_pair_supported(in.dtype, out.dtype)) {
-    return type_error(std::string("scan: arguments 'x' and 'dtype': no scan from ") + dtype_name(in.dtype) + " to " +
-                      dtype_name(out.dtype) +
-                      "; supported: every dtype to itself, float16 and bfloat16 to float32 or float64, float32 to "
-                      "float64, bool and signed integers to int64, unsigned integers to uint64");
-  }
+  // numpy's cumsum(x, dtype=) converts x to dtype and scans in dtype. The pairs scan_pair_supported
+  // names read x in the scan kernels (at no extra traffic); every other pair converts x into out
+  // first and scans out in place (one more pass over out).
+  const bool convert_first = !scan_detail::scan_pair_supported(in.dtype, out.dtype);
+  if (convert_first) GPUPRIMS_TRY(check_no_overlap("scan", in, "x", out, "out", /*in_place_ok=*/false));
+  const TensorView& scanned = convert_first ? out : in;
   ScanLaunch l{};
-  GPUPRIMS_TRY(scan_detail::make_scan_layout(in, out, options.axis, &l.layout));
-  l.in = in.data;
-  l.in_dtype = in.dtype;
+  GPUPRIMS_TRY(scan_detail::make_scan_layout(scanned, out, options.axis, &l.layout));
+  l.in = scanned.data;
+  l.in_dtype = scanned.dtype;
   l.out = out.data;
   l.out_dtype = out.dtype;
   l.op = options.op;
@@ -164,6 +174,7 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
   if (l.layout.len == 0 || l.layout.rows == 0) return Status::ok();
   if (in.device.kind == DeviceKind::kCPU) {
     l.device = -1;
+    if (convert_first) GPUPRIMS_TRY(convert_into(in, out, stream));
     return scan_detail::scan_host(l);
   }
 
@@ -175,6 +186,7 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
   l.device = in.device.id;
   GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
   GPUPRIMS_TRY(compute_capability_major(l.device, &l.cc_major));
+  if (convert_first) GPUPRIMS_TRY(convert_into(in, out, stream));
   const ScanAlgorithm algorithm =
       options.algorithm == ScanAlgorithm::kAuto ? choose_algorithm(l, options.deterministic) : options.algorithm;
   return run_variant(algorithm, l);

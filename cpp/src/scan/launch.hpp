@@ -23,8 +23,8 @@ struct ScanLaunch {
   cudaStream_t stream;
 };
 
-// The (input, result) dtype pairs the kernels are built for: every scan dtype to itself, and the
-// numpy promotions bool/int32 -> int64 and uint32 -> uint64.
+// The (input, result) dtype pairs the kernels are built for (dispatch_types.hpp); scan() converts
+// the input of any other pair into the output first.
 bool scan_pair_supported(DType in, DType out);
 
 Status scan_hillis_steele(const ScanLaunch& launch);
