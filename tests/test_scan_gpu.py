@@ -52,8 +52,12 @@ def test_converted_pairs(rng, algorithm, dtype, result):
     longest = 4097 if algorithm == "columns" or result == "float16" else 70001
     for op in OPS:
         for n in (1, 33, TILE + 1, longest):
-            check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=n % 2 == 0, algorithm=algorithm,
-                  result_dtype=result)
+            a = scan_values(rng, n, dtype, op)
+            if op == "prod" and result == "float16" and dtype == "int8":
+                # products of [-3, 3] overflow float16 within a tile, which the variants that round a
+                # tile's partial to the result (TWICE_ROUNDED) keep as inf (documented): +-1 and 0
+                a = rng.choice(np.array([-1, 0, 1, 1, 1], np.int8), n)
+            check(TORCH_CUDA, a, dtype, op, exclusive=n % 2 == 0, algorithm=algorithm, result_dtype=result)
     a = scan_values(rng, 40 * 300, dtype, "sum").reshape(40, 300)[:, ::-2]
     check(TORCH_CUDA, a, dtype, "sum", 1, algorithm=algorithm, result_dtype=result)
     check(TORCH_CUDA, a, dtype, "max", 0, exclusive=True, algorithm=algorithm, result_dtype=result)

@@ -59,7 +59,9 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     float16 and bfloat16 accumulate in float32; float32 and float64 in themselves, combined as a
     tree of tiles, so the error grows with log n rather than n; the variants hillis_steele,
     blelloch and warp_shuffle round float16/bfloat16 results twice (after the tile scan and after
-    the tile prefix is added). min/max propagate NaN from its position on.
+    the tile prefix is added), so a tile's partial sum or product beyond float16's range is inf
+    there even where the prefix brings the result back in range (NaN after a zero prefix).
+    min/max propagate NaN from its position on.
 
     CPU arrays run the CPU reference (sequential accumulation, same dtypes and semantics).
     """
