@@ -653,8 +653,8 @@ def gen_histogram(c):
     algo = c.algo("histogram")
     c.P.update(bins=bins, range=range_, algorithm=algo)
     x = c.arr(shape, dt, lambda n: hist_samples(c, n, dt, range_, bins), label="x")
-    wdt = c.pick(("float32", "float64")) if c.coin(0.3) else None
-    w = wdt and c.arr(shape, wdt, lambda n: c.rng.standard_normal(n).astype(wdt), label="weights")
+    wdt = c.pick([d for d in ALL if c.fw.holds(d)]) if c.coin(0.3) else None
+    w = wdt and c.arr(shape, wdt, lambda n: weight_values(c, n, wdt), label="weights")
     odt = wdt or "int64"
     o = c.out((bins,), odt)
     fn = lambda **s: gp.histogram(x.x, bins, range_, weights=w and w.x, algorithm=algo, out=o and o.x, **s)  # noqa
@@ -671,8 +671,23 @@ def gen_histogram(c):
     g = c.result(c.call(fn), (bins,), odt, o)
     if w is None:
         return exact("counts", g, ref)
+    if wdt == "bool":  # float64 sums (exact for small integers) converted once, saturating
+        return exact("weighted", g, ref != 0)
+    if wdt not in FLOATS:
+        info = np.iinfo(wdt)
+        return exact("weighted", g, np.clip(ref, int(info.min), int(info.max)).astype(wdt))
     mag, cnt = np.histogram(a, bins, range_, weights=np.abs(wv))[0], np.histogram(a, bins, range_)[0]
     close("weighted", g, ref, 2 * EPS[odt] * np.abs(ref) + 2.0 ** -53 * (cnt + 2) * mag + 1e-300, odt)
+
+def weight_values(c, n, dt):
+    """Weights of any dtype: normals for floats, small integers (their float64 sums exact)."""
+    if dt == "bfloat16":  # the values a bfloat16 array holds
+        return bf16_round(c.rng.standard_normal(n).astype(np.float32))
+    if dt in FLOATS:
+        return c.rng.standard_normal(n).astype(dt)
+    if dt == "bool":
+        return c.rng.random(n) < 0.5
+    return c.rng.integers(-3 if dt.startswith("int") else 0, 3, n, endpoint=True).astype(dt)
 
 def gen_bincount(c):
     c.name = "bincount"
@@ -688,8 +703,8 @@ def gen_bincount(c):
         return (v > 0) if dt == "bool" else v.astype(dt)
 
     x = c.arr((n,), dt, data, label="x")
-    wdt = c.pick(("float32", "float64")) if c.coin(0.3) else None
-    w = wdt and c.arr((n,), wdt, lambda k: c.rng.standard_normal(k).astype(wdt), label="weights")
+    wdt = c.pick([d for d in ALL if c.fw.holds(d)]) if c.coin(0.3) else None
+    w = wdt and c.arr((n,), wdt, lambda k: weight_values(c, k, wdt), label="weights")
     odt, xi = "float64" if w else "int64", x.v.astype(np.int64)
     top, oor, algo = int(xi.max()) + 1 if n else 0, c.pick(("raise", "ignore")), c.algo("bincount")
     o = c.out((max(1, c.pick((top, minlength, top + 5, top // 2))),), odt, 0.3)

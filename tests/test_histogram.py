@@ -37,10 +37,11 @@ def check_histogram(a, bins=10, range=None, weights=None, **kwargs):  # noqa: A0
     expected = np.histogram(a, bins=bins, range=range, weights=weights)[0]
     got = gpuprims.histogram(a, bins, range, weights=weights, **kwargs)
     assert isinstance(got, np.ndarray) and got.dtype == expected.dtype, (got.dtype, expected.dtype)
-    if weights is None:
+    if weights is None or weights.dtype.kind in "biu":  # integer weights sum exactly in float64
         np.testing.assert_array_equal(got, expected)
     else:
-        np.testing.assert_allclose(got, expected, rtol=1e-5 if weights.dtype == np.float32 else 1e-12, atol=1e-6)
+        rtol = {np.float16: 2.0 ** -10, np.float32: 1e-5}.get(weights.dtype.type, 1e-12)
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-6)
     return got
 
 
@@ -208,11 +209,26 @@ def test_bins_beyond_float_resolution_of_wide_ranges(rng):
         check_histogram(a, bins, (1e6, 1e6 + 64))
 
 
-@pytest.mark.parametrize("wdtype", ("float32", "float64"))
+WEIGHT_DTYPES = ("float32", "float64", "float16", "int32", "int64", "uint8", "int8", "uint64", "bool")
+
+
+def random_weights(rng, n, wdtype):
+    if wdtype == "bool":
+        return rng.random(n) < 0.3
+    if wdtype in ("int8", "uint8"):  # sparse, so that a bin's sum stays in range (it saturates beyond)
+        return ((rng.random(n) < 0.05) * rng.integers(1, 3, n)).astype(wdtype)
+    if np.dtype(wdtype).kind in "iu":
+        info = np.iinfo(wdtype)
+        return rng.integers(max(int(info.min), -1000), min(int(info.max), 1000), n, endpoint=True).astype(wdtype)
+    return rng.standard_normal(n).astype(wdtype)
+
+
+@pytest.mark.parametrize("wdtype", WEIGHT_DTYPES)
 @pytest.mark.parametrize("dtype", ("uint8", "int32", "float32"))
 def test_weights(rng, dtype, wdtype):
+    """Weights of any dtype: the result in the weights' dtype, numpy's (float64 sums, converted once)."""
     a = random_samples(rng, 3000, dtype)
-    w = rng.standard_normal(3000).astype(wdtype)
+    w = random_weights(rng, 3000, wdtype)
     check_histogram(a, 17, None, weights=w)
     check_histogram(a, 5, (0, 50), weights=w)
 
@@ -270,8 +286,8 @@ def test_argument_errors():
         gpuprims.histogram(a, 3, (0, "x"))
     with pytest.raises(TypeError, match="argument 'x': expected a bool, integer or float dtype, got complex64"):
         gpuprims.histogram(a.astype(np.complex64), 3)
-    with pytest.raises(TypeError, match="histogram: argument 'weights': expected one of float32, float64, got int32"):
-        gpuprims.histogram(a, 3, weights=np.ones(10, np.int32))
+    with pytest.raises(TypeError, match="histogram: argument 'weights': expected a bool, integer or float dtype, got complex64"):
+        gpuprims.histogram(a, 3, weights=np.ones(10, np.complex64))
     with pytest.raises(ValueError, match="histogram: argument 'weights': expected the shape of x"):
         gpuprims.histogram(a, 3, weights=np.ones(11))
     with pytest.raises(ValueError, match="histogram: argument 'algorithm': expected one of 'auto'"):
@@ -324,6 +340,11 @@ def test_bincount_random(rng, dtype):
     got = gpuprims.bincount(a, weights=w.astype(np.float32))
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, np.bincount(a, weights=w.astype(np.float32)), rtol=1e-12, atol=1e-12)
+    for wdtype in ("int32", "uint8", "bool", "float16", "uint64"):  # numpy's float64 sums, whatever the weights
+        wi = random_weights(rng, 2000, wdtype)
+        got = gpuprims.bincount(a, weights=wi)
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, np.bincount(a, weights=wi), rtol=1e-12, atol=1e-12)
 
 
 def test_bincount_empty_strided_and_out(rng):

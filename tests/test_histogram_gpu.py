@@ -39,15 +39,15 @@ def check(x, bins, range_=None, weights=None, algorithm="auto"):
     """GPU result (written into a poisoned out=) == CPU reference on the same data; returns it."""
     wdtype = None if weights is None else weights.dtype
     out_dtype = torch.int64 if weights is None else wdtype
-    out = torch.full((bins,), -7, dtype=out_dtype, device="cuda")
+    out = torch.full((bins,), 7 if out_dtype in (torch.uint8, torch.bool) else -7, dtype=out_dtype, device="cuda")
     got = gpuprims.histogram(x, bins, range_, weights=weights, algorithm=algorithm, out=out)
     assert got is out
     expected = gpuprims.histogram(x.cpu(), bins, range_, weights=None if weights is None else weights.cpu())
-    if weights is None:
+    if weights is None or not wdtype.is_floating_point:  # integer weights sum exactly in float64
         assert torch.equal(out.cpu(), expected), (algorithm, bins, range_)
     else:
-        torch.testing.assert_close(out.cpu().double(), expected.double(), rtol=1e-5 if wdtype == torch.float32 else 1e-12,
-                                   atol=1e-5)
+        rtol = {torch.float16: 2.0 ** -10, torch.bfloat16: 2.0 ** -7, torch.float32: 1e-5}.get(wdtype, 1e-12)
+        torch.testing.assert_close(out.cpu().double(), expected.double(), rtol=rtol, atol=1e-5)
     return out
 
 
@@ -151,6 +151,30 @@ def test_weights(rng, wdtype):
     m, wm = x[:99_900].view(333, 300).t(), wx[:99_900].view(333, 300).t()  # transposed, with their weights
     check(m, 64, None, weights=wm)
     check(x.to(torch.uint8), 16, (0, 4), weights=wx)
+
+
+@pytest.mark.parametrize("wdtype", ("int32", "int64", "uint8", "bool", "float16", "bfloat16"))
+def test_weights_of_any_dtype(rng, wdtype):
+    """Weights of any dtype: float64 sums converted once to the weights' dtype (bincount: float64)."""
+    a = rng.standard_normal(100_003).astype(np.float32)
+    x = cuda(a, "float32")
+    if wdtype == "bool":
+        wx = torch.from_numpy(rng.random(a.size) < 0.3).cuda()
+    elif wdtype in ("float16", "bfloat16"):
+        wx = torch.from_numpy(rng.standard_normal(a.size).astype(np.float32)).to(getattr(torch, wdtype)).cuda()
+    elif wdtype == "uint8":  # sparse, so that a bin's sum stays in range (it saturates beyond)
+        wx = torch.from_numpy(rng.random(a.size) < 0.05).to(torch.uint8).cuda()
+    else:
+        wx = torch.from_numpy(rng.integers(0, 100, a.size)).to(getattr(torch, wdtype)).cuda()
+    for algorithm in ALGORITHMS:
+        got = check(x, 100, (-2, 2), weights=wx, algorithm=algorithm)
+        assert got.dtype == wx.dtype
+        want = np.histogram(a, 100, (-2, 2), weights=wx.cpu().double().numpy())[0]
+        np.testing.assert_allclose(got.cpu().double().numpy(), want.astype(np.float64) if wdtype != "bool" else want != 0,
+                                   rtol=2.0 ** -7, atol=0)
+    check(x[::-3], 7, None, weights=wx[::-3])
+    xb = cuda(rng.integers(0, 300, a.size).astype(np.int32), "int32")
+    torch.testing.assert_close(gpuprims.bincount(xb, weights=wx), torch.bincount(xb, weights=wx.double()))
 
 
 def test_bincount(rng):

@@ -13,7 +13,7 @@ _FLOAT64_MAX = 1.7976931348623157e308
 _HISTOGRAM_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                      "float16", "bfloat16", "float32", "float64")
 _BINCOUNT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
-_WEIGHT_DTYPES = ("float32", "float64")
+_WEIGHT_DTYPES = _HISTOGRAM_DTYPES
 
 
 @functools.cache
@@ -85,7 +85,10 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
         rule), which reads the data twice and synchronizes the stream once to bring them to the host;
         an empty input then uses (0, 1).
     weights : array, optional
-        float32 or float64, the shape of x: the result holds the sum of the weights in each bin.
+        Any of x's dtypes, the shape of x: the result holds the sum of the weights in each bin, in
+        the weights' dtype (numpy's rule: summed in float64, then converted once, so integer sums
+        are exact up to 2**53 and a bool result says whether a bin's weights sum to nonzero; an
+        integer sum beyond its dtype's range saturates, where numpy's conversion is platform-defined).
     algorithm : str
         "auto" or a variant name from ``gpuprims.variants("histogram")``.
     out : array, optional
@@ -111,7 +114,7 @@ def histogram(x, bins=10, range=None, *, weights=None, algorithm="auto", out=Non
     Exactness: counts are exact int64 (no overflow beyond 2**31 samples in a bin). int64 and uint64
     samples beyond 2**53 are converted to float64 before binning, as numpy does for the bin index
     (numpy compares them with the range exactly; gpuprims after the conversion). Weighted sums accumulate
-    in float64 with atomics (float32 weights are rounded once at the end): not bitwise reproducible
+    in float64 with atomics (other weight dtypes are converted once at the end): not bitwise reproducible
     from run to run. Counts are.
 
     Synchronization: none, except ``range=None`` (see above). CPU arrays run the CPU reference.
@@ -187,7 +190,8 @@ def bincount(x, minlength=0, *, weights=None, out=None, out_of_range="raise", al
     minlength : int
         The least output length.
     weights : array, optional
-        float32 or float64, the shape of x: the result holds float64 sums of weights (numpy's dtype).
+        Any of histogram()'s dtypes, the shape of x: the result holds float64 sums of the weights
+        (numpy's dtype, whatever the weights').
     out : array, optional
         1-D int64 (float64 with weights), any nonzero stride, on x's device, sharing no memory with
         x or weights, at least ``minlength`` long. Its length is the number of counted values; values outside ``[0, len(out))`` are handled by

@@ -49,14 +49,14 @@ enum class OutOfRange {
 };
 
 // out[b] = number of samples of x (any shape and strides, flattened) in bin b, or the sum of their
-// weights when `weights` is not null (same shape as x, float32 or float64; out float32/float64,
-// accumulated in float64). out: 1-D of `spec.bins` elements, int64 without weights. Never
-// synchronizes.
+// weights when `weights` is not null (same shape as x, any dtype; out of the weights' dtype, the
+// sums accumulated in float64 and converted once, as numpy's). out: 1-D of `spec.bins` elements,
+// int64 without weights. Never synchronizes.
 Status histogram(const TensorView& x, const TensorView* weights, const TensorView& out, const HistogramBinSpec& spec,
                  HistogramAlgorithm algorithm, cudaStream_t stream);
 
-// numpy.bincount into `out` (1-D int64, or float64 with weights): out[v] counts the samples equal
-// to v for v < len(out). Synchronizes only with OutOfRange::kRaise.
+// numpy.bincount into `out` (1-D int64, or float64 with weights of any dtype): out[v] counts the
+// samples equal to v for v < len(out). Synchronizes only with OutOfRange::kRaise.
 Status bincount(const TensorView& x, const TensorView* weights, const TensorView& out, OutOfRange out_of_range,
                 HistogramAlgorithm algorithm, cudaStream_t stream);
 

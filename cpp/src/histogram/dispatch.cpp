@@ -55,10 +55,6 @@ Status prepare(const char* op, const TensorView& x, const TensorView* w, const T
                       ", got " + dtype_name(x.dtype));
   }
   if (w != nullptr) {
-    if (w->dtype != DType::kFloat32 && w->dtype != DType::kFloat64) {
-      return type_error(std::string(op) + ": argument 'weights': expected float32 or float64, got " +
-                        dtype_name(w->dtype));
-    }
     bool same = w->ndim == x.ndim;
     for (int d = 0; same && d < x.ndim; ++d) same = w->shape[d] == x.shape[d];
     if (!same) {
@@ -139,7 +135,8 @@ Status run_on_device(HistogramLaunch l, DType out_dtype, HistogramAlgorithm algo
     GPUPRIMS_TRY(zero_output(l.out, l.bins, l.out_stride, stream, l.op));
     return l.weighted ? count_weighted(l) : run_counts(l, algorithm);
   }
-  // float32 sums: accumulate in float64 scratch, then round once into the output.
+  // Sums in another dtype (the weights': float32, float16, an integer, bool): accumulate in float64
+  // scratch, then convert once into the output (numpy's bincount(...).astype(weights.dtype)).
   StreamScratch sums;
   GPUPRIMS_TRY(sums.allocate(size_t(l.bins) * sizeof(double), l.device, stream, l.op));
   void* const out = l.out;
@@ -148,7 +145,7 @@ Status run_on_device(HistogramLaunch l, DType out_dtype, HistogramAlgorithm algo
   l.out_stride = 1;
   GPUPRIMS_TRY(zero_output(l.out, l.bins, 1, stream, l.op));
   GPUPRIMS_TRY(count_weighted(l));
-  return narrow_sums(static_cast<const double*>(l.out), static_cast<float*>(out), l.bins, out_stride, stream, l.op);
+  return convert_sums(static_cast<const double*>(l.out), out, out_dtype, l.bins, out_stride, stream, l.op);
 }
 
 }  // namespace

@@ -33,16 +33,14 @@ Status count_on_host(const HistogramLaunch& l, const Mapper& m) {
     if (!l.weighted) {
       ++counts[b];
     } else {
-      sums[b] += l.w_dtype == DType::kFloat32 ? static_cast<double>(static_cast<const float*>(l.w)[wo])
-                                               : static_cast<const double*>(l.w)[wo];
+      sums[b] += load_as<double>(l.w, wo, l.w_dtype);
     }
   }
   if (l.dropped != nullptr) *l.dropped = static_cast<unsigned long long>(dropped);
   for (int32_t b = 0; b < l.bins; ++b) {
     const int64_t at = int64_t(b) * l.out_stride;
     if (!l.weighted) static_cast<int64_t*>(l.out)[at] = counts[b];
-    else if (l.is_bincount || l.w_dtype == DType::kFloat64) static_cast<double*>(l.out)[at] = sums[b];
-    else static_cast<float*>(l.out)[at] = static_cast<float>(sums[b]);
+    else store_as(l.out, at, l.is_bincount ? DType::kFloat64 : l.w_dtype, sums[b]);
   }
   return Status::ok();
 }

@@ -51,9 +51,10 @@ Status count_warp_aggregated(const HistogramLaunch& launch);
 Status count_weighted(const HistogramLaunch& launch);  // float64 sums into launch.out
 Status count_host(const HistogramLaunch& launch);      // host.cpp: the CPU reference
 
-// output.cu: zero a strided 8-byte output; write float64 sums as float32.
+// output.cu: zero a strided 8-byte output; write float64 sums as `dtype` (the weights').
 Status zero_output(void* out, int64_t n, int64_t stride, cudaStream_t stream, const char* op);
-Status narrow_sums(const double* sums, float* out, int64_t n, int64_t stride, cudaStream_t stream, const char* op);
+Status convert_sums(const double* sums, void* out, DType dtype, int64_t n, int64_t stride, cudaStream_t stream,
+                    const char* op);
 
 }  // namespace histogram_detail
 }  // namespace gpuprims

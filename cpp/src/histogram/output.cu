@@ -1,7 +1,8 @@
 // Output preparation and conversion: zeroing a (possibly strided) 8-byte output before the counting
-// kernels add into it, and writing float64 weighted sums into a float32 output.
+// kernels add into it, and writing float64 weighted sums into an output of the weights' dtype.
 #include <cstdint>
 
+#include "gpuprims/core/numeric.hpp"
 #include "gpuprims/util/math.cuh"
 #include "launch.hpp"
 
@@ -18,9 +19,9 @@ __global__ void zero_words_kernel(unsigned long long* out, int64_t n, int64_t st
   }
 }
 
-__global__ void narrow_sums_kernel(const double* sums, float* out, int64_t n, int64_t stride) {
+__global__ void convert_sums_kernel(const double* sums, void* out, DType dtype, int64_t n, int64_t stride) {
   for (int64_t i = int64_t(blockIdx.x) * kOutputThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kOutputThreads) {
-    out[i * stride] = static_cast<float>(sums[i]);
+    store_as(out, i * stride, dtype, sums[i]);
   }
 }
 
@@ -38,9 +39,10 @@ Status zero_output(void* out, int64_t n, int64_t stride, cudaStream_t stream, co
   return check_launch(op, stream);
 }
 
-Status narrow_sums(const double* sums, float* out, int64_t n, int64_t stride, cudaStream_t stream, const char* op) {
+Status convert_sums(const double* sums, void* out, DType dtype, int64_t n, int64_t stride, cudaStream_t stream,
+                    const char* op) {
   if (n == 0) return Status::ok();
-  narrow_sums_kernel<<<output_blocks(n), kOutputThreads, 0, stream>>>(sums, out, n, stride);
+  convert_sums_kernel<<<output_blocks(n), kOutputThreads, 0, stream>>>(sums, out, dtype, n, stride);
   return check_launch(op, stream);
 }
 

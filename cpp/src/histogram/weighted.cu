@@ -20,7 +20,7 @@ Status count_weighted(const HistogramLaunch& l) {
     static const int resident = resident_blocks_per_sm(kernel, kWeightedThreads);
     const int64_t blocks = min_of<int64_t>(int64_t(l.sm_count) * resident,
                                            ceil_div<int64_t>(l.layout.n, kWeightedThreads));
-    WeightedArgs<Mapper> args{static_cast<const T*>(l.x), l.w, l.w_dtype == DType::kFloat32, l.layout, mapper,
+    WeightedArgs<Mapper> args{static_cast<const T*>(l.x), l.w, l.w_dtype, l.layout, mapper,
                               static_cast<double*>(l.out), l.out_stride, l.dropped};
     void* params[] = {&args};
     GPUPRIMS_CUDA_CHECK(l.op, cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks)),

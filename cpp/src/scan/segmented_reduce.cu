@@ -127,7 +127,7 @@ Status run_segments(const TensorView& in, const Segments& seg, SegmentedReduceAl
       };
       Acc acc = Op::template identity<Acc>();
       for (int64_t i = at(s); i < at(s + 1); ++i) acc = op(acc, cast_value<Acc>(x[i * seg.step]));
-      reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, acc);
+      store_as(seg.out, s * seg.out_step, seg.out_dtype, acc);
     }
     return Status::ok();
   }

@@ -7,6 +7,7 @@
 // additions varies from run to run, so weighted sums are not bitwise reproducible.
 #include <cstdint>
 
+#include "gpuprims/core/numeric.hpp"
 #include "gpuprims/histogram/mappers.hpp"
 #include "gpuprims/histogram/sample_layout.hpp"
 
@@ -24,8 +25,8 @@ __device__ __forceinline__ int32_t bin_without_table(const Mapper& m, typename M
 template <class Mapper>
 struct WeightedArgs {
   const typename Mapper::Sample* x;
-  const void* w;   // float32 or float64, laid out by layout.w_strides (or contiguous)
-  bool w_is_float32;
+  const void* w;   // any dtype (read as float64), laid out by layout.w_strides (or contiguous)
+  DType w_dtype;
   SampleLayout layout;
   Mapper map;
   double* out;     // float64 sums
@@ -45,9 +46,7 @@ __global__ void __launch_bounds__(kWeightedThreads) weighted_kernel(const __grid
       ++dropped;
       continue;
     }
-    const double w = a.w_is_float32 ? static_cast<double>(static_cast<const float*>(a.w)[wo])
-                                    : static_cast<const double*>(a.w)[wo];
-    atomicAdd(a.out + int64_t(b) * a.out_stride, w);
+    atomicAdd(a.out + int64_t(b) * a.out_stride, load_as<double>(a.w, wo, a.w_dtype));
   }
   if (a.dropped != nullptr && dropped != 0) atomicAdd(a.dropped, dropped);
 }

@@ -85,26 +85,5 @@ struct AccumulatorOf {
 template <class T, class Op, AccWidth kWidth>
 using acc_t = typename AccumulatorOf<T, Op, kWidth>::type;
 
-// Writes an accumulator value as `dtype` at element `offset` of `base`. Output dtypes are a runtime
-// choice (dtype=), converted once per output element, so kernels are not instantiated per output type.
-template <class Acc>
-GPUPRIMS_HD void store_as(void* base, int64_t offset, DType dtype, Acc v) {
-  switch (dtype) {
-    case DType::kBool: static_cast<bool*>(base)[offset] = cast_value<bool>(v); break;
-    case DType::kInt8: static_cast<int8_t*>(base)[offset] = cast_value<int8_t>(v); break;
-    case DType::kInt16: static_cast<int16_t*>(base)[offset] = cast_value<int16_t>(v); break;
-    case DType::kInt32: static_cast<int32_t*>(base)[offset] = cast_value<int32_t>(v); break;
-    case DType::kInt64: static_cast<int64_t*>(base)[offset] = cast_value<int64_t>(v); break;
-    case DType::kUInt8: static_cast<uint8_t*>(base)[offset] = cast_value<uint8_t>(v); break;
-    case DType::kUInt16: static_cast<uint16_t*>(base)[offset] = cast_value<uint16_t>(v); break;
-    case DType::kUInt32: static_cast<uint32_t*>(base)[offset] = cast_value<uint32_t>(v); break;
-    case DType::kUInt64: static_cast<uint64_t*>(base)[offset] = cast_value<uint64_t>(v); break;
-    case DType::kFloat16: static_cast<half_t*>(base)[offset] = cast_value<half_t>(v); break;
-    case DType::kBFloat16: static_cast<bfloat16_t*>(base)[offset] = cast_value<bfloat16_t>(v); break;
-    case DType::kFloat32: static_cast<float*>(base)[offset] = cast_value<float>(v); break;
-    case DType::kFloat64: static_cast<double*>(base)[offset] = cast_value<double>(v); break;
-  }
-}
-
 }  // namespace reduce_detail
 }  // namespace gpuprims

@@ -200,7 +200,7 @@ __device__ __forceinline__ void reduce_segment(const T* __restrict__ x, const Se
                                                int64_t len,
                                                typename BlockReduce<Acc, Shape::kThreads>::TempStorage& temp) {
   const Acc total = block_total<T, Acc, Op, Shape>(x, begin, len, temp);
-  if (threadIdx.x == 0) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
+  if (threadIdx.x == 0) store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
 }
 
 // Whether a segment of `len` items goes to the list: the one rule both kernels apply.
@@ -293,7 +293,7 @@ segmented_reduce_long_kernel(const T* __restrict__ x, Segments seg, LongSegments
       __threadfence();
       const Acc v = reduce_detail::combine_published<Shape::kThreads>(longs.partials + e.chunk_base, segment_chunks,
                                                                       op, temp);
-      if (threadIdx.x == 0) reduce_detail::store_as(seg.out, e.segment * seg.out_step, seg.out_dtype, v);
+      if (threadIdx.x == 0) store_as(seg.out, e.segment * seg.out_step, seg.out_dtype, v);
     }
     __syncthreads();  // temp and last_chunk are reused by the next chunk
   }

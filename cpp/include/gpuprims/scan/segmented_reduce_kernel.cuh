@@ -111,7 +111,7 @@ segmented_reduce_kernel(const T* __restrict__ x, Segments seg, bool vector_ok) {
       total = BlockReduce<Acc, kThreads>::reduce(part, op, temp);
       __syncthreads();  // temp is reused by the next segment
     }
-    if (rank == 0 && s < seg.count) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
+    if (rank == 0 && s < seg.count) store_as(seg.out, s * seg.out_step, seg.out_dtype, total);
   }
 }
 

@@ -157,7 +157,7 @@ __device__ __forceinline__ void range_tile(const T* __restrict__ x, const Segmen
       trail_seg = shfl_idx(s, src);
       trail = shfl_idx(v, src);
     }
-    if (active && !continuing && !is_long) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, v);
+    if (active && !continuing && !is_long) store_as(seg.out, s * seg.out_step, seg.out_dtype, v);
   }
   if (lane == 0) {
     parts.trail_seg[t] = trail_seg;
@@ -243,7 +243,7 @@ __device__ __forceinline__ void range_block_tile(const T* __restrict__ x, const 
       sm.trail_seg = s;
       sm.trail = v;
     }
-    if (active && !continuing && !is_long) reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, v);
+    if (active && !continuing && !is_long) store_as(seg.out, s * seg.out_step, seg.out_dtype, v);
     __syncthreads();  // every thread has read the list before it is reset
     if (threadIdx.x == 0) sm.pieces = 0;
     __syncthreads();
@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(kThreads) segmented_reduce_fixup_kernel(Segmen
     if (last - t <= kLaneChain) {
       Acc v = parts.trail[t];
       for (int64_t k = t + 1; k <= last; ++k) v = op(v, parts.lead[k]);
-      reduce_detail::store_as(seg.out, s * seg.out_step, seg.out_dtype, v);
+      store_as(seg.out, s * seg.out_step, seg.out_dtype, v);
     } else {
       queue[atomicAdd(&queued, 1)] = t;  // the queue's order does not change any result
     }
@@ -326,7 +326,7 @@ __global__ void __launch_bounds__(kThreads) segmented_reduce_fixup_kernel(Segmen
     const Acc part = group_partial<Acc, Acc, Op, kThreads, kUnroll>(parts.lead, tq + 1, last_tile(sq, tq) + 1, 1,
                                                                       true, threadIdx.x);
     const Acc v = BlockReduce<Acc, kThreads>::reduce(part, op, temp);
-    if (threadIdx.x == 0) reduce_detail::store_as(seg.out, sq * seg.out_step, seg.out_dtype, op(parts.trail[tq], v));
+    if (threadIdx.x == 0) store_as(seg.out, sq * seg.out_step, seg.out_dtype, op(parts.trail[tq], v));
     __syncthreads();  // temp is reused by the next segment
   }
 }
