@@ -66,6 +66,28 @@ def test_variant_axis_tuples(rng, algorithm, axis, keepdims):
     check(TORCH_CUDA, i, "int32", "min", (0, 2), keepdims=keepdims, algorithm=algorithm)
 
 
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+def test_two_step_reductions(rng, algorithm):
+    """Reduced runs that do not merge, each of 512 bytes or more (dispatch.cpp, run_in_two_steps):
+    the runs into a scratch of accumulators, then each output's runs. Every op and accumulator kind,
+    keepdims, an out= view, and a full sum of a view whose rows are cut short."""
+    need(TORCH_CUDA)
+    for dtype, op, result in (("float32", "sum", None), ("float16", "sum", None), ("bfloat16", "max", None),
+                              ("float64", "prod", None), ("int8", "sum", "int16"), ("uint16", "sum", None),
+                              ("bool", "max", None), ("int32", "min", None), ("float32", "sum", "float64")):
+        a = values_for(rng, 3 * 5 * 8 * 130, dtype, op).reshape(3, 5, 8, 130)  # NCHW, runs of 8 x 130
+        check(TORCH_CUDA, a, dtype, op, (0, 2, 3), keepdims=op == "max", algorithm=algorithm, result_dtype=result)
+        check(TORCH_CUDA, a, dtype, op, (0, 3), algorithm=algorithm, result_dtype=result)
+    wide = random_values(rng, 40 * 1000, "float32").reshape(40, 1000)
+    check(TORCH_CUDA, wide[:, :700], "float32", "sum", None, algorithm=algorithm)  # 40 runs of 700
+    check(TORCH_CUDA, wide[::-2, 100:900], "float32", "max", None, algorithm=algorithm)
+    x = TORCH_CUDA.make(wide.reshape(4, 10, 1000), "float32")
+    out = torch.full((20,), float("nan"), device="cuda")[::2]  # poisoned, strided
+    gpuprims.sum(x, axis=(0, 2), out=out, algorithm=algorithm)
+    np.testing.assert_allclose(to_numpy(out), wide.reshape(4, 10, 1000).astype(np.float64).sum(axis=(0, 2)),
+                               rtol=1e-5, atol=1e-3)
+
+
 @pytest.mark.parametrize("fw", framework_params("cuda"))
 @pytest.mark.parametrize("dtype", ("bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"))
 def test_frameworks(fw, rng, dtype):
@@ -476,6 +498,8 @@ def test_sanitize_small(rng, algorithm):
             a = values_for(rng, 3 * 257 * 5, dtype, op).reshape(3, 257, 5)
             for axis in (0, 1, 2, (0, 2)):
                 check(TORCH_CUDA, a, dtype, op, axis, algorithm=algorithm)
+            b = values_for(rng, 2 * 3 * 600, dtype, op).reshape(2, 3, 600)
+            check(TORCH_CUDA, b, dtype, op, (0, 2), algorithm=algorithm)  # two steps: runs of 600
     x = TORCH_CUDA.make(random_values(rng, 999, "float16"), "float16")
     for k in (1, 3):
         got = float(to_numpy(gpuprims.sum(x[k:], dtype="float64", algorithm=algorithm)))

@@ -170,5 +170,53 @@ Status make_reduce_layout(const TensorView& in, const TensorView& out, const Red
   return Status::ok();
 }
 
+bool split_inner_run(const ReduceLayout& l, ReduceLayout* inner, ReduceLayout* outer) {
+  const int last = l.red_ndim - 1;
+  if (l.red_ndim < 2 || l.red_strides[last] != 1 || l.keep_ndim + last > kMaxDims) return false;
+  int64_t outer_count = 1;
+  for (int d = 0; d < last; ++d) outer_count *= l.red_sizes[d];
+
+  ReduceLayout a;  // the run, for every (kept, outer reduced) index: rows of the scratch
+  a.row_len = l.red_sizes[last];
+  a.row_contiguous = true;
+  a.red_ndim = 1;
+  a.red_sizes[0] = a.row_len;
+  a.red_strides[0] = 1;
+  a.keep_ndim = l.keep_ndim + last;
+  for (int d = 0; d < l.keep_ndim; ++d) {
+    a.keep_sizes[d] = l.keep_sizes[d];
+    a.keep_in_strides[d] = l.keep_in_strides[d];
+  }
+  for (int d = 0; d < last; ++d) {
+    a.keep_sizes[l.keep_ndim + d] = l.red_sizes[d];
+    a.keep_in_strides[l.keep_ndim + d] = l.red_strides[d];
+  }
+  int64_t stride = 1;
+  for (int d = a.keep_ndim - 1; d >= 0; --d) {
+    a.keep_out_strides[d] = stride;
+    stride *= a.keep_sizes[d];
+  }
+  a.num_rows = l.num_rows * outer_count;
+
+  ReduceLayout b;  // each kept index's outer_count scratch values into its output
+  b.row_len = outer_count;
+  b.row_contiguous = true;
+  b.red_ndim = 1;
+  b.red_sizes[0] = outer_count;
+  b.red_strides[0] = 1;
+  b.keep_ndim = l.keep_ndim;
+  stride = outer_count;
+  for (int d = l.keep_ndim - 1; d >= 0; --d) {
+    b.keep_sizes[d] = l.keep_sizes[d];
+    b.keep_in_strides[d] = stride;
+    b.keep_out_strides[d] = l.keep_out_strides[d];
+    stride *= l.keep_sizes[d];
+  }
+  b.num_rows = l.num_rows;
+  *inner = a;
+  *outer = b;
+  return true;
+}
+
 }  // namespace reduce_detail
 }  // namespace gpuprims
