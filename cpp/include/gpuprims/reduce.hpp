@@ -56,8 +56,12 @@ struct ReduceOptions {
 // out = reduce(in) along options.axes (or over everything). `out` has the input's shape without the
 // reduced axes (or with them kept as size 1), or one element when all_axes. out.dtype is the result dtype and
 // decides the accumulator: integers accumulate exactly in 64 bits (wrapping), float16/bfloat16/
-// float32 in float32 (float64 when out is float64), float64 in float64. CPU views run the CPU
-// reference; CUDA views run on their own device, ordered on `stream`. Never synchronizes.
+// float32 in float32 (float64 when out is float64), float64 in float64. Any out.dtype: the result is
+// the reduction converted once. numpy instead reduces x converted to dtype, which differs for an
+// integer sum or product of floats and for a bool result of non-bool elements; gpuprims.reduce
+// refuses those two (reduce.py), while scan's conversion uses them here on one-element rows, where
+// the two agree. CPU views run the CPU reference; CUDA views run on their own device, ordered on
+// `stream`. Never synchronizes.
 Status reduce(const TensorView& in, const TensorView& out, const ReduceOptions& options,
               cudaStream_t stream);
 

@@ -124,15 +124,14 @@ Status run_variant(ReduceAlgorithm algorithm, const ReduceLaunch& l) {
   return reduce_vectorized(l);
 }
 
-// The dtype of the accumulator a variant uses for `l` (reduce_ops.hpp, AccumulatorOf): the element
-// type for min and max; for sums and products 64-bit integers (bool read as uint8: unsigned), float64
-// for float64 elements or results, else float32.
-DType accumulator_dtype(const ReduceLaunch& l) {
-  if (l.op == ReduceOp::kMin || l.op == ReduceOp::kMax) return l.in_dtype;
-  if (!is_floating(l.in_dtype)) return is_signed_integer(l.in_dtype) ? DType::kInt64 : DType::kUInt64;
-  const bool wide = l.in_dtype == DType::kFloat64 || l.width == reduce_detail::AccWidth::kWide;
-  return wide ? DType::kFloat64 : DType::kFloat32;
-}
+// The dtype of the accumulator the variants use for `l`: read off the same dispatch that instantiates
+// them (reduce_ops.hpp's AccumulatorOf), so the rule is written once.
+template <class T, class Acc, class Op>
+struct AccumulatorDType {
+  static DType run(const ReduceLaunch&) { return dtype_of<Acc>::value; }
+};
+
+DType accumulator_dtype(const ReduceLaunch& l) { return reduce_detail::dispatch_reduce_types<AccumulatorDType>(l); }
 
 // Rows whose reduced elements are several contiguous runs (dimensions that do not merge: axis=(0, 2)
 // of a contiguous 3-d array, axis=(0, 2, 3) of NCHW, a full sum of x[:, :k]) reach the kernels as

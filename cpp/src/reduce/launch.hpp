@@ -39,10 +39,11 @@ Status reduce_bulk_copy(const ReduceLaunch& launch);
 Status reduce_window(const ReduceLaunch& launch);
 Status reduce_host(const ReduceLaunch& launch);  // host.cpp: the CPU reference
 
-// Calls Runner<T, Acc, Op>::run(launch) for the launch's element type, operator and accumulator.
+// Calls Runner<T, Acc, Op>::run(launch) for the launch's element type, operator and accumulator, and
+// returns what it returns (the variants' Status; dispatch.cpp also asks for the accumulator's dtype).
 // bool elements are read as uint8 (DLPack bools are bytes holding 0 or 1).
 template <template <class, class, class> class Runner, class T, class Op>
-Status run_with_accumulator(const ReduceLaunch& launch) {
+auto run_with_accumulator(const ReduceLaunch& launch) {
   constexpr bool kFloatSumOrProd = !std::is_integral<T>::value && !std::is_same<T, double>::value && is_sum_or_prod<Op>;
   if constexpr (kFloatSumOrProd) {
     if (launch.width == AccWidth::kWide) return Runner<T, acc_t<T, Op, AccWidth::kWide>, Op>::run(launch);
@@ -51,8 +52,9 @@ Status run_with_accumulator(const ReduceLaunch& launch) {
 }
 
 template <template <class, class, class> class Runner>
-Status dispatch_reduce_types(const ReduceLaunch& launch) {
-  return visit_dtype(launch.in_dtype, [&](auto tag) -> Status {
+auto dispatch_reduce_types(const ReduceLaunch& launch) {
+  using Result = decltype(Runner<float, float, Sum>::run(launch));
+  return visit_dtype(launch.in_dtype, [&](auto tag) -> Result {
     using Tag = typename decltype(tag)::type;
     using T = std::conditional_t<std::is_same<Tag, bool>::value, uint8_t, Tag>;
     switch (launch.op) {
