@@ -311,7 +311,7 @@ def test_variants_listing():
     rows = gpuprims.variants("reduce")
     names = [v.name for v in rows]
     assert names == ["atomic_naive", "smem_interleaved", "smem_sequential", "warp_shuffle", "atomic_per_block",
-                     "vectorized", "thread_per_output", "column_tiles", "bulk_copy", "window"]
+                     "vectorized", "thread_per_output", "warp_per_row", "column_tiles", "bulk_copy", "window"]
     assert all(v.description for v in rows)
     assert [v.name for v in rows if not v.deterministic] == ["atomic_naive", "atomic_per_block"]
     with pytest.raises(ValueError, match="variants: argument 'family'"):

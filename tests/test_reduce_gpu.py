@@ -88,6 +88,29 @@ def test_two_step_reductions(rng, algorithm):
                                rtol=1e-5, atol=1e-3)
 
 
+@pytest.mark.parametrize("algorithm", ("auto", "warp_per_row", "vectorized"))
+def test_many_short_rows(rng, algorithm):
+    """Thousands of contiguous rows of 40 .. 1031 elements ("auto" takes warp_per_row from 16 rows
+    per SM): odd lengths, so most rows start off a 16-byte boundary, groups of 4 and 8 lanes
+    narrower than a vector of 1- and 2-byte elements, a view one element into its buffer, and
+    two-step reductions whose first step enumerates its runs in address order (kept
+    and reduced dimensions interleaved, so the scratch's order differs from the rows')."""
+    need(TORCH_CUDA)
+    for shape, dtype, op, result in (((2500, 1023), "float32", "sum", None), ((2500, 1031), "bfloat16", "max", None),
+                                     ((2300, 515), "int32", "sum", None), ((2200, 257), "float64", "prod", None),
+                                     ((3000, 40), "float16", "sum", None), ((2400, 300), "int8", "sum", "int16"),
+                                     ((3000, 70), "uint8", "max", None)):
+        a = values_for(rng, int(np.prod(shape)), dtype, op).reshape(shape)
+        check(TORCH_CUDA, a, dtype, op, -1, algorithm=algorithm, result_dtype=result)
+        check(MisalignedTorch(1), a, dtype, op, 1, keepdims=True, algorithm=algorithm, result_dtype=result)
+    a = random_values(rng, 5 * 80 * 6 * 200, "float32").reshape(5, 80, 6, 200)
+    for keepdims in (False, True):
+        check(TORCH_CUDA, a, "float32", "sum", (1, 3), keepdims=keepdims, algorithm=algorithm)
+        check(TORCH_CUDA, a, "float32", "min", (3, 0), keepdims=keepdims, algorithm=algorithm)
+    i = values_for(rng, 7 * 600 * 3 * 130, "int32", "sum").reshape(7, 600, 3, 130)  # runs of 520 bytes
+    check(TORCH_CUDA, i, "int32", "sum", (0, 3), algorithm=algorithm)
+
+
 @pytest.mark.parametrize("fw", framework_params("cuda"))
 @pytest.mark.parametrize("dtype", ("bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"))
 def test_frameworks(fw, rng, dtype):

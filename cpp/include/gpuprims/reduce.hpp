@@ -22,6 +22,7 @@ enum class ReduceAlgorithm {
   kAtomicPerBlock,    // grid-stride + warp shuffles, one atomic per block
   kVectorized,        // 16-byte loads, unrolled grid-stride, single pass with last-block combine
   kThreadPerOutput,   // one thread per output element, looping over its row
+  kWarpPerRow,        // a warp per row: many contiguous rows of a few KiB
   kColumnTiles,       // tiles of adjacent outputs: coalesced reductions along an outer axis
   kBulkCopy,          // vectorized's partition fed by sm_90 bulk copies into shared-memory stages
   kWindow,            // small blocks in index order, partials combined by a second launch

@@ -31,6 +31,9 @@ const std::vector<ReduceVariantInfo>& reduce_variants() {
        "combine; run-to-run deterministic", true},
       {ReduceAlgorithm::kThreadPerOutput, "thread_per_output",
        "one thread per output element looping over its row: for many short rows", true},
+      {ReduceAlgorithm::kWarpPerRow, "warp_per_row",
+       "a warp per row, 4 16-byte loads in flight per lane, warp shuffles, no workspace: for many contiguous "
+       "rows of a few KiB", true},
       {ReduceAlgorithm::kColumnTiles, "column_tiles",
        "tiles of 128 adjacent outputs x 8 reduced rows (each warp reads 512 contiguous bytes), split across "
        "blocks with a deterministic last-block combine: reductions along an outer axis", true},
@@ -88,7 +91,18 @@ ReduceAlgorithm choose_algorithm(const ReduceLaunch& l) {
   const bool outputs_adjacent = layout.keep_ndim > 0 && layout.keep_in_strides[layout.keep_ndim - 1] == 1;
   if (!layout.row_contiguous && layout.num_rows > 1 && outputs_adjacent) return ReduceAlgorithm::kColumnTiles;
   const bool many_rows = layout.num_rows >= int64_t(l.sm_count) * 64;
-  if (many_rows && (!layout.row_contiguous || layout.row_len <= 32)) return ReduceAlgorithm::kThreadPerOutput;
+  const int64_t row_bytes = layout.row_len * int64_t(dtype_size(l.in_dtype));
+  if (many_rows && (!layout.row_contiguous || row_bytes < 64)) return ReduceAlgorithm::kThreadPerOutput;
+  // Contiguous rows of 64 bytes to 16 KiB, at least 16 per SM: a warp (or a group of lanes) each,
+  // where `vectorized` gives each a block and thread_per_output reads a row per thread
+  // (bench/tune/reduce_short_rows.py, session 38 run 2, H100, 2^28 float32 in rows of 16 / 32 /
+  // 128 / 1024 / 2048 / 3136 / 4096 elements: warp_per_row 1223 / 1730 / 3005 / 3149 / 3145 / 3117
+  // / 3105 GB/s; vectorized 56 / 111 / 436 / 2276 / 3159 / 2951 / 3145; thread_per_output 461 /
+  // 188 at 16 / 32; torch.sum 630 / 616 / 2179 / 3044 / 3070 / 2981 / 3051).
+  constexpr int64_t kWarpRowBytes = int64_t(16) << 10;
+  if (layout.row_contiguous && layout.num_rows >= int64_t(l.sm_count) * 16 && row_bytes < kWarpRowBytes) {
+    return ReduceAlgorithm::kWarpPerRow;
+  }
   // Rows of a MiB and more on sm_90 and newer: small blocks in index order and a second launch
   // (reduce_window.cuh: 1.014-1.020x CUB at 1 GiB on an H100 where bulk_copy ran 0.981-0.988x and
   // vectorized 0.992-0.997x; 1.009-1.016x in the benchmark, sessions 14, 16, 29). On the H200 the
@@ -115,6 +129,7 @@ Status run_variant(ReduceAlgorithm algorithm, const ReduceLaunch& l) {
     case ReduceAlgorithm::kWarpShuffle: return reduce_warp_shuffle(l);
     case ReduceAlgorithm::kAtomicPerBlock: return reduce_atomic_per_block(l);
     case ReduceAlgorithm::kThreadPerOutput: return reduce_thread_per_output(l);
+    case ReduceAlgorithm::kWarpPerRow: return reduce_warp_per_row(l);
     case ReduceAlgorithm::kColumnTiles: return reduce_column_tiles(l);
     case ReduceAlgorithm::kBulkCopy: return reduce_bulk_copy(l);
     case ReduceAlgorithm::kWindow: return reduce_window(l);

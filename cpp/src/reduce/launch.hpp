@@ -34,6 +34,7 @@ Status reduce_warp_shuffle(const ReduceLaunch& launch);
 Status reduce_atomic_per_block(const ReduceLaunch& launch);
 Status reduce_vectorized(const ReduceLaunch& launch);
 Status reduce_thread_per_output(const ReduceLaunch& launch);
+Status reduce_warp_per_row(const ReduceLaunch& launch);
 Status reduce_column_tiles(const ReduceLaunch& launch);
 Status reduce_bulk_copy(const ReduceLaunch& launch);
 Status reduce_window(const ReduceLaunch& launch);

@@ -41,8 +41,8 @@ def _full_sum_case(torch, name, n, dtype, l2_bytes, copy, slow_reps):
     rows.append(("cub::DeviceReduce::Sum", cub_ms))
     rows.append(("torch.sum", median_ms(lambda: torch.sum(cur[0], dtype=dtype), before=rotate)))
     for v in gpuprims.variants("reduce"):
-        if v.name in ("thread_per_output", "column_tiles"):
-            continue  # one output: a single thread's (or tile column's) work
+        if v.name in ("thread_per_output", "warp_per_row", "column_tiles"):
+            continue  # one output: a single thread's (warp's, tile column's) work
         reps = slow_reps if v.name == "atomic_naive" else 20
         ms = median_ms(lambda: gpuprims.sum(cur[0], dtype=dname, out=out, algorithm=v.name), before=rotate,
                        reps=reps, warmup=1 if reps < 20 else 3)
@@ -63,7 +63,7 @@ def _axis_case(torch, name, shape, axis, l2_bytes, copy):
     nbytes = 4 * (n + out.numel())
     peer_ms = median_ms(lambda: torch.sum(cur[0], dim=axis), before=rotate)
     rows = [("torch.sum", peer_ms)]
-    for algorithm in ("vectorized", "column_tiles", "thread_per_output", "auto"):
+    for algorithm in ("vectorized", "warp_per_row", "column_tiles", "thread_per_output", "auto"):
         rows.append((algorithm, median_ms(lambda: gpuprims.sum(cur[0], axis=axis, out=out, algorithm=algorithm),
                                           before=rotate)))
     return [bandwidth_row(name, impl, ms, nbytes, copy, peer_ms, "torch") for impl, ms in rows]
@@ -81,6 +81,8 @@ def run(quick: bool = False) -> dict:
     rows_shape = (4096, 2048) if quick else (16384, 8192)
     cases += _axis_case(torch, f"row sum float32 {rows_shape[0]}x{rows_shape[1]} axis=1", rows_shape, 1, l2, copy)
     cases += _axis_case(torch, f"column sum float32 {rows_shape[0]}x{rows_shape[1]} axis=0", rows_shape, 0, l2, copy)
+    short_shape = (65536, 1024) if quick else (262144, 1024)  # rows of 4 KiB: a warp each
+    cases += _axis_case(torch, f"row sum float32 {short_shape[0]}x{short_shape[1]} axis=1", short_shape, 1, l2, copy)
 
     small = torch.randn(1024, device="cuda")
     out = torch.empty((), device="cuda")

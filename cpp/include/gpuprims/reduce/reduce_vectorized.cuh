@@ -68,9 +68,20 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
 #pragma unroll
   for (int u = 0; u < kUnroll * kSplit; ++u) acc[u] = Op::template identity<Acc>();
 
+  // The head and the tail hold fewer than kLanes scalars each: one step of the row's threads takes
+  // them, except where a group narrower than a vector's lanes reads the row (warp_per_row's groups
+  // of 4 or 8 lanes, 1- and 2-byte elements), which loops.
   const int64_t gtid = part * kThreads + tid;
+  const int64_t threads = parts * kThreads;
+  const auto add_scalars = [&](int64_t i, int64_t end) {
+    if constexpr (kThreads >= kLanes) {
+      if (i < end) acc[0] = op(acc[0], cast_value<Acc>(row[i]));
+    } else {
+      for (; i < end; i += threads) acc[0] = op(acc[0], cast_value<Acc>(row[i]));
+    }
+  };
   const int64_t head = aligned_head(row, n);
-  if (gtid < head) acc[0] = op(acc[0], cast_value<Acc>(row[gtid]));
+  add_scalars(gtid, head);
 
   const T* body = row + head;
   const int64_t num_vec = (n - head) / kLanes;
@@ -96,8 +107,7 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
 #pragma unroll
     for (int l = 0; l < kLanes; ++l) acc[0] = op(acc[0], cast_value<Acc>(x.lane[l]));
   }
-  const int64_t tail = head + num_vec * kLanes + gtid;
-  if (tail < n) acc[0] = op(acc[0], cast_value<Acc>(row[tail]));
+  add_scalars(head + num_vec * kLanes + gtid, n);
 
 #pragma unroll
   for (int u = 1; u < kUnroll * kSplit; ++u) acc[0] = op(acc[0], acc[u]);
