@@ -32,8 +32,8 @@ const std::vector<ReduceVariantInfo>& reduce_variants() {
       {ReduceAlgorithm::kThreadPerOutput, "thread_per_output",
        "one thread per output element looping over its row: for many short rows", true},
       {ReduceAlgorithm::kWarpPerRow, "warp_per_row",
-       "a warp per row, 4 16-byte loads in flight per lane, warp shuffles, no workspace: for many contiguous "
-       "rows of a few KiB", true},
+       "a warp per row (4, 8 or 16 lanes for rows under 2 KiB), about 4 16-byte loads in flight per lane, "
+       "shuffles, no workspace: for many contiguous rows of 64 bytes to a few KiB", true},
       {ReduceAlgorithm::kColumnTiles, "column_tiles",
        "tiles of 128 adjacent outputs x 8 reduced rows (each warp reads 512 contiguous bytes), split across "
        "blocks with a deterministic last-block combine: reductions along an outer axis", true},
@@ -95,10 +95,10 @@ ReduceAlgorithm choose_algorithm(const ReduceLaunch& l) {
   if (many_rows && (!layout.row_contiguous || row_bytes < 64)) return ReduceAlgorithm::kThreadPerOutput;
   // Contiguous rows of 64 bytes to 16 KiB, at least 16 per SM: a warp (or a group of lanes) each,
   // where `vectorized` gives each a block and thread_per_output reads a row per thread
-  // (bench/tune/reduce_short_rows.py, session 38 run 2, H100, 2^28 float32 in rows of 16 / 32 /
-  // 128 / 1024 / 2048 / 3136 / 4096 elements: warp_per_row 1223 / 1730 / 3005 / 3149 / 3145 / 3117
-  // / 3105 GB/s; vectorized 56 / 111 / 436 / 2276 / 3159 / 2951 / 3145; thread_per_output 461 /
-  // 188 at 16 / 32; torch.sum 630 / 616 / 2179 / 3044 / 3070 / 2981 / 3051).
+  // (bench/tune/reduce_short_rows.py, session 38 run 3, H100, 2^28 float32 in rows of 16 / 32 /
+  // 128 / 1024 / 2048 / 3136 / 4096 elements: warp_per_row 1229 / 1736 / 3009 / 3147 / 3142 / 3115
+  // / 3101 GB/s; vectorized 56 / 112 / 439 / 2287 / 3161 / 2961 / 3145; thread_per_output 466 /
+  // 188 at 16 / 32; torch.sum 634 / 620 / 2192 / 3044 / 3075 / 2985 / 3052; docs/reduce.md).
   constexpr int64_t kWarpRowBytes = int64_t(16) << 10;
   if (layout.row_contiguous && layout.num_rows >= int64_t(l.sm_count) * 16 && row_bytes < kWarpRowBytes) {
     return ReduceAlgorithm::kWarpPerRow;
