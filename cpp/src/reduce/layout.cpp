@@ -182,30 +182,22 @@ bool split_inner_run(const ReduceLayout& l, ReduceLayout* inner, ReduceLayout* o
   a.red_ndim = 1;
   a.red_sizes[0] = a.row_len;
   a.red_strides[0] = 1;
-  a.keep_ndim = l.keep_ndim + last;
-  // The scratch holds row kept_index * outer_count + outer_index; its dimensions, outermost first,
-  // are the kept ones then the outer reduced ones.
-  for (int d = 0; d < l.keep_ndim; ++d) {
-    a.keep_sizes[d] = l.keep_sizes[d];
-    a.keep_in_strides[d] = l.keep_in_strides[d];
-  }
-  for (int d = 0; d < last; ++d) {
-    a.keep_sizes[l.keep_ndim + d] = l.red_sizes[d];
-    a.keep_in_strides[l.keep_ndim + d] = l.red_strides[d];
-  }
-  int64_t stride = 1;
-  for (int d = a.keep_ndim - 1; d >= 0; --d) {
-    a.keep_out_strides[d] = stride;
-    stride *= a.keep_sizes[d];
-  }
-  // The kernels take rows in index order, so enumerate them in address order (dimensions by input
-  // stride, largest first): the warps in flight then read neighbouring runs, where the scratch's
-  // order would take axis=(0, 2) of a (64, 4096, 1024) array in runs 16 MiB apart. Each row keeps
-  // its scratch slot through its output strides.
+  // The rows' dimensions: the kept ones, then the outer reduced ones. The scratch holds them in that
+  // order (slot kept_index * outer_count + outer_index, its strides computed here), but the kernels
+  // take rows in index order, so they are enumerated in address order (dimensions by input stride,
+  // largest first): the warps in flight then read neighbouring runs, where the scratch's order
+  // would take axis=(0, 2) of a (64, 4096, 1024) array in runs 16 MiB apart.
   Dims rows;
-  for (int d = 0; d < a.keep_ndim; ++d) rows.push({a.keep_sizes[d], a.keep_in_strides[d], a.keep_out_strides[d]});
+  for (int d = 0; d < l.keep_ndim; ++d) rows.push({l.keep_sizes[d], l.keep_in_strides[d], 0});
+  for (int d = 0; d < last; ++d) rows.push({l.red_sizes[d], l.red_strides[d], 0});
+  int64_t stride = 1;
+  for (int d = rows.count - 1; d >= 0; --d) {
+    rows.dim[d].out_stride = stride;
+    stride *= rows.dim[d].size;
+  }
   std::stable_sort(rows.begin(), rows.end(), [](const Dim& x, const Dim& y) { return x.in_stride > y.in_stride; });
-  for (int d = 0; d < a.keep_ndim; ++d) {
+  a.keep_ndim = rows.count;
+  for (int d = 0; d < rows.count; ++d) {
     a.keep_sizes[d] = rows.dim[d].size;
     a.keep_in_strides[d] = rows.dim[d].in_stride;
     a.keep_out_strides[d] = rows.dim[d].out_stride;

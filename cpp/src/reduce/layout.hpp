@@ -14,9 +14,10 @@ Status make_reduce_layout(const TensorView& in, const TensorView& out, const Red
                           ReduceLayout* layout, const void** in_base);
 
 // A layout whose innermost reduced dimension is a contiguous run, split in two (dispatch.cpp, the
-// two-step reduction): `inner` reduces that run for every kept and outer reduced index, row
-// r = kept_index * outer_count + outer_index of a contiguous scratch; `outer` reduces each kept
-// index's outer_count scratch values (contiguous) into the original outputs. False (nothing
+// two-step reduction): `inner` reduces that run for every kept and outer reduced index into slot
+// kept_index * outer_count + outer_index of a contiguous scratch (its rows enumerated in address
+// order); `outer` reduces each kept index's outer_count scratch values (contiguous) into the
+// original outputs. False (nothing
 // written) where the run is not the innermost stride-1 dimension of two or more, or where the kept
 // and outer reduced dimensions together exceed kMaxDims.
 bool split_inner_run(const ReduceLayout& layout, ReduceLayout* inner, ReduceLayout* outer);

@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gpuprims/core/config.hpp"
+
 namespace gpuprims {
 
 enum class DType : uint8_t {
@@ -54,9 +56,14 @@ template <> struct dtype_of<double> { static constexpr DType value = DType::kFlo
 
 template <class T> struct type_tag { using type = T; };
 
-// Calls f(type_tag<T>{}) with the C++ type of `t`. The single dtype switch of the library.
+// Calls f(type_tag<T>{}) with the C++ type of `t`. The single dtype switch of the library, on the
+// host and in kernels (numeric.hpp's store_as / load_as: an output or input dtype chosen at run
+// time). The exec-check pragma lets host callers pass host-only functors without a warning.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
 template <class F>
-decltype(auto) visit_dtype(DType t, F&& f) {
+GPUPRIMS_HD decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
     case DType::kBool: return f(type_tag<bool>{});
     case DType::kInt8: return f(type_tag<int8_t>{});

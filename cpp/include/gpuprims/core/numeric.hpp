@@ -124,43 +124,20 @@ GPUPRIMS_HD To cast_value(From v) {
 // (dtype=), converted once per output element, so kernels are not instantiated per output type.
 template <class From>
 GPUPRIMS_HD void store_as(void* base, int64_t offset, DType dtype, From v) {
-  switch (dtype) {
-    case DType::kBool: static_cast<bool*>(base)[offset] = cast_value<bool>(v); break;
-    case DType::kInt8: static_cast<int8_t*>(base)[offset] = cast_value<int8_t>(v); break;
-    case DType::kInt16: static_cast<int16_t*>(base)[offset] = cast_value<int16_t>(v); break;
-    case DType::kInt32: static_cast<int32_t*>(base)[offset] = cast_value<int32_t>(v); break;
-    case DType::kInt64: static_cast<int64_t*>(base)[offset] = cast_value<int64_t>(v); break;
-    case DType::kUInt8: static_cast<uint8_t*>(base)[offset] = cast_value<uint8_t>(v); break;
-    case DType::kUInt16: static_cast<uint16_t*>(base)[offset] = cast_value<uint16_t>(v); break;
-    case DType::kUInt32: static_cast<uint32_t*>(base)[offset] = cast_value<uint32_t>(v); break;
-    case DType::kUInt64: static_cast<uint64_t*>(base)[offset] = cast_value<uint64_t>(v); break;
-    case DType::kFloat16: static_cast<half_t*>(base)[offset] = cast_value<half_t>(v); break;
-    case DType::kBFloat16: static_cast<bfloat16_t*>(base)[offset] = cast_value<bfloat16_t>(v); break;
-    case DType::kFloat32: static_cast<float*>(base)[offset] = cast_value<float>(v); break;
-    case DType::kFloat64: static_cast<double*>(base)[offset] = cast_value<double>(v); break;
-  }
+  visit_dtype(dtype, [&](auto tag) {
+    using To = typename decltype(tag)::type;
+    static_cast<To*>(base)[offset] = cast_value<To>(v);
+  });
 }
 
 // Reads element `offset` of `base`, held as `dtype`, converted to To: inputs whose dtype is a
 // runtime choice (a histogram's weights) read through one instantiation.
 template <class To>
 GPUPRIMS_HD To load_as(const void* base, int64_t offset, DType dtype) {
-  switch (dtype) {
-    case DType::kBool: return cast_value<To>(static_cast<const bool*>(base)[offset]);
-    case DType::kInt8: return cast_value<To>(static_cast<const int8_t*>(base)[offset]);
-    case DType::kInt16: return cast_value<To>(static_cast<const int16_t*>(base)[offset]);
-    case DType::kInt32: return cast_value<To>(static_cast<const int32_t*>(base)[offset]);
-    case DType::kInt64: return cast_value<To>(static_cast<const int64_t*>(base)[offset]);
-    case DType::kUInt8: return cast_value<To>(static_cast<const uint8_t*>(base)[offset]);
-    case DType::kUInt16: return cast_value<To>(static_cast<const uint16_t*>(base)[offset]);
-    case DType::kUInt32: return cast_value<To>(static_cast<const uint32_t*>(base)[offset]);
-    case DType::kUInt64: return cast_value<To>(static_cast<const uint64_t*>(base)[offset]);
-    case DType::kFloat16: return cast_value<To>(static_cast<const half_t*>(base)[offset]);
-    case DType::kBFloat16: return cast_value<To>(static_cast<const bfloat16_t*>(base)[offset]);
-    case DType::kFloat32: return cast_value<To>(static_cast<const float*>(base)[offset]);
-    case DType::kFloat64: break;
-  }
-  return cast_value<To>(static_cast<const double*>(base)[offset]);
+  return visit_dtype(dtype, [&](auto tag) {
+    using From = typename decltype(tag)::type;
+    return cast_value<To>(static_cast<const From*>(base)[offset]);
+  });
 }
 
 }  // namespace gpuprims
