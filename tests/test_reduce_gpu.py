@@ -388,24 +388,58 @@ def test_a_held_import_may_outlive_its_launch_stream(rng):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_torch_fast_path_matches_general_path(rng, dtype, monkeypatch):
-    """gpuprims.sum(t) of a CUDA tensor runs in C++ (_C.reduce_all_torch) without the Python array
-    layer; it must give what the general path gives: value, dtype, device, a fresh tensor."""
+    """Calls on CUDA tensors with dtype= and stream= at their defaults run in C++ (_C.reduce_torch)
+    without the Python array layer; they must give what the general path gives: value, dtype,
+    shape, device, a fresh tensor (or out=, written)."""
     need(TORCH_CUDA)
     from gpuprims import _interop
 
+    axes = (None, -1, 0, (0, 2), [2, 1], (), (-3, -2, -1))
     for op in OPS:
-        x = TORCH_CUDA.make(values_for(rng, 4099, dtype, op), dtype)[1:]  # misaligned start
-        general = gpuprims.reduce(x, op, stream=torch.cuda.current_stream())  # stream=: the general path
-        with monkeypatch.context() as m:
-            m.setattr(_interop, "prepare_input", lambda *a, **k: pytest.fail("fast path not taken"))
-            fast = gpuprims.reduce(x, op)
-            again = gpuprims.reduce(x, op)
-        assert isinstance(fast, torch.Tensor) and fast.device == x.device and fast.shape == ()
-        assert fast.dtype == general.dtype and fast.data_ptr() != again.data_ptr()
-        np.testing.assert_array_equal(to_numpy(fast), to_numpy(general))
+        base = TORCH_CUDA.make(values_for(rng, 6 * 35 * 41 + 1, dtype, op), dtype)[1:].view(6, 35, 41)
+        for x in (base, base.transpose(0, 2)[:, ::2]):  # misaligned start; a strided view
+            for axis in axes:
+                for keepdims in (False, True):
+                    # stream=: the general path
+                    general = gpuprims.reduce(x, op, axis, keepdims=keepdims, stream=torch.cuda.current_stream())
+                    with monkeypatch.context() as m:
+                        m.setattr(_interop, "prepare_input", lambda *a, **k: pytest.fail("fast path not taken"))
+                        fast = gpuprims.reduce(x, op, axis, keepdims=keepdims)
+                        again = gpuprims.reduce(x, op, axis, keepdims=keepdims)
+                        out = torch.full_like(general, 7)  # poisoned
+                        into = gpuprims.reduce(x, op, axis, keepdims=keepdims, out=out)
+                    what = f"{op} {tuple(x.shape)} {x.stride()} axis={axis} keepdims={keepdims}"
+                    assert isinstance(fast, torch.Tensor) and fast.device == x.device, what
+                    assert fast.shape == general.shape and fast.dtype == general.dtype, what
+                    assert fast.is_contiguous() and fast.data_ptr() != again.data_ptr(), what
+                    assert into is out, what
+                    np.testing.assert_array_equal(to_numpy(fast), to_numpy(general), err_msg=what)
+                    np.testing.assert_array_equal(to_numpy(out), to_numpy(general), err_msg=what)
+
+
+def test_torch_fast_path_declines_to_the_general_path():
+    """What the C++ fast path does not take reaches the general path, which raises its typed errors."""
+    need(TORCH_CUDA)
+    x = torch.randn(4, 5, device="cuda")
     assert gpuprims.sum(torch.zeros(0, device="cuda")).item() == 0.0
     with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
         gpuprims.max(torch.zeros(0, device="cuda"))
+    with pytest.raises(ValueError, match=r"argument 'axis': expected an int in \[-2, 2\)"):
+        gpuprims.sum(x, axis=2)
+    with pytest.raises(ValueError, match="expected each axis once"):
+        gpuprims.sum(x, axis=(1, -1))
+    with pytest.raises(TypeError, match="argument 'axis'"):
+        gpuprims.sum(x, axis=1.0)
+    with pytest.raises(TypeError, match="argument 'out': expected dtype float32, got float64"):
+        gpuprims.sum(x, axis=1, out=torch.empty(4, dtype=torch.float64, device="cuda"))
+    with pytest.raises(ValueError, match="argument 'out'"):
+        gpuprims.sum(x, axis=1, out=torch.empty(5, device="cuda"))
+    with pytest.raises(ValueError, match="same device"):
+        gpuprims.sum(x, axis=1, out=torch.empty(4))
+    with pytest.raises(TypeError, match="does not require grad"):
+        gpuprims.sum(x, axis=1, out=torch.empty(4, device="cuda", requires_grad=True))
+    # numpy-like integer axes that are not Python ints take the general path and the same result
+    np.testing.assert_array_equal(to_numpy(gpuprims.sum(x, axis=np.int64(1))), to_numpy(gpuprims.sum(x, axis=1)))
 
 
 @pytest.mark.skipif(cupy is None, reason="cupy is not installed")

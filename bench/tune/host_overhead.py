@@ -65,7 +65,7 @@ rows = {
     "x.dtype": lambda: x.dtype,
     "x.shape + x.stride()": lambda: (x.shape, x.stride()),
     "x.numel() + x.is_contiguous()": lambda: (x.numel(), x.is_contiguous()),
-    "_C.reduce_all_torch (no Python frames)": lambda: _C.reduce_all_torch(x, "sum", "auto"),
+    "_C.reduce_torch (no Python frames)": lambda: _C.reduce_torch(x, "sum", None, False, "auto", None),
     "gpuprims.reduce(x) (one frame more than sum)": lambda: gpuprims.reduce(x),
     "framework_of": lambda: _interop.framework_of(x, "reduce", "x"),
     "out.new_empty(())": lambda: out.new_empty(()),

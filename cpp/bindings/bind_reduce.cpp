@@ -14,6 +14,38 @@
 namespace nb = nanobind;
 
 namespace gpuprims {
+namespace {
+
+// axis (None, a Python int or a tuple / list of them) as options' axes and the bit set of reduced
+// dimensions of an ndim-d input (*reduced starts at 0); false for anything else and for an axis out
+// of range or named twice, where the caller declines the call (the general path raises the errors).
+bool read_torch_axes(nb::handle axis, int ndim, ReduceOptions* options, uint64_t* reduced) {
+  if (axis.is_none()) {
+    options->all_axes = true;
+    *reduced = ndim == 0 ? 0 : ~uint64_t(0) >> (64 - ndim);
+    return true;
+  }
+  PyObject* const a = axis.ptr();
+  const bool sequence = PyTuple_CheckExact(a) || PyList_CheckExact(a);
+  const Py_ssize_t count = sequence ? PySequence_Fast_GET_SIZE(a) : 1;
+  if (count > kMaxArrayDims) return false;
+  options->all_axes = false;
+  options->num_axes = 0;
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* item = sequence ? PySequence_Fast_GET_ITEM(a, i) : a;  // borrowed
+    if (!PyLong_CheckExact(item)) return false;
+    int overflow = 0;
+    long long d = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (overflow != 0 || d < -ndim || d >= ndim) return false;
+    if (d < 0) d += ndim;
+    if (*reduced >> d & 1) return false;
+    *reduced |= uint64_t(1) << d;
+    options->axes[options->num_axes++] = static_cast<int>(d);
+  }
+  return true;
+}
+
+}  // namespace
 
 void bind_reduce(nb::module_& m) {
   m.def(
@@ -44,28 +76,54 @@ void bind_reduce(nb::module_& m) {
       nb::arg("x"), nb::arg("out"), nb::arg("op"), nb::arg("axis").none(), nb::arg("algorithm"), nb::arg("stream"),
       "out = reduce(x) with op 'sum' | 'prod' | 'min' | 'max' along a tuple of axes (None: all), ordered on stream.");
 
-  // The fast path of reduce(x) over all axes with every default but op and algorithm, for a CUDA
-  // torch.Tensor (torch_bridge.hpp): the result tensor, or None when x does not qualify. The launch
-  // is asynchronous, so the GIL stays held (releasing and taking it back costs more than the launch
-  // path it would free).
+  // The fast path of reduce(x, op, axis, keepdims=, out=) with the other arguments at their
+  // defaults, for CUDA torch.Tensors (torch_bridge.hpp): the result tensor (out, when given), or
+  // None when the call does not qualify (x not a CUDA tensor; an axis that is not None, a Python int
+  // or a tuple / list of them, in range and each named once; an out= of another kind, device or
+  // dtype, or one that requires grad), so that the general path, the reference for the semantics,
+  // takes it and raises its typed errors. out='s shape, overlap and writability are reduce()'s own
+  // checks on either path. The launch is asynchronous, so the GIL stays held (releasing and taking
+  // it back costs more than the launch path it would free).
   m.def(
-      "reduce_all_torch",
-      [](nb::handle x, const char* op, const char* algorithm) -> nb::object {
+      "reduce_torch",
+      [](nb::handle x, const char* op, nb::handle axis, nb::handle keepdims, const char* algorithm,
+         nb::handle out) -> nb::object {
         TensorView in_view;
         cudaStream_t stream;
-        if (!torch_cuda_view(x, &in_view, &stream)) return nb::none();
         ReduceOptions options;
+        uint64_t reduced = 0;  // bit d: dimension d is reduced
+        if (!torch_cuda_view(x, &in_view, &stream) || !read_torch_axes(axis, in_view.ndim, &options, &reduced)) {
+          return nb::none();
+        }
         throw_if_error(parse_reduce_op(op, &options.op));
         throw_if_error(parse_reduce_algorithm(algorithm, &options.algorithm));
-        options.all_axes = true;
+        const DType result_dtype = reduce_default_result_dtype(options.op, in_view.dtype);
         TensorView out_view;
-        nb::object result =
-            torch_new_scalar(reduce_default_result_dtype(options.op, in_view.dtype), in_view.device.id, &out_view);
+        nb::object result;
+        if (out.is_none()) {
+          const int keep = PyObject_IsTrue(keepdims.ptr());
+          if (keep < 0) throw nb::python_error();
+          int64_t out_shape[kMaxArrayDims];
+          int out_ndim = 0;
+          for (int d = 0; d < in_view.ndim; ++d) {
+            if (!(reduced >> d & 1)) {
+              out_shape[out_ndim++] = in_view.shape[d];
+            } else if (keep) {
+              out_shape[out_ndim++] = 1;
+            }
+          }
+          result = torch_new_tensor(result_dtype, in_view.device.id, out_shape, out_ndim, &out_view);
+        } else {
+          if (!torch_cuda_out(out, in_view.device, result_dtype, &out_view)) return nb::none();
+          result = nb::borrow(out);
+        }
         throw_if_error(reduce(in_view, out_view, options, stream));
         return result;
       },
-      nb::arg("x"), nb::arg("op"), nb::arg("algorithm"),
-      "reduce(x, op) over all axes for a CUDA torch.Tensor on torch's current stream; None when x is not one.");
+      nb::arg("x"), nb::arg("op"), nb::arg("axis").none(), nb::arg("keepdims").none(), nb::arg("algorithm"),
+      nb::arg("out").none(),
+      "reduce(x, op, axis, keepdims=, out=) for CUDA torch.Tensors on torch's current stream; None when the call "
+      "does not qualify.");
   m.def(
       "reduce_result_dtype",
       [](const char* op, const std::string& dtype) {

@@ -30,6 +30,8 @@ PyObject* s_data_ptr = nullptr;
 PyObject* s_shape = nullptr;
 PyObject* s_stride = nullptr;
 PyObject* s_dtype = nullptr;
+PyObject* s_new_empty = nullptr;
+PyObject* s_requires_grad = nullptr;
 
 // A new reference from a Python call, or the pending Python error raised as a C++ exception.
 nb::object checked(PyObject* result) {
@@ -77,12 +79,12 @@ void install(nb::handle tensor_type, nb::dict dtype_names, nb::handle empty_like
   s_shape = PyUnicode_InternFromString("shape");
   s_stride = PyUnicode_InternFromString("stride");
   s_dtype = PyUnicode_InternFromString("dtype");
+  s_new_empty = PyUnicode_InternFromString("new_empty");
+  s_requires_grad = PyUnicode_InternFromString("requires_grad");
 }
 
-}  // namespace
-
-bool torch_cuda_view(nb::handle x, TensorView* view, cudaStream_t* stream) {
-  PyObject* o = x.ptr();
+// x's view when it is a CUDA torch.Tensor of a dtype gpuprims takes; false (touching nothing) else.
+bool read_cuda_view(PyObject* o, TensorView* view) {
   if (g_bridge.tensor_type == nullptr || Py_TYPE(o) != reinterpret_cast<PyTypeObject*>(g_bridge.tensor_type)) {
     return false;
   }
@@ -113,7 +115,16 @@ bool torch_cuda_view(nb::handle x, TensorView* view, cudaStream_t* stream) {
   v.data = reinterpret_cast<void*>(static_cast<uintptr_t>(as_int64(data_ptr.ptr())));
   v.device = Device{DeviceKind::kCUDA, device};
   v.readonly = false;
-  nb::object device_arg = checked(PyLong_FromLong(device));
+  *view = v;
+  return true;
+}
+
+}  // namespace
+
+bool torch_cuda_view(nb::handle x, TensorView* view, cudaStream_t* stream) {
+  TensorView v;
+  if (!read_cuda_view(x.ptr(), &v)) return false;
+  nb::object device_arg = checked(PyLong_FromLong(v.device.id));
   PyObject* args[] = {device_arg.ptr()};
   const int64_t handle = as_int64(checked(PyObject_Vectorcall(g_bridge.raw_stream, args, 1, nullptr)).ptr());
   *view = v;
@@ -121,7 +132,15 @@ bool torch_cuda_view(nb::handle x, TensorView* view, cudaStream_t* stream) {
   return true;
 }
 
-nb::object torch_new_scalar(DType dtype, int device, TensorView* view) {
+bool torch_cuda_out(nb::handle out, Device device, DType dtype, TensorView* view) {
+  TensorView v;
+  if (!read_cuda_view(out.ptr(), &v) || v.device != device || v.dtype != dtype) return false;
+  if (checked(PyObject_GetAttr(out.ptr(), s_requires_grad)).ptr() != Py_False) return false;
+  *view = v;
+  return true;
+}
+
+nb::object torch_new_tensor(DType dtype, int device, const int64_t* shape, int ndim, TensorView* view) {
   const size_t slot = static_cast<size_t>(device) * kNumDTypes + static_cast<size_t>(dtype);
   if (g_bridge.prototypes.size() <= slot) g_bridge.prototypes.resize(slot + 1, nullptr);
   PyObject*& proto = g_bridge.prototypes[slot];
@@ -129,13 +148,27 @@ nb::object torch_new_scalar(DType dtype, int device, TensorView* view) {
     nb::object made = nb::borrow(g_bridge.prototype)(dtype_name(dtype), device);
     proto = made.release().ptr();  // kept for the life of the module, like the Python-side cache
   }
-  PyObject* args[] = {proto};
-  nb::object obj = checked(PyObject_Vectorcall(g_bridge.empty_like, args, 1, nullptr));
   TensorView v;
+  v.ndim = ndim;
+  nb::object obj;
+  if (ndim == 0) {
+    PyObject* args[] = {proto};
+    obj = checked(PyObject_Vectorcall(g_bridge.empty_like, args, 1, nullptr));
+  } else {
+    nb::object size = checked(PyTuple_New(ndim));
+    int64_t stride = 1;
+    for (int d = ndim - 1; d >= 0; --d) {
+      PyTuple_SET_ITEM(size.ptr(), d, checked(PyLong_FromLongLong(shape[d])).release().ptr());
+      v.shape[d] = shape[d];
+      v.strides[d] = stride;
+      stride *= shape[d];
+    }
+    PyObject* args[] = {proto, size.ptr()};
+    obj = checked(PyObject_VectorcallMethod(s_new_empty, args, 2, nullptr));
+  }
   v.data = reinterpret_cast<void*>(static_cast<uintptr_t>(as_int64(checked(PyObject_CallMethodNoArgs(obj.ptr(), s_data_ptr)).ptr())));
   v.dtype = dtype;
   v.device = Device{DeviceKind::kCUDA, device};
-  v.ndim = 0;
   *view = v;
   return obj;
 }

@@ -24,8 +24,14 @@ namespace gpuprims {
 // false (touching nothing) for anything else, or when the bridge is not installed.
 bool torch_cuda_view(nanobind::handle x, TensorView* view, cudaStream_t* stream);
 
-// A fresh 0-d torch tensor of `dtype` on CUDA `device`, and its view.
-nanobind::object torch_new_scalar(DType dtype, int device, TensorView* view);
+// Reads out= when it is a CUDA torch.Tensor on `device` of `dtype` that does not require grad; false
+// (touching nothing) for anything else, which the general path checks and reports.
+bool torch_cuda_out(nanobind::handle out, Device device, DType dtype, TensorView* view);
+
+// A fresh C-contiguous torch tensor of `dtype` and shape[0, ndim) on CUDA `device`, and its view:
+// torch.empty_like of the cached 0-d prototype for ndim 0, the prototype's new_empty(shape) else
+// (what the Python layer's new_output does).
+nanobind::object torch_new_tensor(DType dtype, int device, const int64_t* shape, int ndim, TensorView* view);
 
 void bind_torch_bridge(nanobind::module_& m);
 

@@ -105,12 +105,11 @@ def _reduce(x, op, axis, dtype, keepdims, algorithm, out, stream):
         raise ValueError(f"reduce: argument 'op': expected one of 'sum', 'prod', 'min', 'max', got {op!r}")
     if algorithm.__class__ is not str:
         raise TypeError(f"reduce: argument 'algorithm': expected a str, got {algorithm!r}")
-    if x.__class__ is _interop.torch_tensor_type and axis is None and dtype is None and out is None \
-            and stream is None and not keepdims:
-        # The common small call (gpuprims.sum(t) of a CUDA tensor) done in C++ with the same stream
-        # and allocation as below, without the interpreter work (docs/reduce.md, host cost).
-        # None: not a CUDA tensor.
-        result = _C.reduce_all_torch(x, op, algorithm)
+    if x.__class__ is _interop.torch_tensor_type and dtype is None and stream is None:
+        # The common small call (gpuprims.sum(t), t.sum(-1)-like calls of CUDA tensors, out= or not)
+        # done in C++ with the same stream and allocation as below, without the interpreter work
+        # (docs/reduce.md, host cost). None: a call the general path must check or convert.
+        result = _C.reduce_torch(x, op, axis, keepdims, algorithm, out)
         if result is not None:
             return result
     xin = _interop.prepare_input(x, stream, "reduce")
