@@ -139,6 +139,43 @@ def test_mixed_precision_like_torch(autocast):
             torch.testing.assert_close(p1.grad, p2.grad, rtol=2e-2, atol=2e-2, msg=name)
 
 
+def _inference_matches_autograd(device):
+    """Without a graph to build (torch.no_grad, or nothing requiring grad) the ops call the kernels
+    directly, skipping the autograd Function and its saved statistics: the same values, bit for bit,
+    as the autograd path; n-d and strided inputs, one and two normalized dimensions."""
+    torch.manual_seed(1)
+    x = torch.randn(5, 6, 64, device=device)
+    for ours, inputs in (
+        (gt.LayerNorm(64), (x, x.transpose(0, 1))),
+        (gt.LayerNorm((6, 64)), (x,)),
+        (gt.RMSNorm(64, eps=1e-6), (x, x[:, ::2])),
+        (gt.Softmax(dim=1), (x, x.transpose(1, 2))),
+        (gt.Softmax(dim=-1), (x[0, 0, 0],)),  # 0-d: a row of one
+    ):
+        ours = ours.to(device)
+        with torch.no_grad():
+            for p in ours.parameters():
+                p.uniform_(0.5, 1.5)
+        for xi in inputs:
+            graph = ours(xi.detach().requires_grad_())
+            assert graph.grad_fn is not None
+            with torch.no_grad():
+                plain = ours(xi)
+            assert plain.grad_fn is None and plain.shape == graph.shape
+            assert torch.equal(plain, graph.detach()), (ours, tuple(xi.shape))
+
+
+def test_inference_matches_autograd_on_cpu():
+    _inference_matches_autograd("cpu")
+
+
+@pytest.mark.gpu
+def test_inference_matches_autograd_on_gpu():
+    if not GPU_COUNT or not torch.cuda.is_available():
+        pytest.skip("needs torch with CUDA")
+    _inference_matches_autograd("cuda")
+
+
 def test_argument_errors():
     with pytest.raises(ValueError, match="layer_norm: argument 'normalized_shape'"):
         gt.layer_norm(torch.ones(3, 4), (5,))

@@ -10,13 +10,93 @@
 #include "gpuprims/norms/philox.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
+#include "torch_bridge.hpp"
 #include "variant_rows.hpp"
 
 namespace nb = nanobind;
 
 namespace gpuprims {
+namespace {
+
+// The forward call on CUDA torch tensors (the general path's _forward without the Python array
+// layer), or None when it does not qualify: x not a CUDA torch.Tensor of a float dtype, axis not a
+// Python int in range, an operand (weight, bias, residual) not a CUDA tensor on x's device. The
+// general path, the reference for the semantics, then takes the call and raises its typed errors;
+// dtypes and shapes are norm_forward's own checks on either path. Outputs are allocated as the
+// general path allocates them (torch_new_tensor). Returns what _forward returns: y, or the tuple
+// (y[, sum][, mean], rstd) with residual / return_stats.
+nb::object norm_forward_torch(const char* op_name, nb::handle x, nb::handle weight, nb::handle bias,
+                              nb::handle residual, double eps, nb::handle axis, nb::handle return_stats,
+                              const char* algorithm) {
+  NormTensors t;
+  cudaStream_t stream;
+  if (!torch_cuda_view(x, &t.x, &stream) || !is_floating(t.x.dtype) || !PyLong_CheckExact(axis.ptr())) {
+    return nb::none();
+  }
+  const int ndim = t.x.ndim;
+  int overflow = 0;
+  long long a = PyLong_AsLongLongAndOverflow(axis.ptr(), &overflow);
+  if (overflow != 0 || ndim == 0 || a < -ndim || a >= ndim) return nb::none();
+  if (a < 0) a += ndim;
+  TensorView w, b, res;
+  const auto operand = [&t](nb::handle h, TensorView* v, const TensorView** slot) {  // None: the slot stays null
+    if (h.is_none()) return true;
+    if (!torch_cuda_operand(h, t.x.device, v)) return false;
+    *slot = v;
+    return true;
+  };
+  if (!operand(weight, &w, &t.weight) || !operand(bias, &b, &t.bias) || !operand(residual, &res, &t.residual)) {
+    return nb::none();
+  }
+  NormOptions options;
+  throw_if_error(parse_norm_op(op_name, &options.op));
+  const char* op = norm_forward_name(options.op, t.residual != nullptr);
+  throw_if_error(parse_norm_algorithm(options.op, algorithm, &options.algorithm, op));
+  options.axis = static_cast<int>(a);
+  options.eps = eps;
+  const int device = t.x.device.id;
+  nb::object y = torch_new_tensor(t.x.dtype, device, t.x.shape, ndim, &t.y);
+  nb::object sum, mean, rstd;
+  TensorView sum_view, mean_view, rstd_view;
+  if (t.residual != nullptr) {
+    sum = torch_new_tensor(t.x.dtype, device, t.x.shape, ndim, &sum_view);
+    t.sum = &sum_view;
+  }
+  const int want_stats = PyObject_IsTrue(return_stats.ptr());  // the general path's truth test
+  if (want_stats < 0) throw nb::python_error();
+  const bool has_stats = want_stats && (options.op == NormOp::kLayerNorm || options.op == NormOp::kRmsNorm);
+  if (has_stats) {
+    int64_t stats_shape[kMaxArrayDims];
+    for (int d = 0; d < ndim; ++d) stats_shape[d] = d == a ? 1 : t.x.shape[d];
+    const DType stats_dtype = t.x.dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+    if (options.op == NormOp::kLayerNorm) {
+      mean = torch_new_tensor(stats_dtype, device, stats_shape, ndim, &mean_view);
+      t.mean = &mean_view;
+    }
+    rstd = torch_new_tensor(stats_dtype, device, stats_shape, ndim, &rstd_view);
+    t.rstd = &rstd_view;
+  }
+  // The launch is asynchronous: the GIL stays held (as reduce's fast path).
+  throw_if_error(norm_forward(t, options, stream));
+  if (!sum.is_valid() && !has_stats) return y;
+  nb::list parts;
+  for (const nb::object& part : {y, sum, mean, rstd}) {
+    if (part.is_valid()) parts.append(part);
+  }
+  PyObject* tuple = PyList_AsTuple(parts.ptr());
+  if (tuple == nullptr) throw nb::python_error();
+  return nb::steal(tuple);
+}
+
+}  // namespace
 
 void bind_norms(nb::module_& m) {
+  m.def("norm_forward_torch", &norm_forward_torch, nb::arg("op"), nb::arg("x"), nb::arg("weight").none(),
+        nb::arg("bias").none(), nb::arg("residual").none(), nb::arg("eps"), nb::arg("axis").none(),
+        nb::arg("return_stats").none(), nb::arg("algorithm"),
+        "norm_forward on CUDA torch tensors with out= and stream= at their defaults: y, or (y[, sum][, mean], "
+        "rstd); None when the call does not qualify (the general path takes it).");
+
   m.def(
       "norm_forward",
       [](const char* op_name, nb::handle x, nb::handle out, nb::handle weight, nb::handle bias, nb::handle mean,

@@ -83,9 +83,11 @@ void install(nb::handle tensor_type, nb::dict dtype_names, nb::handle empty_like
   s_requires_grad = PyUnicode_InternFromString("requires_grad");
 }
 
-// x's view when it is a CUDA torch.Tensor of a dtype gpuprims takes; false (touching nothing) else.
-bool read_cuda_view(PyObject* o, TensorView* view) {
-  if (g_bridge.tensor_type == nullptr || Py_TYPE(o) != reinterpret_cast<PyTypeObject*>(g_bridge.tensor_type)) {
+// o's view when it is a CUDA torch.Tensor (exactly, or also a subclass: nn.Parameter) of a dtype
+// gpuprims takes; false (touching nothing) else.
+bool read_cuda_view(PyObject* o, bool exact, TensorView* view) {
+  const auto tensor_type = reinterpret_cast<PyTypeObject*>(g_bridge.tensor_type);
+  if (tensor_type == nullptr || (exact ? Py_TYPE(o) != tensor_type : !PyObject_TypeCheck(o, tensor_type))) {
     return false;
   }
   if (checked(PyObject_GetAttr(o, s_is_cuda)).ptr() != Py_True) return false;
@@ -123,7 +125,7 @@ bool read_cuda_view(PyObject* o, TensorView* view) {
 
 bool torch_cuda_view(nb::handle x, TensorView* view, cudaStream_t* stream) {
   TensorView v;
-  if (!read_cuda_view(x.ptr(), &v)) return false;
+  if (!read_cuda_view(x.ptr(), /*exact=*/true, &v)) return false;
   nb::object device_arg = checked(PyLong_FromLong(v.device.id));
   PyObject* args[] = {device_arg.ptr()};
   const int64_t handle = as_int64(checked(PyObject_Vectorcall(g_bridge.raw_stream, args, 1, nullptr)).ptr());
@@ -132,9 +134,16 @@ bool torch_cuda_view(nb::handle x, TensorView* view, cudaStream_t* stream) {
   return true;
 }
 
+bool torch_cuda_operand(nb::handle a, Device device, TensorView* view) {
+  TensorView v;
+  if (!read_cuda_view(a.ptr(), /*exact=*/false, &v) || v.device != device) return false;
+  *view = v;
+  return true;
+}
+
 bool torch_cuda_out(nb::handle out, Device device, DType dtype, TensorView* view) {
   TensorView v;
-  if (!read_cuda_view(out.ptr(), &v) || v.device != device || v.dtype != dtype) return false;
+  if (!torch_cuda_operand(out, device, &v) || v.dtype != dtype) return false;
   if (checked(PyObject_GetAttr(out.ptr(), s_requires_grad)).ptr() != Py_False) return false;
   *view = v;
   return true;

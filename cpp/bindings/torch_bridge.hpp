@@ -24,6 +24,11 @@ namespace gpuprims {
 // false (touching nothing) for anything else, or when the bridge is not installed.
 bool torch_cuda_view(nanobind::handle x, TensorView* view, cudaStream_t* stream);
 
+// Reads an operand beside x (weight, bias, residual, out=) when it is a CUDA torch.Tensor on
+// `device`, a subclass included (nn.Parameter: it is only read); false (touching nothing) for
+// anything else. Its dtype and shape are the op's own checks.
+bool torch_cuda_operand(nanobind::handle a, Device device, TensorView* view);
+
 // Reads out= when it is a CUDA torch.Tensor on `device` of `dtype` that does not require grad; false
 // (touching nothing) for anything else, which the general path checks and reports.
 bool torch_cuda_out(nanobind::handle out, Device device, DType dtype, TensorView* view);

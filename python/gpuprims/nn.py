@@ -47,6 +47,13 @@ def _forward(op, x, weight, bias, eps, axis, return_stats, algorithm, out, strea
     out_dtype (softmax, log_softmax): the result's float dtype where it is not x's."""
     label = name or op  # what errors call the op: the add-norm ops by their own names
     _check_algorithm(label, algorithm)
+    if x.__class__ is _interop.torch_tensor_type and out is None and stream is None and out_dtype is None:
+        # Calls on CUDA torch tensors done in C++ with the same stream and allocations as below,
+        # without the interpreter work (docs/norms.md, host cost). None: a call the general path
+        # must check.
+        result = _C.norm_forward_torch(op, x, weight, bias, residual, eps, axis, return_stats, algorithm)
+        if result is not None:
+            return result
     xin = _interop.prepare_input(x, stream, label)
     dtype = xin[5]
     if dtype not in FLOATS:

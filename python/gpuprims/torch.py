@@ -92,13 +92,22 @@ def _float32_under_autocast(*tensors):
     return tuple(t.float() if t is not None and t.dtype in _HALF else t for t in tensors)
 
 
+def _needs_graph(*tensors):
+    """Whether the result must carry an autograd graph. Without one (inference, torch.no_grad, or
+    nothing requiring grad) the ops call the kernels directly: no autograd Function, no saved
+    statistics, the same values."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
 def _softmax(x, dim, log, dtype):
     if dtype is None and x.dtype in _HALF and _autocast_enabled(x.device.type):
         dtype = torch.float32  # torch's autocast: softmax(x, dtype=float32), the cast inside the kernel
     if dtype is not None and not x.is_floating_point():
         x = x.to(dtype)  # an integer x (no gradient) cast first, as torch
     if x.dim() == 0:  # torch takes a scalar as a row of one (dim 0 or -1); the kernels want 1-D
-        return _SoftmaxFunction.apply(x.reshape(1), dim, log, dtype).reshape(())
+        return _softmax(x.reshape(1), dim, log, dtype).reshape(())
+    if not _needs_graph(x):
+        return (_nn.log_softmax if log else _nn.softmax)(x, axis=dim, dtype=dtype)
     return _SoftmaxFunction.apply(x, dim, log, dtype)
 
 
@@ -113,42 +122,52 @@ def log_softmax(x, dim=-1, dtype=None):
 
 
 def _normalized(op, x, normalized_shape):
-    shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+    """x as (..., n) for the trailing dimensions normalized_shape (x itself for one dimension: the
+    kernels take the last axis of any n-d x)."""
+    if normalized_shape.__class__ is tuple:  # a module's attribute
+        shape = normalized_shape
+    else:
+        shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
     k = len(shape)
     if k == 0 or tuple(x.shape[x.dim() - k:]) != shape:
         raise ValueError(f"{op}: argument 'normalized_shape': expected the trailing dimensions of x "
                          f"{tuple(x.shape)}, got {shape}")
-    return shape, x.reshape(*x.shape[:x.dim() - k], math.prod(shape))
+    return x if k == 1 else x.reshape(*x.shape[:x.dim() - k], math.prod(shape))
+
+
+def _flat(t):
+    return t if t is None or t.dim() == 1 else t.reshape(-1)
 
 
 def _norm(x, weight, bias, eps, rms):
     """x (..., n) normalized with the flat weight / bias, in their common dtype (module docstring)."""
     params = [t for t in (weight, bias) if t is not None]
     if all(t.dtype == x.dtype for t in params):
+        if not _needs_graph(x, weight, bias):
+            return _nn.rms_norm(x, weight, eps) if rms else _nn.layer_norm(x, weight, bias, eps)
         return _NormFunction.apply(x, weight, bias, eps, rms)
     compute = x.dtype
     for t in params:
         compute = torch.promote_types(compute, t.dtype)
     weight, bias = (None if t is None else t.to(compute) for t in (weight, bias))
-    return _NormFunction.apply(x.to(compute), weight, bias, eps, rms).to(x.dtype)
+    return _norm(x.to(compute), weight, bias, eps, rms).to(x.dtype)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.layer_norm on the gpuprims kernels, differentiable."""
     x, weight, bias = _float32_under_autocast(x, weight, bias)
-    shape, x2 = _normalized("layer_norm", x, normalized_shape)
-    w = None if weight is None else weight.reshape(-1)
-    b = None if bias is None else bias.reshape(-1)
-    return _norm(x2, w, b, float(eps), False).reshape(x.shape)
+    x2 = _normalized("layer_norm", x, normalized_shape)
+    y = _norm(x2, _flat(weight), _flat(bias), float(eps), False)
+    return y if x2 is x else y.reshape(x.shape)
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None):
     """torch.nn.functional.rms_norm on the gpuprims kernels, differentiable (eps None: the
     dtype's machine epsilon, as torch)."""
-    shape, x2 = _normalized("rms_norm", x, normalized_shape)
+    x2 = _normalized("rms_norm", x, normalized_shape)
     eps = torch.finfo(x.dtype).eps if eps is None else eps
-    w = None if weight is None else weight.reshape(-1)
-    return _norm(x2, w, None, float(eps), True).reshape(x.shape)
+    y = _norm(x2, _flat(weight), None, float(eps), True)
+    return y if x2 is x else y.reshape(x.shape)
 
 
 class Softmax(torch.nn.Module):
