@@ -295,3 +295,57 @@ def test_beyond_2_31(n):
     for i in (n // 2 - 1, n // 2, 2**31 - 2, 2**31 - 1, 2**31, n - 1):
         expected = i + 1 + (4 if i >= n // 2 else 0)
         assert int(z[i]) == int(np.int64(expected).astype(np.int32)), i
+
+
+@pytest.mark.parametrize("dtype", SCAN_DTYPES + ("bool",))
+def test_torch_fast_path_matches_general_path(rng, dtype, monkeypatch):
+    """Calls on CUDA tensors with dtype= and stream= at their defaults run in C++ (_C.scan_torch)
+    without the Python array layer; they must give what the general path gives: values, dtype,
+    shape, device, a fresh tensor (or out=, written)."""
+    need(TORCH_CUDA)
+    from gpuprims import _interop
+
+    for op in OPS:
+        base = TORCH_CUDA.make(scan_values(rng, 5 * 37 * 67 + 1, dtype, op), dtype)[1:].view(5, 37, 67)
+        cases = [(x, axis) for x in (base, base.transpose(0, 2)[:, ::2]) for axis in (-1, 0, 1)]
+        cases += [(base[2, 3], None), (base[2, 3].flip(0), None)]  # axis=None on 1-D views
+        for exclusive in (False, True):
+            for x, axis in cases:
+                what = f"{op} {tuple(x.shape)} {x.stride()} axis={axis} exclusive={exclusive}"
+                general = gpuprims.scan(x, op, axis, exclusive=exclusive, stream=torch.cuda.current_stream())
+                with monkeypatch.context() as m:
+                    m.setattr(_interop, "prepare_input", lambda *a, **k: pytest.fail("fast path not taken"))
+                    m.setattr(_interop, "prepare_flat_input", lambda *a, **k: pytest.fail("fast path not taken"))
+                    fast = gpuprims.scan(x, op, axis, exclusive=exclusive)
+                    again = gpuprims.scan(x, op, axis, exclusive=exclusive)
+                    out = torch.full_like(general, 3)  # poisoned
+                    into = gpuprims.scan(x, op, axis, exclusive=exclusive, out=out)
+                assert type(fast) is torch.Tensor and fast.device == x.device, what
+                assert fast.shape == general.shape and fast.dtype == general.dtype, what
+                assert fast.is_contiguous() and fast.data_ptr() != again.data_ptr() and into is out, what
+                np.testing.assert_array_equal(to_numpy(fast), to_numpy(general), err_msg=what)
+                np.testing.assert_array_equal(to_numpy(out), to_numpy(general), err_msg=what)
+
+
+def test_torch_fast_path_declines_to_the_general_path():
+    """What the C++ fast path does not take reaches the general path and its typed errors."""
+    need(TORCH_CUDA)
+    x = torch.randn(4, 5, device="cuda")
+    np.testing.assert_allclose(to_numpy(gpuprims.cumsum(x)), np.cumsum(to_numpy(x)), rtol=1e-6, atol=1e-6)  # n-d, None
+    assert gpuprims.cumsum(torch.zeros(0, device="cuda")).shape == (0,)
+    with pytest.raises(ValueError, match=r"scan: argument 'axis': expected an int in \[-2, 2\)"):
+        gpuprims.cumsum(x, axis=2)
+    with pytest.raises(ValueError, match="expected at least one dimension"):
+        gpuprims.cumsum(torch.ones((), device="cuda"), axis=0)
+    with pytest.raises(TypeError, match="argument 'out': expected dtype float32, got float64"):
+        gpuprims.cumsum(x, axis=1, out=torch.empty(4, 5, dtype=torch.float64, device="cuda"))
+    with pytest.raises(ValueError, match="argument 'out'"):
+        gpuprims.cumsum(x, axis=1, out=torch.empty(5, 4, device="cuda"))
+    with pytest.raises(ValueError, match="same device"):
+        gpuprims.cumsum(x, axis=1, out=torch.empty(4, 5))
+    with pytest.raises(TypeError, match="does not require grad"):
+        gpuprims.cumsum(x, axis=1, out=torch.empty(4, 5, device="cuda", requires_grad=True))
+    y = x.clone()
+    assert gpuprims.cumsum(y, axis=1, out=y) is y  # in place, through the fast path
+    np.testing.assert_allclose(to_numpy(y), np.cumsum(to_numpy(x), axis=1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(to_numpy(gpuprims.cumsum(x, axis=np.int64(1))), to_numpy(gpuprims.cumsum(x, axis=1)))

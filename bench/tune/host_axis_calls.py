@@ -1,8 +1,8 @@
-# Host cost of small calls on CUDA torch tensors, next to torch's own op, in one process: reduce along
-# an axis through the C++ fast path (_C.reduce_torch) and through the general Python path, and the
-# general path of the other families' common calls, to see where the interpreter time goes. Then
-# few-row sums (66 to 8448 rows of 1024 / 4096 float32) timed with CUDA events, as
-# bench/tune/reduce_short_rows.py times them (docs/reduce.md, "Host cost of a small call").
+# Host cost of small calls on CUDA torch tensors, next to torch's own op, in one process: reduce,
+# the norms ops and scan through their C++ fast paths (_C.reduce_torch, _C.norm_forward_torch,
+# _C.scan_torch) and through the general Python path, and gpuprims.torch's modules (inference and
+# training forward). Then few-row sums (66 to 8448 rows of 1024 / 4096 float32) timed with CUDA
+# events, as bench/tune/reduce_short_rows.py times them (docs/reduce.md, "Host cost of a small call").
 #   python3 bench/tune/host_axis_calls.py
 import torch
 import torch.nn.functional as F
@@ -33,7 +33,6 @@ def general(f):
     return call
 
 
-ln_torch, ln_ours = torch.nn.LayerNorm(1024, device="cuda"), gtorch.LayerNorm(1024).cuda()
 groups = {
     "sum(x, axis=-1)": {
         "torch.sum(x, -1)": lambda: torch.sum(x, -1),
@@ -50,26 +49,37 @@ groups = {
         "gpuprims fast path": lambda: gpuprims.sum(x),
         "gpuprims general path": general(lambda: gpuprims.sum(x)),
     },
-    "other families (general path)": {
-        "torch.cumsum(x, -1)": lambda: torch.cumsum(x, -1),
-        "gpuprims.cumsum(x, axis=-1)": lambda: gpuprims.cumsum(x, axis=-1),
+    "norms": {
         "torch.softmax(x, -1)": lambda: torch.softmax(x, -1),
-        "gpuprims.softmax(x)": lambda: gpuprims.softmax(x),
+        "gpuprims.softmax(x) fast path": lambda: gpuprims.softmax(x),
+        "gpuprims.softmax(x) general path": general(lambda: gpuprims.softmax(x)),
         "F.layer_norm(x, (1024,), w, b)": lambda: F.layer_norm(x, (1024,), w, b),
-        "gpuprims.layer_norm(x, w, b)": lambda: gpuprims.layer_norm(x, w, b),
+        "gpuprims.layer_norm(x, w, b) fast path": lambda: gpuprims.layer_norm(x, w, b),
+        "gpuprims.layer_norm(x, w, b) general path": general(lambda: gpuprims.layer_norm(x, w, b)),
         "F.rms_norm(x, (1024,), w)": lambda: F.rms_norm(x, (1024,), w),
-        "gpuprims.rms_norm(x, w)": lambda: gpuprims.rms_norm(x, w),
+        "gpuprims.rms_norm(x, w) fast path": lambda: gpuprims.rms_norm(x, w),
+        "gpuprims.rms_norm(x, w) general path": general(lambda: gpuprims.rms_norm(x, w)),
+    },
+    "scan": {
+        "torch.cumsum(x, -1)": lambda: torch.cumsum(x, -1),
+        "gpuprims.cumsum(x, axis=-1) fast path": lambda: gpuprims.cumsum(x, axis=-1),
+        "gpuprims.cumsum(x, axis=-1) general path": general(lambda: gpuprims.cumsum(x, axis=-1)),
     },
 }
-with torch.no_grad():
-    groups["other families (general path)"].update({
-        "torch.nn.LayerNorm (no_grad)": lambda: ln_torch(x),
-        "gpuprims.torch.LayerNorm (no_grad)": lambda: ln_ours(x),
-    })
-    for title, fns in groups.items():
-        print(f"{title}, us a call (64 x 1024 float32):", flush=True)
+modules = {"LayerNorm": (torch.nn.LayerNorm(1024), gtorch.LayerNorm(1024)),
+           "RMSNorm": (torch.nn.RMSNorm(1024, eps=1e-6), gtorch.RMSNorm(1024, eps=1e-6)),
+           "Softmax": (torch.nn.Softmax(-1), gtorch.Softmax(-1))}
+groups["modules under torch.no_grad"] = {}
+groups["modules, training forward (parameters require grad)"] = {}
+for name, (theirs, ours) in modules.items():
+    theirs, ours = theirs.cuda(), ours.cuda()
+    for title in ("modules under torch.no_grad", "modules, training forward (parameters require grad)"):
+        groups[title].update({f"torch.nn.{name}": lambda m=theirs: m(x), f"gpuprims.torch.{name}": lambda m=ours: m(x)})
+for title, fns in groups.items():
+    print(f"{title}, us a call (64 x 1024 float32):", flush=True)
+    with torch.set_grad_enabled(title != "modules under torch.no_grad"):
         for name, us in host_us_per_call(fns, calls=1000, rounds=9).items():
-            print(f"  {name:40s} {us:6.2f}", flush=True)
+            print(f"  {name:44s} {us:6.2f}", flush=True)
 
 for rows in (66, 132, 528, 2112, 8448):
     for row in (1024, 4096):

@@ -8,13 +8,63 @@
 #include "gpuprims/scan.hpp"
 #include "imported_array.hpp"
 #include "raise.hpp"
+#include "torch_bridge.hpp"
 #include "variant_rows.hpp"
 
 namespace nb = nanobind;
 
 namespace gpuprims {
+namespace {
+
+// scan() on CUDA torch tensors with dtype= and stream= at their defaults, without the Python array
+// layer: the result (out, when given), or None when the call does not qualify (x not a CUDA
+// torch.Tensor; axis not a Python int in range, or None on anything but a 1-D x, which the general
+// path flattens; an out= of another kind, device or dtype, or one that requires grad). The general
+// path, the reference for the semantics, then takes the call and raises its typed errors; out='s
+// shape and overlap are scan()'s own checks on either path. The launch is asynchronous: the GIL
+// stays held (as reduce's fast path).
+nb::object scan_torch(nb::handle x, const char* op, nb::handle axis, bool exclusive, bool deterministic,
+                      const char* algorithm, nb::handle out) {
+  TensorView in_view;
+  cudaStream_t stream;
+  if (!torch_cuda_view(x, &in_view, &stream)) return nb::none();
+  const int ndim = in_view.ndim;
+  long long a = 0;
+  if (axis.is_none()) {
+    if (ndim != 1) return nb::none();
+  } else {
+    if (!PyLong_CheckExact(axis.ptr())) return nb::none();
+    int overflow = 0;
+    a = PyLong_AsLongLongAndOverflow(axis.ptr(), &overflow);
+    if (overflow != 0 || ndim == 0 || a < -ndim || a >= ndim) return nb::none();
+    if (a < 0) a += ndim;  // scan() takes the axis normalized
+  }
+  ScanOptions options;
+  throw_if_error(parse_reduce_op(op, &options.op));
+  throw_if_error(parse_scan_algorithm(algorithm, &options.algorithm));
+  options.axis = static_cast<int>(a);
+  options.exclusive = exclusive;
+  options.deterministic = deterministic;
+  const DType result_dtype = reduce_default_result_dtype(options.op, in_view.dtype);
+  TensorView out_view;
+  nb::object result;
+  if (out.is_none()) {
+    result = torch_new_tensor(result_dtype, in_view.device.id, in_view.shape, ndim, &out_view);
+  } else {
+    if (!torch_cuda_out(out, in_view.device, result_dtype, &out_view)) return nb::none();
+    result = nb::borrow(out);
+  }
+  throw_if_error(scan(in_view, out_view, options, stream));
+  return result;
+}
+
+}  // namespace
 
 void bind_scan(nb::module_& m) {
+  m.def("scan_torch", &scan_torch, nb::arg("x"), nb::arg("op"), nb::arg("axis").none(), nb::arg("exclusive"),
+        nb::arg("deterministic"), nb::arg("algorithm"), nb::arg("out").none(),
+        "scan(x, op, axis, exclusive=, deterministic=, out=) for CUDA torch.Tensors on torch's current stream; "
+        "None when the call does not qualify.");
   m.def(
       "scan",
       [](nb::handle x, nb::handle out, const char* op, int axis, bool exclusive, bool deterministic,

@@ -72,6 +72,13 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     for name, flag in (("exclusive", exclusive), ("deterministic", deterministic)):
         if flag.__class__ is not bool:
             raise TypeError(f"scan: argument '{name}': expected a bool, got {flag!r}")
+    if x.__class__ is _interop.torch_tensor_type and dtype is None and stream is None:
+        # Calls on CUDA torch tensors done in C++ with the same stream and allocation as below,
+        # without the interpreter work (docs/scan.md, host cost). None: a call the general path
+        # must check, flatten or convert.
+        result = _C.scan_torch(x, op, axis, exclusive, deterministic, algorithm, out)
+        if result is not None:
+            return result
     if axis is None:  # `flat` (a reshape's copy, perhaps) stays referenced until the launch
         ax = 0
         flat, xin = _interop.prepare_flat_input(x, stream, stream, "scan", "x")
