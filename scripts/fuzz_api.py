@@ -528,7 +528,26 @@ def gen_scan(c):
         # below its smallest subnormal (2^-25 in float16 is a tie: 0).
         with np.errstate(over="ignore"):
             ref = (bf16_round(ref) if odt == "bfloat16" else ref.astype(np.float16)).astype(np.float64)
+    if op == "prod" and odt in ("float16", "bfloat16", "float32"):
+        # Combined as a tree, the items after a zero may overflow the accumulator on their own: 0 * inf
+        # = NaN where the sequential product stays 0 (scan's docstring, Notes).
+        limit = FMAX["float16"] if odt == "float16" and algo in SR.TWICE_ROUNDED else FMAX["float32"]
+        nan_ok = overflow_after_zero(src.astype(np.float64), ax, limit, excl) & (ref == 0)
+        ref = np.where(nan_ok & np.isnan(np.asarray(g, np.float64)), np.nan, ref)
     check("result", g, ref, 0.0 if tol is None and odt in FLOATS else tol, odt)
+
+def overflow_after_zero(x, axis, limit, exclusive):
+    """Where a scan's product covers a zero followed by items whose own product exceeds `limit` in
+    magnitude (each item at least 1 in magnitude or 0, as the integer inputs that reach it are)."""
+    a = np.moveaxis(np.abs(x), axis, -1)
+    zero = a == 0
+    logs = np.cumsum(np.where(zero, 0.0, np.log2(np.where(zero, 1.0, a))), -1)
+    last = np.maximum.accumulate(np.where(zero, np.arange(a.shape[-1]), -1), -1)  # the last zero up to i
+    since = logs - np.take_along_axis(logs, np.maximum(last, 0), -1)  # log2 |product| after it
+    m = (last >= 0) & (since > np.log2(limit) - 1)
+    if exclusive:  # item i covers the items before it
+        m = np.concatenate([np.zeros_like(m[..., :1]), m[..., :-1]], -1)
+    return np.moveaxis(m, -1, axis)
 
 def gen_compact(c):
     nz = c.coin(0.3)

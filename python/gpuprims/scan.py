@@ -61,7 +61,9 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
     blelloch and warp_shuffle round float16/bfloat16 results twice (after the tile scan and after
     the tile prefix is added), so a tile's partial sum or product beyond float16's range is inf
     there even where the prefix brings the result back in range (NaN after a zero prefix).
-    min/max propagate NaN from its position on.
+    Likewise on every GPU variant, a float product whose items after a zero multiply beyond the
+    accumulator's range on their own (float32: 19 factors of 127) may be NaN (0 * inf) where a
+    sequential product, and numpy's, stays 0. min/max propagate NaN from its position on.
 
     CPU arrays run the CPU reference (sequential accumulation, same dtypes and semantics).
     """
