@@ -538,13 +538,14 @@ def gen_scan(c):
 
 def overflow_after_zero(x, axis, limit, exclusive):
     """Where a scan's product covers a zero followed by items whose own product exceeds `limit` in
-    magnitude (each item at least 1 in magnitude or 0, as the integer inputs that reach it are)."""
+    magnitude (each item at least 1 in magnitude or 0, as the integer inputs that reach it are), and
+    every item after such a place (a NaN stays NaN, later zeros included)."""
     a = np.moveaxis(np.abs(x), axis, -1)
     zero = a == 0
     logs = np.cumsum(np.where(zero, 0.0, np.log2(np.where(zero, 1.0, a))), -1)
     last = np.maximum.accumulate(np.where(zero, np.arange(a.shape[-1]), -1), -1)  # the last zero up to i
     since = logs - np.take_along_axis(logs, np.maximum(last, 0), -1)  # log2 |product| after it
-    m = (last >= 0) & (since > np.log2(limit) - 1)
+    m = np.logical_or.accumulate((last >= 0) & (since > np.log2(limit) - 1), -1)  # NaN stays NaN
     if exclusive:  # item i covers the items before it
         m = np.concatenate([np.zeros_like(m[..., :1]), m[..., :-1]], -1)
     return np.moveaxis(m, -1, axis)
