@@ -69,6 +69,9 @@ def _parity(device):
         (gt.LayerNorm(64), torch.nn.LayerNorm(64), (8, 64)),
         (gt.LayerNorm((4, 16), bias=False), torch.nn.LayerNorm((4, 16), bias=False), (3, 4, 16)),
         (gt.RMSNorm(64, eps=1e-6), torch.nn.RMSNorm(64, eps=1e-6), (8, 64)),
+        # n-d x with one normalized dimension: the kernels take it as it is (no reshape), gradients too
+        (gt.LayerNorm(64), torch.nn.LayerNorm(64), (3, 5, 64)),
+        (gt.RMSNorm(64, eps=1e-6), torch.nn.RMSNorm(64, eps=1e-6), (2, 3, 5, 64)),
         (gt.Softmax(dim=1), torch.nn.Softmax(dim=1), (8, 64)),
     ):
         ours, theirs = ours.to(device), theirs.to(device)
