@@ -30,14 +30,11 @@ nb::object norm_forward_torch(const char* op_name, nb::handle x, nb::handle weig
                               const char* algorithm) {
   NormTensors t;
   cudaStream_t stream;
-  if (!torch_cuda_view(x, &t.x, &stream) || !is_floating(t.x.dtype) || !PyLong_CheckExact(axis.ptr())) {
+  int a = 0;
+  if (!torch_cuda_view(x, &t.x, &stream) || !is_floating(t.x.dtype) || !read_python_axis(axis, t.x.ndim, &a)) {
     return nb::none();
   }
   const int ndim = t.x.ndim;
-  int overflow = 0;
-  long long a = PyLong_AsLongLongAndOverflow(axis.ptr(), &overflow);
-  if (overflow != 0 || ndim == 0 || a < -ndim || a >= ndim) return nb::none();
-  if (a < 0) a += ndim;
   TensorView w, b, res;
   const auto operand = [&t](nb::handle h, TensorView* v, const TensorView** slot) {  // None: the slot stays null
     if (h.is_none()) return true;
@@ -52,7 +49,7 @@ nb::object norm_forward_torch(const char* op_name, nb::handle x, nb::handle weig
   throw_if_error(parse_norm_op(op_name, &options.op));
   const char* op = norm_forward_name(options.op, t.residual != nullptr);
   throw_if_error(parse_norm_algorithm(options.op, algorithm, &options.algorithm, op));
-  options.axis = static_cast<int>(a);
+  options.axis = a;
   options.eps = eps;
   const int device = t.x.device.id;
   nb::object y = torch_new_tensor(t.x.dtype, device, t.x.shape, ndim, &t.y);
@@ -68,7 +65,7 @@ nb::object norm_forward_torch(const char* op_name, nb::handle x, nb::handle weig
   if (has_stats) {
     int64_t stats_shape[kMaxArrayDims];
     for (int d = 0; d < ndim; ++d) stats_shape[d] = d == a ? 1 : t.x.shape[d];
-    const DType stats_dtype = t.x.dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+    const DType stats_dtype = norm_stats_dtype(t.x.dtype);
     if (options.op == NormOp::kLayerNorm) {
       mean = torch_new_tensor(stats_dtype, device, stats_shape, ndim, &mean_view);
       t.mean = &mean_view;

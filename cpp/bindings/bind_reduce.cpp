@@ -19,7 +19,7 @@ namespace {
 // axis (None, a Python int or a tuple / list of them) as options' axes and the bit set of reduced
 // dimensions of an ndim-d input (*reduced starts at 0); false for anything else and for an axis out
 // of range or named twice, where the caller declines the call (the general path raises the errors).
-bool read_torch_axes(nb::handle axis, int ndim, ReduceOptions* options, uint64_t* reduced) {
+bool read_python_axes(nb::handle axis, int ndim, ReduceOptions* options, uint64_t* reduced) {
   if (axis.is_none()) {
     options->all_axes = true;
     *reduced = ndim == 0 ? 0 : ~uint64_t(0) >> (64 - ndim);
@@ -32,15 +32,12 @@ bool read_torch_axes(nb::handle axis, int ndim, ReduceOptions* options, uint64_t
   options->all_axes = false;
   options->num_axes = 0;
   for (Py_ssize_t i = 0; i < count; ++i) {
-    PyObject* item = sequence ? PySequence_Fast_GET_ITEM(a, i) : a;  // borrowed
-    if (!PyLong_CheckExact(item)) return false;
-    int overflow = 0;
-    long long d = PyLong_AsLongLongAndOverflow(item, &overflow);
-    if (overflow != 0 || d < -ndim || d >= ndim) return false;
-    if (d < 0) d += ndim;
-    if (*reduced >> d & 1) return false;
+    int d;
+    if (!read_python_axis(sequence ? PySequence_Fast_GET_ITEM(a, i) : a, ndim, &d) || (*reduced >> d & 1)) {
+      return false;
+    }
     *reduced |= uint64_t(1) << d;
-    options->axes[options->num_axes++] = static_cast<int>(d);
+    options->axes[options->num_axes++] = d;
   }
   return true;
 }
@@ -92,7 +89,7 @@ void bind_reduce(nb::module_& m) {
         cudaStream_t stream;
         ReduceOptions options;
         uint64_t reduced = 0;  // bit d: dimension d is reduced
-        if (!torch_cuda_view(x, &in_view, &stream) || !read_torch_axes(axis, in_view.ndim, &options, &reduced)) {
+        if (!torch_cuda_view(x, &in_view, &stream) || !read_python_axes(axis, in_view.ndim, &options, &reduced)) {
           return nb::none();
         }
         throw_if_error(parse_reduce_op(op, &options.op));

@@ -16,6 +16,17 @@ namespace nb = nanobind;
 namespace gpuprims {
 namespace {
 
+// The binding arguments as ScanOptions (both scan bindings); op and algorithm checked by name.
+ScanOptions scan_options(const char* op, int axis, bool exclusive, bool deterministic, const char* algorithm) {
+  ScanOptions options;
+  throw_if_error(parse_reduce_op(op, &options.op));
+  throw_if_error(parse_scan_algorithm(algorithm, &options.algorithm));
+  options.axis = axis;
+  options.exclusive = exclusive;
+  options.deterministic = deterministic;
+  return options;
+}
+
 // scan() on CUDA torch tensors with dtype= and stream= at their defaults, without the Python array
 // layer: the result (out, when given), or None when the call does not qualify (x not a CUDA
 // torch.Tensor; axis not a Python int in range, or None on anything but a 1-D x, which the general
@@ -29,22 +40,9 @@ nb::object scan_torch(nb::handle x, const char* op, nb::handle axis, bool exclus
   cudaStream_t stream;
   if (!torch_cuda_view(x, &in_view, &stream)) return nb::none();
   const int ndim = in_view.ndim;
-  long long a = 0;
-  if (axis.is_none()) {
-    if (ndim != 1) return nb::none();
-  } else {
-    if (!PyLong_CheckExact(axis.ptr())) return nb::none();
-    int overflow = 0;
-    a = PyLong_AsLongLongAndOverflow(axis.ptr(), &overflow);
-    if (overflow != 0 || ndim == 0 || a < -ndim || a >= ndim) return nb::none();
-    if (a < 0) a += ndim;  // scan() takes the axis normalized
-  }
-  ScanOptions options;
-  throw_if_error(parse_reduce_op(op, &options.op));
-  throw_if_error(parse_scan_algorithm(algorithm, &options.algorithm));
-  options.axis = static_cast<int>(a);
-  options.exclusive = exclusive;
-  options.deterministic = deterministic;
+  int a = 0;  // scan() takes the axis normalized
+  if (axis.is_none() ? ndim != 1 : !read_python_axis(axis, ndim, &a)) return nb::none();
+  const ScanOptions options = scan_options(op, a, exclusive, deterministic, algorithm);
   const DType result_dtype = reduce_default_result_dtype(options.op, in_view.dtype);
   TensorView out_view;
   nb::object result;
@@ -70,12 +68,7 @@ void bind_scan(nb::module_& m) {
       [](nb::handle x, nb::handle out, const char* op, int axis, bool exclusive, bool deterministic,
          const char* algorithm, uintptr_t stream) {
         const TensorView in_view = view_of(x, "scan", "x"), out_view = view_of(out, "scan", "out");
-        ScanOptions options;
-        throw_if_error(parse_reduce_op(op, &options.op));
-        throw_if_error(parse_scan_algorithm(algorithm, &options.algorithm));
-        options.axis = axis;
-        options.exclusive = exclusive;
-        options.deterministic = deterministic;
+        const ScanOptions options = scan_options(op, axis, exclusive, deterministic, algorithm);
         Status status;
         {
           nb::gil_scoped_release release;

@@ -149,6 +149,15 @@ bool torch_cuda_out(nb::handle out, Device device, DType dtype, TensorView* view
   return true;
 }
 
+bool read_python_axis(nb::handle axis, int ndim, int* normalized) {
+  if (!PyLong_CheckExact(axis.ptr())) return false;
+  int overflow = 0;
+  const long long a = PyLong_AsLongLongAndOverflow(axis.ptr(), &overflow);
+  if (overflow != 0 || a < -ndim || a >= ndim) return false;  // ndim 0: no axis is in range
+  *normalized = static_cast<int>(a < 0 ? a + ndim : a);
+  return true;
+}
+
 nb::object torch_new_tensor(DType dtype, int device, const int64_t* shape, int ndim, TensorView* view) {
   const size_t slot = static_cast<size_t>(device) * kNumDTypes + static_cast<size_t>(dtype);
   if (g_bridge.prototypes.size() <= slot) g_bridge.prototypes.resize(slot + 1, nullptr);

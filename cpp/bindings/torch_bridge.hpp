@@ -33,6 +33,11 @@ bool torch_cuda_operand(nanobind::handle a, Device device, TensorView* view);
 // (touching nothing) for anything else, which the general path checks and reports.
 bool torch_cuda_out(nanobind::handle out, Device device, DType dtype, TensorView* view);
 
+// Reads an axis argument of the fast paths: a Python int (exactly: not a bool, not a numpy integer)
+// in [-ndim, ndim), normalized into [0, ndim). False for anything else, where the caller declines
+// the call and the general path raises its typed error.
+bool read_python_axis(nanobind::handle axis, int ndim, int* normalized);
+
 // A fresh C-contiguous torch tensor of `dtype` and shape[0, ndim) on CUDA `device`, and its view:
 // torch.empty_like of the cached 0-d prototype for ndim 0, the prototype's new_empty(shape) else
 // (what the Python layer's new_output does).

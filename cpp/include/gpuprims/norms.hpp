@@ -52,6 +52,10 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op);
 // `caller` names the op in the error (the add-norm ops pass theirs); nullptr: norm_op_name(op).
 Status parse_norm_algorithm(NormOp op, const std::string& name, NormAlgorithm* out, const char* caller = nullptr);
 
+// The dtype of layer_norm's mean and rstd and rms_norm's rstd for an x of `x`: float64 for float64,
+// float32 otherwise (the statistics type).
+constexpr DType norm_stats_dtype(DType x) { return x == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
+
 struct NormOptions {
   NormOp op = NormOp::kSoftmax;
   int axis = -1;          // the row axis; negative counts from the end

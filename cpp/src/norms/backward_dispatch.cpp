@@ -98,7 +98,7 @@ Status norm_backward(const NormBackwardTensors& t, const NormOptions& options, c
   GPUPRIMS_TRY(norms::make_row_layout(dy, t.dx, axis, name, &p.dy_layout));
   GPUPRIMS_TRY(norms::make_row_layout(t.saved, t.dx, axis, name, &p.saved_layout));
   const int64_t rows = p.dy_layout.num_rows, n = p.dy_layout.row_len;
-  const DType stats_dtype = dy.dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  const DType stats_dtype = norm_stats_dtype(dy.dtype);
   // The checks name the first array 'x': here that is the saved row (x) or y for softmax.
   const TensorView& x = t.saved;
   if (t.weight) GPUPRIMS_TRY(norms::check_affine(name, x, *t.weight, n, "weight"));

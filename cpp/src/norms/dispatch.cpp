@@ -225,7 +225,7 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
   NormLaunch l{};
   norms::NormParams& p = l.params;
   GPUPRIMS_TRY(norms::make_row_layout(x, y, axis, name, &p.layout));
-  const DType stats_dtype = x.dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  const DType stats_dtype = norm_stats_dtype(x.dtype);
   if (t.weight) GPUPRIMS_TRY(check_affine(name, x, *t.weight, p.layout.row_len, "weight"));
   if (t.bias) GPUPRIMS_TRY(check_affine(name, x, *t.bias, p.layout.row_len, "bias"));
   if (t.mean) GPUPRIMS_TRY(check_stats(name, x, *t.mean, p.layout.num_rows, stats_dtype, "mean", true));
