@@ -29,11 +29,11 @@ using HoldConfig = RowLagConfig<kThreads, kValues / Vec16<T>::kLanes, 3, /*prefe
 // kernel's dynamic shared memory limit raised on the way; 0 where the device has no cooperative
 // launches or cannot give a block its slots. Cached per device; a failed call means 0 (split_row
 // runs) and its error is cleared: these calls fail only on configuration, never with a sticky error.
-template <class T, RowKind kKind, class Cfg>
+template <class T, RowKind kKind, class Cfg, bool kBulk>
 int resident_hold_blocks(int device) {
   static PerDeviceAnswer answer;
   return answer.get(device, [device] {
-    const auto kernel = row_hold_kernel<T, kKind, Cfg>;
+    const auto kernel = row_hold_kernel<T, kKind, Cfg, kBulk>;
     int blocks = 0, cooperative = 0;
     if (cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) != cudaSuccess ||
         cooperative == 0 ||
@@ -48,8 +48,8 @@ int resident_hold_blocks(int device) {
   });
 }
 
-template <class T, RowKind kKind>
-Status run(const NormLaunch& l) {
+template <class T, RowKind kKind, bool kBulk>
+Status run_hold(const NormLaunch& l) {
   using Acc = acc_t<T>;
   using Cfg = HoldConfig<T>;
   const char* op = norm_op_name(l.op);
@@ -57,11 +57,11 @@ Status run(const NormLaunch& l) {
   const int64_t per_row = Cfg::template chunks_per_row<T>(l.params.layout.row_len);
   // The grid: the resident blocks (launched cooperatively), at least a row's chunks of them
   // (row_hold.cuh: forward progress).
-  const int64_t resident = int64_t(resident_hold_blocks<T, kKind, Cfg>(l.device)) * l.sm_count;
+  const int64_t resident = int64_t(resident_hold_blocks<T, kKind, Cfg, kBulk>(l.device)) * l.sm_count;
   if (resident < per_row) return norms_split_row(l);
   StreamScratch scratch;
   GPUPRIMS_TRY(scratch.allocate(row_lag_scratch_bytes<kKind, Acc>(rows, rows * per_row), l.device, l.stream, op));
-  const cudaError_t e = launch_row_hold<T, kKind, Cfg>(l.params, scratch.data(), resident, l.stream);
+  const cudaError_t e = launch_row_hold<T, kKind, Cfg, kBulk>(l.params, scratch.data(), resident, l.stream);
   if (e == cudaErrorCooperativeLaunchTooLarge) {
     // Fewer blocks can be resident than the occupancy query promised (an SM limit it does not see,
     // such as MPS's): not a sticky error, and split_row computes the same.
@@ -70,6 +70,36 @@ Status run(const NormLaunch& l) {
   }
   GPUPRIMS_CUDA_CHECK(op, e);
   return check_launch(op, l.stream);
+}
+
+// softmax's chunks arrive by bulk copies (row_hold.cuh: the next chunk in flight while the block
+// writes its oldest) on sm_90 GPUs with 30 GB/s of DRAM bandwidth per SM or more (the H200's 37;
+// wide_dram_per_sm). Measured on the H200 only, float32, % of copy (docs/norms.md, "row_hold's bulk
+// loop"; bench/results/h200/row_hold_bulk_s40.txt):
+// - session 40 device runs 3 and 4, both loops in one process (a session build with a switch), two
+//   passes each, every output bitwise equal: softmax 65536 71.6-72.3 -> 78.4-79.0, 100000
+//   70.6-71.0 -> 77.1-77.4, 131072 72.0-72.6 -> 78.0-78.6, 262144 70.8-71.7 -> 77.2-77.6, 524288
+//   69.1-69.5 -> 72.9-73.2;
+// - the norm kind lost (layer_norm 262144 63.6-64.1 -> 58.5-60.0, rms_norm 70.2-70.7 -> 66.5-67.4,
+//   also with the frame's loads issued before the copy's wait), and log_softmax, whose phase B has
+//   no exponential to hide, read 81.9 % with it in run 5's benchmark against 83.1-83.9 without it
+//   (run 2; session 30 83.2-83.3): both keep the register loop, and so does the H100 (25 GB/s per
+//   SM), where the bulk loop was not measured.
+bool bulk_loop_preferred(const NormLaunch& l) {
+  static PerDeviceAnswer answer;
+  const int device = l.device;
+  return !l.params.log && answer.get(device, [device] {
+    int major = 0;
+    return compute_capability_major(device, &major).is_ok() && major >= 9 && wide_dram_per_sm(device) ? 1 : 0;
+  }) != 0;
+}
+
+template <class T, RowKind kKind>
+Status run(const NormLaunch& l) {
+  if constexpr (kKind == RowKind::kSoftmax) {
+    if (bulk_loop_preferred(l)) return run_hold<T, kKind, true>(l);
+  }
+  return run_hold<T, kKind, false>(l);
 }
 
 }  // namespace
