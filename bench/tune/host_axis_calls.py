@@ -64,6 +64,11 @@ groups = {
         "torch.cumsum(x, -1)": lambda: torch.cumsum(x, -1),
         "gpuprims.cumsum(x, axis=-1) fast path": lambda: gpuprims.cumsum(x, axis=-1),
         "gpuprims.cumsum(x, axis=-1) general path": general(lambda: gpuprims.cumsum(x, axis=-1)),
+        # "auto" takes the decoupled look-back for 64 rows of 1024 (too few rows for a warp or a
+        # block per row), which allocates and clears a tile-status buffer each call: two variants
+        # without scratch beside it (docs/scan.md, "Host cost of a small call").
+        "gpuprims.cumsum(x, axis=-1) block_per_row": lambda: gpuprims.cumsum(x, axis=-1, algorithm="block_per_row"),
+        "gpuprims.cumsum(x, axis=-1) warp_per_row": lambda: gpuprims.cumsum(x, axis=-1, algorithm="warp_per_row"),
     },
 }
 modules = {"LayerNorm": (torch.nn.LayerNorm(1024), gtorch.LayerNorm(1024)),
