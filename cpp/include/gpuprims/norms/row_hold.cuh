@@ -47,14 +47,21 @@ constexpr int row_hold_smem_bytes() {
   return kHeldSlots * Cfg::kVecs * Cfg::kThreads * static_cast<int>(sizeof(Vec16<T>));
 }
 
+// Slot `slot` of a block's held chunks: a chunk in memory order, so thread r's vector v (LagChunk's
+// slot_begin) lies at v * kThreads + r, whether the thread stored it or a bulk copy brought it.
+template <class T, class Cfg>
+__device__ __forceinline__ Vec16<T>* held_slot(Vec16<T>* held, int slot) {
+  return held + slot * Cfg::kVecs * Cfg::kThreads;
+}
+
 // The sm_90 loop of row_hold_kernel (kBulk; variant_row_hold.cu says where it runs): chunks arrive
 // by bulk copies (cp.async.bulk, completing on one mbarrier per slot) in memory order, which is the
 // register loop's slot layout, so a block's next chunk can be in flight while it writes its oldest.
 // A block holding chunks a < b takes its next ticket c and starts c's copy into a's slot (a read
 // into registers first) before a's phase B when b's row lies past a's: then c's row does too, so
 // a's wait never waits for c, which the block publishes only after it. Otherwise it writes a first
-// and then takes c, as the register loop does. Forward progress extends row_hold_kernel's argument
-// (below): a block waiting for row r holds at most one unpublished chunk, of a row after r, so in
+// and then takes c, as the register loop does. Forward progress extends the argument at the head
+// of this file: a block waiting for row r holds at most one unpublished chunk, of a row after r, so in
 // the earliest row any block waits for every taken chunk is published.
 template <class T, RowKind kKind, class Cfg>
 __device__ __forceinline__ void row_hold_bulk_loop(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
@@ -62,7 +69,6 @@ __device__ __forceinline__ void row_hold_bulk_loop(const NormParams& p, const Ro
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
   constexpr int64_t kLen = Cfg::template chunk_len<T>();
-  constexpr int kSlotVecs = Cfg::kVecs * Cfg::kThreads;
   LagReducers<acc_t<T>, Cfg::kThreads> reducers = lag_reducers<acc_t<T>, Cfg::kThreads>();
   __shared__ long long ticket_slot[2];
   __shared__ long long held_chunk[kHeldSlots];  // written by thread 0, read after a later barrier
@@ -99,29 +105,19 @@ __device__ __forceinline__ void row_hold_bulk_loop(const NormParams& p, const Ro
     const Copy c = next_copy[i];
     ptx::fence_proxy_async_shared();
     ptx::mbarrier_arrive_expect_tx(&landed[slot], c.bytes);
-    if (c.bytes != 0) ptx::bulk_load_global_to_shared(held + slot * kSlotVecs, c.src, c.bytes, &landed[slot]);
+    if (c.bytes != 0) ptx::bulk_load_global_to_shared(held_slot<T, Cfg>(held, slot), c.src, c.bytes, &landed[slot]);
   };
   unsigned parity = 0;  // bit i: the phase of landed[i] to wait for next
   // Phase A of chunk t, copied into `slot`: wait for the copy, read it (the fill past its end),
   // publish its partial.
   const auto publish = [&](int slot, int64_t t) {
-    // The frame's loads from x before the wait, so that their latency overlaps the copy's.
-    const RowFrame<acc_t<T>> frame = lag_frame<T, kKind, Cfg>(p, chunks_per_row, t);
     ptx::mbarrier_wait(&landed[slot], (parity >> slot) & 1u);
     parity ^= 1u << slot;
     const LagChunkPos at = lag_chunk_pos<kLen>(t, chunks_per_row, n);
-    const int len = at.len;
     Chunk chunk;
-#pragma unroll
-    for (int v = 0; v < Cfg::kVecs; ++v) {
-      if (Chunk::slot_begin(v, threadIdx.x) < len) {
-        chunk.q[v] = held[slot * kSlotVecs + v * Cfg::kThreads + threadIdx.x];
-      } else {
-#pragma unroll
-        for (int l = 0; l < Chunk::kLanes; ++l) chunk.q[v].lane[l] = fill;
-      }
-    }
-    lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, frame, chunk, reducers.reduce, reducers.reduce_pair);
+    chunk.template load<LoadPolicy::kShared>(reinterpret_cast<const T*>(held_slot<T, Cfg>(held, slot)), at.len,
+                                             threadIdx.x, fill);
+    lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reducers.reduce, reducers.reduce_pair);
     if (threadIdx.x == 0) {
       held_chunk[slot] = t;
       held_row[slot] = at.row;
@@ -160,7 +156,7 @@ __device__ __forceinline__ void row_hold_bulk_loop(const NormParams& p, const Ro
     if (early && threadIdx.x == 0) take(0);
     Chunk chunk;
 #pragma unroll
-    for (int v = 0; v < Cfg::kVecs; ++v) chunk.q[v] = held[oldest * kSlotVecs + v * Cfg::kThreads + threadIdx.x];
+    for (int v = 0; v < Cfg::kVecs; ++v) chunk.q[v] = held_slot<T, Cfg>(held, oldest)[v * Cfg::kThreads + threadIdx.x];
     if (early) {
       __syncthreads();  // slot `oldest` read by every thread
       if (threadIdx.x == 0) copy(oldest, 0);
@@ -207,8 +203,9 @@ __device__ __forceinline__ void row_hold_register_loop(const NormParams& p, cons
         int slot = oldest + count;
         if (slot >= kHeldSlots) slot -= kHeldSlots;
         // Stored before the partial's reductions, so the chunk's registers are free in them.
+        Vec16<T>* const into = held_slot<T, Cfg>(held, slot);
 #pragma unroll
-        for (int v = 0; v < Cfg::kVecs; ++v) held[(slot * Cfg::kVecs + v) * Cfg::kThreads + threadIdx.x] = chunk.q[v];
+        for (int v = 0; v < Cfg::kVecs; ++v) into[v * Cfg::kThreads + threadIdx.x] = chunk.q[v];
         lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reduce, reduce_pair);
         if (threadIdx.x == 0) held_chunk[slot] = t;
         if (++count < kHeldSlots) continue;
@@ -222,7 +219,7 @@ __device__ __forceinline__ void row_hold_register_loop(const NormParams& p, cons
     __syncthreads();
     Chunk chunk;
 #pragma unroll
-    for (int v = 0; v < Cfg::kVecs; ++v) chunk.q[v] = held[(oldest * Cfg::kVecs + v) * Cfg::kThreads + threadIdx.x];
+    for (int v = 0; v < Cfg::kVecs; ++v) chunk.q[v] = held_slot<T, Cfg>(held, oldest)[v * Cfg::kThreads + threadIdx.x];
     lag_write<T, kKind, Cfg>(p, s, chunks_per_row, held_chunk[oldest], chunk);
     if (++oldest == kHeldSlots) oldest = 0;
     --count;

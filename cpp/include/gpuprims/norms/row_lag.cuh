@@ -237,48 +237,28 @@ __device__ __forceinline__ void lag_load(const NormParams& p, int chunks_per_row
   chunk.template load<kLoad>(xc, at.len, threadIdx.x, cast_value<T>(tile_fill<kKind, acc_t<T>>()));
 }
 
-// The frame of chunk t's partial (norm kind: its row's scale and its anchor, read from x; softmax
-// kind: none). Phase A's loads: callers may issue them early, with the chunk's own.
-template <class T, RowKind kKind, class Cfg>
-__device__ __forceinline__ RowFrame<acc_t<T>> lag_frame(const NormParams& p, int chunks_per_row, int64_t t) {
-  if constexpr (kKind == RowKind::kNorm) {
-    const int64_t n = p.layout.row_len;
-    const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(t, chunks_per_row, n);
-    const T* xr = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row);
-    return chunk_frame(xr, 1, n, at.begin, at.len, p.center);
-  } else {
-    return RowFrame<acc_t<T>>{};
-  }
-}
-
-// Phase A after lag_load: the chunk's partial in `frame` (lag_frame), published. The block's threads
-// all call it (block reductions); thread 0 stores the partial (and, for chunk 0 of a norm row, the
-// row's first element) and then increments the row's arrival counter with release semantics. With
-// out = x, x[row][0] and the chunk's own first element are still x here: chunk 0's phase B, the only
-// one to overwrite x[row][0], waits for every chunk's phase A, and a chunk's own phase B comes later.
-template <class T, RowKind kKind, class Cfg, class Tile, class Reduce, class PairReduce>
-__device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
-                                            int chunks_per_row, int64_t t, const RowFrame<acc_t<T>>& frame,
-                                            const Tile& chunk, Reduce& reduce, PairReduce& reduce_pair) {
-  using Acc = acc_t<T>;
-  const int64_t n = p.layout.row_len;
-  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(t, chunks_per_row, n);
-  const ChunkPartial<kKind, Acc> part =
-      chunk_partial_of<kKind, true>(chunk, at.len, threadIdx.x, frame, p.center, reduce, reduce_pair);
-  if (threadIdx.x == 0) {
-    s.partial[t] = part;
-    if (kKind == RowKind::kNorm && at.c == 0) {
-      s.first[at.row] = row_first(static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row), n);
-    }
-    ArrivalCounter(s.arrived[at.row]).fetch_add(1u, cuda::memory_order_release);
-  }
-}
+// Phase A after lag_load: the chunk's partial, published. The block's threads all call it (block
+// reductions); thread 0 stores the partial (and, for chunk 0 of a norm row, the row's first
+// element) and then increments the row's arrival counter with release semantics. With out = x,
+// x[row][0] and the chunk's own first element are still x here: chunk 0's phase B, the only one to
+// overwrite x[row][0], waits for every chunk's phase A, and a chunk's own phase B comes later.
 template <class T, RowKind kKind, class Cfg, class Tile, class Reduce, class PairReduce>
 __device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
                                             int chunks_per_row, int64_t t, const Tile& chunk, Reduce& reduce,
                                             PairReduce& reduce_pair) {
-  lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, lag_frame<T, kKind, Cfg>(p, chunks_per_row, t), chunk, reduce,
-                             reduce_pair);
+  using Acc = acc_t<T>;
+  const int64_t n = p.layout.row_len;
+  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(t, chunks_per_row, n);
+  const T* xr = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row);
+  const RowFrame<Acc> frame =
+      kKind == RowKind::kNorm ? chunk_frame(xr, 1, n, at.begin, at.len, p.center) : RowFrame<Acc>{};
+  const ChunkPartial<kKind, Acc> part =
+      chunk_partial_of<kKind, true>(chunk, at.len, threadIdx.x, frame, p.center, reduce, reduce_pair);
+  if (threadIdx.x == 0) {
+    s.partial[t] = part;
+    if (kKind == RowKind::kNorm && at.c == 0) s.first[at.row] = row_first(xr, n);
+    ArrivalCounter(s.arrived[at.row]).fetch_add(1u, cuda::memory_order_release);
+  }
 }
 
 // Phase B of chunk j, re-read into `chunk` (lag_load) before the call: wait for its row, combine,
