@@ -80,14 +80,18 @@ bool float_sum_or_prod(const ScanLaunch& l) {
 
 // "auto": the single-pass look-back for long rows, the lagged one for large scans of 4-byte items
 // and results (reduce-then-scan when float results must be reproducible); a block per row for many
-// rows of more than 2048 items, a warp per row for many shorter rows; a thread per row when the axis
-// is strided and neighbouring rows are adjacent in memory.
+// rows of more than 2048 items and for any rows that fit its one tile, a warp per row for many
+// shorter rows; a thread per row when the axis is strided and neighbouring rows are adjacent in
+// memory.
 ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   const scan_detail::ScanLayout& t = l.layout;
   const int64_t many_rows = int64_t(l.sm_count) * 64;
   const bool rows_adjacent = t.row_ndim > 0 && t.row_in_strides[t.row_ndim - 1] == 1;
   if (t.in_step != 1 && rows_adjacent && t.rows >= many_rows) return ScanAlgorithm::kColumns;
-  if (t.len <= 1024 && t.rows >= many_rows / 8) return ScanAlgorithm::kWarpPerRow;
+  // Rows of up to 2048 items, four per SM or more: a warp per row. Session 41 device run 2 (H200,
+  // bench/tune/scan_small_calls.py, CUDA-event medians, µs): 1000 x 2048 float32 15.2 against
+  // block_per_row's 20.5 (float64 23.4 / 27.0), 500 x 1024 15.0 / 15.3 (a tie).
+  if (t.len <= 2048 && t.rows >= int64_t(l.sm_count) * 4) return ScanAlgorithm::kWarpPerRow;
   // Contiguous rows of more than 2048 items, at least two per SM: a block per row. float32 rows
   // at 2^25 items (session 13 device run 4, % of a 1 GiB copy): 4096 items 90.7 against
   // warp_per_row's 87.7, 8192 89.7-90.3 / 84.2, 16384 88.0 / 85.5, 65536 85.0 / 45.9, 131072 (256
@@ -98,6 +102,15 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
     return ScanAlgorithm::kBlockPerRow;
   }
   if (t.len <= 8192 && t.rows >= int64_t(l.sm_count) * 8) return ScanAlgorithm::kWarpPerRow;
+  // Fewer rows that fit block_per_row's largest tile (512 threads x 16 items): one block a row, as
+  // many blocks as the look-back's one or two tiles a row, without its tile-status buffer (allocated,
+  // cleared and freed on every call) or its tile counter. Session 41 device run 2 (H200, CUDA-event
+  // medians with out=, µs, block_per_row against the look-back): float32 1 x 1000 15.2 / 24.0,
+  // 1 x 8192 14.6 / 18.6, 64 x 1024 14.9 / 18.4, 16 x 8192 15.2 / 18.7, 100 x 4096 15.2 / 19.2,
+  // 250 x 8192 16.2 / 19.7; float64 1 x 8192 15.2 / 19.3, 16 x 8192 15.8 / 19.3, 250 x 8192
+  // 19.0 / 26.1; and 1000 calls back to back (allocation included), 64 x 1024 float32 10.1 µs a
+  // call against 13.2 (torch.cumsum 9.9). Contiguous rows only were measured.
+  if (t.len <= 512 * 16) return ScanAlgorithm::kBlockPerRow;
   if (deterministic && float_sum_or_prod(l)) return ScanAlgorithm::kReduceThenScan;
   // The lagged look-back for 4-byte scans from 2^24 items (2048 tiles, 5 lags) on Hopper and newer:
   // measured on the H200 at 2^28 and 2^31 + 17 int32 and float32 sums, 1.069-1.081x CUB against the
