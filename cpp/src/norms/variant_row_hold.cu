@@ -81,10 +81,12 @@ Status run_hold(const NormLaunch& l) {
 //   70.6-71.0 -> 77.1-77.4, 131072 72.0-72.6 -> 78.0-78.6, 262144 70.8-71.7 -> 77.2-77.6, 524288
 //   69.1-69.5 -> 72.9-73.2;
 // - the norm kind lost (layer_norm 262144 63.6-64.1 -> 58.5-60.0, rms_norm 70.2-70.7 -> 66.5-67.4,
-//   also with the frame's loads issued before the copy's wait), and log_softmax, whose phase B has
-//   no exponential to hide, read 81.9 % with it in run 5's benchmark against 83.1-83.9 without it
-//   (run 2; session 30 83.2-83.3): both keep the register loop, and so does the H100 (25 GB/s per
-//   SM), where the bulk loop was not measured.
+//   also with the frame's loads issued before the copy's wait), and so did log_softmax, whose phase
+//   B has no exponential to hide: session 41 device run 2, both loops in one process, two passes,
+//   bitwise equal (bench/results/h200/row_hold_log_s41r2.txt), 65536 82.5-82.6 against the register
+//   loop's 81.7-82.3, 131072 81.8-82.1 / 82.9-83.0, 262144 81.2-81.9 / 83.2-83.6, 524288
+//   74.0-74.5 / 77.2-77.5. Both keep the register loop, and so does the H100 (25 GB/s per SM),
+//   where the bulk loop was not measured.
 bool bulk_loop_preferred(const NormLaunch& l) {
   static PerDeviceAnswer answer;
   const int device = l.device;
