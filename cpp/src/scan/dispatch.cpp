@@ -110,7 +110,7 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   // 250 x 8192 16.2 / 19.7; float64 1 x 8192 15.2 / 19.3, 16 x 8192 15.8 / 19.3, 250 x 8192
   // 19.0 / 26.1; and 1000 calls back to back (allocation included), 64 x 1024 float32 10.1 µs a
   // call against 13.2 (torch.cumsum 9.9). Contiguous rows only were measured.
-  if (t.len <= 512 * 16) return ScanAlgorithm::kBlockPerRow;
+  if (t.len <= scan_detail::kBlockPerRowMaxTile) return ScanAlgorithm::kBlockPerRow;
   if (deterministic && float_sum_or_prod(l)) return ScanAlgorithm::kReduceThenScan;
   // The lagged look-back for 4-byte scans from 2^24 items (2048 tiles, 5 lags) on Hopper and newer:
   // measured on the H200 at 2^28 and 2^31 + 17 int32 and float32 sums, 1.069-1.081x CUB against the

@@ -1,5 +1,7 @@
 #pragma once
 // What dispatch hands a scan variant: one validated scan, laid out as rows.
+#include <cstdint>
+
 #include <cuda_runtime_api.h>
 
 #include "gpuprims/core/error.hpp"
@@ -34,6 +36,9 @@ Status scan_reduce_then_scan(const ScanLaunch& launch);
 Status scan_decoupled_lookback(const ScanLaunch& launch);
 Status scan_lagged_lookback(const ScanLaunch& launch);
 Status scan_block_per_row(const ScanLaunch& launch);
+// block_per_row's tiles (row_scans.cuh): 16 items a thread, 256 threads for rows of up to 4096
+// items, 512 beyond; rows of up to kBlockPerRowMaxTile items are one tile.
+constexpr int64_t kBlockPerRowMaxTile = 512 * 16;
 Status scan_warp_per_row(const ScanLaunch& launch);
 Status scan_columns(const ScanLaunch& launch);
 Status scan_host(const ScanLaunch& launch);  // host.cpp: the CPU reference

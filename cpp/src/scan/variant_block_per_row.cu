@@ -17,7 +17,9 @@ struct BlockPerRowRunner {
         vector_path_ok<In, Out>(l));
     return check_launch("scan", l.stream);
   }
-  static Status run(const ScanLaunch& l) { return l.layout.len <= 256 * 16 ? launch<256>(l) : launch<512>(l); }
+  static Status run(const ScanLaunch& l) {
+    return l.layout.len <= kBlockPerRowMaxTile / 2 ? launch<256>(l) : launch<512>(l);
+  }
 };
 
 }  // namespace
