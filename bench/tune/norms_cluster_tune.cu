@@ -13,8 +13,12 @@
 // candidate whose cluster cannot be launched (C > 16, or cudaOccupancyMaxActiveClusters = 0) prints
 // why and is skipped. Candidate "lag ...": see run_row_lag_candidates. Each row: median of 30 timed
 // launches after 3 warm-ups; the sweep runs twice.
+// Candidate "hold": row_hold_kernel as the library launches it (run_row_hold).
 // Build and run on the GPU machine from the repo root (about 2 minutes of nvcc, well under 60 s of run):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_cluster_tune.cu -o /tmp/cluster_tune && /tmp/cluster_tune
+// `/tmp/cluster_tune --row-hold` runs row_hold alone on 256 x 262144 float32, every op, the norm ops
+// also without their affine vectors; `--row-hold-once` launches each of those cases once, checked
+// and not timed: eight row_hold launches for ncu (--kernel-name regex:row_hold_kernel).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +26,7 @@
 #include <cstring>
 
 #include "gpuprims/norms/cluster_row.cuh"
+#include "gpuprims/norms/row_hold.cuh"
 #include "gpuprims/norms/row_lag.cuh"
 #include "gpuprims/norms/row_on_chip.cuh"
 
@@ -145,6 +150,9 @@ void verdict_for(const Problem& pr, char* out, size_t size) {
   snprintf(out, size, "vs fp64 %.2e nan=%u %s", rel, s[2], rel <= tol && s[2] == 0 ? "PASS" : "FAIL");
 }
 
+// --row-hold-once: report launches each case once, checked and not timed (a run under ncu).
+bool g_checked_launch_only = false;
+
 // Times f (after one checked launch into a NaN-poisoned y) and prints the row.
 template <class T, class F>
 void report(const Problem& pr, const char* label, int regs, int spill, int per_sm, int csize, F f) {
@@ -158,6 +166,11 @@ void report(const Problem& pr, const char* label, int regs, int spill, int per_s
   CHECK(cudaDeviceSynchronize());
   char verdict[96];
   verdict_for<T>(pr, verdict, sizeof verdict);
+  if (g_checked_launch_only) {
+    printf("%-11s %-8s %4lldx%-7lld %-18s %3d regs %4d B spill %2d CTA/SM C=%-2d  %s\n", pr.op, dtype_label<T>(),
+           (long long)pr.rows, (long long)pr.len, label, regs, spill, per_sm, csize, verdict);
+    return;
+  }
   const float ms = tune::median_ms(f);
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
@@ -258,6 +271,29 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
             [&] { CHECK((launch_row_lag<T, kKind, Cfg>(p, pr.scratch, lag, blocks, nullptr))); });
 }
 
+// row_hold_kernel (row_hold.cuh: each chunk read once and held in shared memory until its row is
+// complete) in the library's shape (variant_row_hold.cu: 256 threads x 32 values, three blocks per
+// SM), its register loop or its bulk-copy loop ("hold bulk", sm_90), on a cooperative grid of the
+// resident blocks. Its scratch (counters cleared inside the timed call) in pr.scratch.
+template <class T, RowKind kKind, bool kBulk>
+void run_row_hold(const Problem& pr) {
+  using Cfg = RowLagConfig<256, 32 / Vec16<T>::kLanes, 3, false>;
+  const auto kernel = row_hold_kernel<T, kKind, Cfg, kBulk>;
+  constexpr int kSmem = row_hold_smem_bytes<T, Cfg>();
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, kSmem));
+  cudaFuncAttributes fa;
+  CHECK(cudaFuncGetAttributes(&fa, kernel));
+  const int64_t per_row = Cfg::template chunks_per_row<T>(pr.len);
+  char label[40];
+  snprintf(label, sizeof label, "hold%s%s", kBulk ? " bulk" : "", pr.weight || pr.bias ? "" : " no w/b");
+  const NormParams p = params_for(pr);
+  report<T>(pr, label, fa.numRegs, int(fa.localSizeBytes), per_sm, int(per_row), [&] {
+    CHECK((launch_row_hold<T, kKind, Cfg, kBulk>(p, pr.scratch, int64_t(per_sm) * pr.sms, nullptr)));
+  });
+}
+
 // row_lag shapes: "tT eE rR": T threads, E values per thread (E * sizeof(T) / 16 16-byte vectors;
 // chunk T * E elements), R blocks per SM (register bound); "a0": phase B's whole re-read before
 // the row's wait (the only schedule left since session 18; "a4", 4 slots at a time after the wait,
@@ -292,11 +328,15 @@ void run_candidates(const Problem& pr) {
   run_cluster<T, kKind, ClusterRowConfig<256, 16, 3>>(pr, "s256 v16 r3 u4");  // 64 KiB
   run_cluster<T, kKind, ClusterRowConfig<512, 8, 3>>(pr, "s512 v8 r3 u4");    // 64 KiB
   run_row_lag_candidates<T, kKind>(pr);
+  run_row_hold<T, kKind, false>(pr);
+  if (kKind == RowKind::kSoftmax) run_row_hold<T, kKind, true>(pr);
 }
 
+// Random x, weight and bias for `rows` x `len` of T, the copy ceiling measured and printed: the
+// problem every op of the shape starts from.
 template <class T>
-void run_shape(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, double* ref_stats, unsigned* cmp,
-               void* scratch, int sms) {
+Problem shape_problem(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, double* ref_stats, unsigned* cmp,
+                      void* scratch, int sms) {
   const int64_t n = rows * len;
   char running[96];
   snprintf(running, sizeof running, "data and copy, %s %lldx%lld", dtype_label<T>(), (long long)rows, (long long)len);
@@ -315,14 +355,41 @@ void run_shape(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, do
   printf("\ncopy %s %lldx%lld: kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms (%.0f GB/s); ceiling %.0f GB/s\n",
          dtype_label<T>(), (long long)rows, (long long)len, kernel_ms, 2.0 * bytes / kernel_ms / 1e6, memcpy_ms,
          2.0 * bytes / memcpy_ms / 1e6, 2.0 * bytes / copy_ms / 1e6);
-  const Problem base{nullptr, RowKind::kSoftmax, false, true, false, false, rows, len, x, y, w, b, ref_stats, cmp,
-                     scratch, copy_ms, sms};
-  const auto [softmax, log_softmax, layer_norm, rms_norm] = four_row_ops(base);
+  return Problem{nullptr, RowKind::kSoftmax, false, true, false, false, rows, len, x, y, w, b, ref_stats, cmp,
+                 scratch, copy_ms, sms};
+}
+
+template <class T>
+void run_shape(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, double* ref_stats, unsigned* cmp,
+               void* scratch, int sms) {
+  const auto [softmax, log_softmax, layer_norm, rms_norm] =
+      four_row_ops(shape_problem<T>(rows, len, x, y, w, b, ref_stats, cmp, scratch, sms));
   for (const Problem* pr : {&softmax, &log_softmax}) run_candidates<T, RowKind::kSoftmax>(*pr);
   for (const Problem* pr : {&layer_norm, &rms_norm}) run_candidates<T, RowKind::kNorm>(*pr);
 }
 
-int main() {
+// --row-hold(-once): row_hold alone, every op on one shape, the norm ops also without weight and bias.
+template <class T>
+void run_row_hold_shape(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, double* ref_stats,
+                        unsigned* cmp, void* scratch, int sms) {
+  const auto [softmax, log_softmax, layer_norm, rms_norm] =
+      four_row_ops(shape_problem<T>(rows, len, x, y, w, b, ref_stats, cmp, scratch, sms));
+  for (const Problem* pr : {&softmax, &log_softmax}) {
+    compute_reference<T>(*pr);
+    run_row_hold<T, RowKind::kSoftmax, false>(*pr);
+    run_row_hold<T, RowKind::kSoftmax, true>(*pr);
+  }
+  for (Problem pr : {layer_norm, rms_norm}) {
+    compute_reference<T>(pr);
+    run_row_hold<T, RowKind::kNorm, false>(pr);
+    pr.weight = pr.bias = false;
+    run_row_hold<T, RowKind::kNorm, false>(pr);
+  }
+}
+
+int main(int argc, char** argv) {
+  g_checked_launch_only = argc > 1 && strcmp(argv[1], "--row-hold-once") == 0;
+  const bool row_hold_only = g_checked_launch_only || (argc > 1 && strcmp(argv[1], "--row-hold") == 0);
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
@@ -341,7 +408,7 @@ int main() {
   CHECK(cudaMalloc(&ref_stats, max_rows * 2 * sizeof(double)));
   CHECK(cudaMalloc(&cmp, 16));
   CHECK(cudaMalloc(&scratch, 16 << 20));  // split_row's partials: at most (rows * chunks + rows) * 12 bytes
-  for (int pass = 1; pass <= 2; ++pass) {
+  for (int pass = 1; pass <= (row_hold_only ? 0 : 2); ++pass) {
     printf("\n=== pass %d ===\n", pass);
     run_shape<float>(256, 262144, x, y, w, b, ref_stats, cmp, scratch, sms);
     run_shape<bfloat16_t>(256, 262144, x, y, w, b, ref_stats, cmp, scratch, sms);
@@ -355,6 +422,7 @@ int main() {
       run_shape<float>(32, 2097152, x, y, w, b, ref_stats, cmp, scratch, sms);
     }
   }
+  if (row_hold_only) run_row_hold_shape<float>(256, 262144, x, y, w, b, ref_stats, cmp, scratch, sms);
   CHECK(cudaFree(x));
   CHECK(cudaFree(y));
   CHECK(cudaFree(w));
