@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "gpuprims/norms/cluster_row.cuh"
 #include "gpuprims/norms/row_hold.cuh"
@@ -272,12 +273,14 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
 }
 
 // row_hold_kernel (row_hold.cuh: each chunk read once and held in shared memory until its row is
-// complete) in the library's shape (variant_row_hold.cu: 256 threads x 32 values, three blocks per
-// SM), its register loop or its bulk-copy loop ("hold bulk", sm_90), on a cooperative grid of the
-// resident blocks. Its scratch (counters cleared inside the timed call) in pr.scratch.
-template <class T, RowKind kKind, bool kBulk>
+// complete), its register loop or its bulk-copy loop ("hold bulk", sm_90), on a cooperative grid of
+// the resident blocks. Its scratch (counters cleared inside the timed call) in pr.scratch. Cfg: the
+// library's shape (variant_row_hold.cu: 256 threads x 32 values, three blocks per SM) unless given;
+// other shapes are labelled "tT eE rR" as row_lag's.
+template <class T>
+using LibraryHoldConfig = RowLagConfig<256, 32 / Vec16<T>::kLanes, 3, false>;
+template <class T, RowKind kKind, bool kBulk, class Cfg = LibraryHoldConfig<T>>
 void run_row_hold(const Problem& pr) {
-  using Cfg = RowLagConfig<256, 32 / Vec16<T>::kLanes, 3, false>;
   const auto kernel = row_hold_kernel<T, kKind, Cfg, kBulk>;
   constexpr int kSmem = row_hold_smem_bytes<T, Cfg>();
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
@@ -286,8 +289,12 @@ void run_row_hold(const Problem& pr) {
   cudaFuncAttributes fa;
   CHECK(cudaFuncGetAttributes(&fa, kernel));
   const int64_t per_row = Cfg::template chunks_per_row<T>(pr.len);
-  char label[40];
-  snprintf(label, sizeof label, "hold%s%s", kBulk ? " bulk" : "", pr.weight || pr.bias ? "" : " no w/b");
+  char shape[24] = "";
+  if (!std::is_same<Cfg, LibraryHoldConfig<T>>::value) {
+    snprintf(shape, sizeof shape, " t%d e%d r%d", Cfg::kThreads, Cfg::kVecs * Vec16<T>::kLanes, Cfg::kMinBlocks);
+  }
+  char label[48];
+  snprintf(label, sizeof label, "hold%s%s%s", shape, kBulk ? " bulk" : "", pr.weight || pr.bias ? "" : " no w/b");
   const NormParams p = params_for(pr);
   report<T>(pr, label, fa.numRegs, int(fa.localSizeBytes), per_sm, int(per_row), [&] {
     CHECK((launch_row_hold<T, kKind, Cfg, kBulk>(p, pr.scratch, int64_t(per_sm) * pr.sms, nullptr)));
@@ -368,7 +375,19 @@ void run_shape(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, do
   for (const Problem* pr : {&layer_norm, &rms_norm}) run_candidates<T, RowKind::kNorm>(*pr);
 }
 
-// --row-hold(-once): row_hold alone, every op on one shape, the norm ops also without weight and bias.
+// Session 41's profile (docs/norms.md, "What the affine vectors cost row_hold") found the library's
+// shape latency-bound at 6 warps per scheduler: chunks of half the length (16 values a thread, 16
+// KiB float32 slots) and more blocks per SM, the register loop.
+template <class T, RowKind kKind>
+void run_more_hold_shapes(const Problem& pr) {
+  constexpr int kHalf = 16 / Vec16<T>::kLanes;
+  run_row_hold<T, kKind, false, RowLagConfig<256, kHalf, 4, false>>(pr);
+  run_row_hold<T, kKind, false, RowLagConfig<256, kHalf, 5, false>>(pr);
+  run_row_hold<T, kKind, false, RowLagConfig<128, kHalf * 2, 6, false>>(pr);
+}
+
+// --row-hold(-once): row_hold alone, every op on one shape, the norm ops also without weight and bias;
+// also row_hold in other shapes (run_more_hold_shapes).
 template <class T>
 void run_row_hold_shape(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, double* ref_stats,
                         unsigned* cmp, void* scratch, int sms) {
@@ -378,10 +397,12 @@ void run_row_hold_shape(int64_t rows, int64_t len, void* x, void* y, void* w, vo
     compute_reference<T>(*pr);
     run_row_hold<T, RowKind::kSoftmax, false>(*pr);
     run_row_hold<T, RowKind::kSoftmax, true>(*pr);
+    run_more_hold_shapes<T, RowKind::kSoftmax>(*pr);
   }
   for (Problem pr : {layer_norm, rms_norm}) {
     compute_reference<T>(pr);
     run_row_hold<T, RowKind::kNorm, false>(pr);
+    run_more_hold_shapes<T, RowKind::kNorm>(pr);
     pr.weight = pr.bias = false;
     run_row_hold<T, RowKind::kNorm, false>(pr);
   }
