@@ -17,8 +17,9 @@
 // Build and run on the GPU machine from the repo root (about 2 minutes of nvcc, well under 60 s of run):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_cluster_tune.cu -o /tmp/cluster_tune && /tmp/cluster_tune
 // `/tmp/cluster_tune --row-hold` runs row_hold alone on 256 x 262144 float32, every op, the norm ops
-// also without their affine vectors; `--row-hold-once` launches each of those cases once, checked
-// and not timed: eight row_hold launches for ncu (--kernel-name regex:row_hold_kernel).
+// also without their affine vectors, and row_hold in other shapes (run_more_hold_shapes);
+// `--row-hold-once` launches each of those cases once, checked and not timed: twenty row_hold
+// launches, in the order printed, for ncu (--kernel-name regex:row_hold_kernel).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
