@@ -1,8 +1,9 @@
 # Host cost of small calls on CUDA torch tensors, next to torch's own op, in one process: reduce,
 # the norms ops and scan through their C++ fast paths (_C.reduce_torch, _C.norm_forward_torch,
-# _C.scan_torch) and through the general Python path, and gpuprims.torch's modules (inference and
-# training forward). Then few-row sums (66 to 8448 rows of 1024 / 4096 float32) timed with CUDA
-# events, as bench/tune/reduce_short_rows.py times them (docs/reduce.md, "Host cost of a small call").
+# _C.scan_torch) and through the general Python path, compact (Python path only), and
+# gpuprims.torch's modules (inference and training forward). Then few-row sums (66 to 8448 rows of
+# 1024 / 4096 float32) timed with CUDA events, as bench/tune/reduce_short_rows.py times them
+# (docs/reduce.md, "Host cost of a small call").
 #   python3 bench/tune/host_axis_calls.py
 import torch
 import torch.nn.functional as F
@@ -18,6 +19,8 @@ print(props.name, flush=True)
 x = torch.randn(64, 1024, device="cuda")
 w, b = torch.randn(1024, device="cuda"), torch.randn(1024, device="cuda")
 row_out = torch.empty(64, device="cuda")
+mask = x > 0
+flat_out = torch.empty(x.numel(), device="cuda")
 gpuprims.sum(x)  # installs the torch bridge
 TENSOR = _interop.torch_tensor_type
 
@@ -69,6 +72,13 @@ groups = {
         # without scratch beside it (docs/scan.md, "Host cost of a small call").
         "gpuprims.cumsum(x, axis=-1) block_per_row": lambda: gpuprims.cumsum(x, axis=-1, algorithm="block_per_row"),
         "gpuprims.cumsum(x, axis=-1) warp_per_row": lambda: gpuprims.cumsum(x, axis=-1, algorithm="warp_per_row"),
+    },
+    # Small compactions (no C++ fast path; the look-back over tile counts allocates and clears its
+    # status buffer each call): with out= nothing synchronizes; without it both sides read the count.
+    "compact": {
+        "x[mask]": lambda: x[mask],
+        "gpuprims.compact(x, mask)": lambda: gpuprims.compact(x, mask),
+        "gpuprims.compact(x, mask, out=)": lambda: gpuprims.compact(x, mask, out=flat_out),
     },
 }
 modules = {"LayerNorm": (torch.nn.LayerNorm(1024), gtorch.LayerNorm(1024)),
