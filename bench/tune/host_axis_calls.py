@@ -67,9 +67,9 @@ groups = {
         "torch.cumsum(x, -1)": lambda: torch.cumsum(x, -1),
         "gpuprims.cumsum(x, axis=-1) fast path": lambda: gpuprims.cumsum(x, axis=-1),
         "gpuprims.cumsum(x, axis=-1) general path": general(lambda: gpuprims.cumsum(x, axis=-1)),
-        # "auto" takes the decoupled look-back for 64 rows of 1024 (too few rows for a warp or a
-        # block per row), which allocates and clears a tile-status buffer each call: two variants
-        # without scratch beside it (docs/scan.md, "Host cost of a small call").
+        # "auto" took the decoupled look-back for 64 rows of 1024 until session 41 (a tile-status
+        # buffer allocated and cleared each call) and takes block_per_row since: both scratch-free
+        # variants beside it (docs/scan.md, "Small scans take a block per row").
         "gpuprims.cumsum(x, axis=-1) block_per_row": lambda: gpuprims.cumsum(x, axis=-1, algorithm="block_per_row"),
         "gpuprims.cumsum(x, axis=-1) warp_per_row": lambda: gpuprims.cumsum(x, axis=-1, algorithm="warp_per_row"),
     },

@@ -1,6 +1,7 @@
 # Scans of rows that fit one block_per_row tile (up to 8192 items) but are too few for "auto"'s
-# warp_per_row and block_per_row rules (cpp/src/scan/dispatch.cpp), where auto takes the decoupled
-# look-back and, with it, a tile-status buffer allocated and cleared on every call. Each shape's
+# many-row warp_per_row and block_per_row rules (cpp/src/scan/dispatch.cpp), where auto took the
+# decoupled look-back until session 41 (a tile-status buffer allocated and cleared on every call)
+# and takes block_per_row or warp_per_row since, by what this probe measured. Each shape's
 # variants against torch.cumsum in one process, two ways:
 # - "event": CUDA-event medians of one call with out= preallocated, inputs rotated past L2 (the GPU
 #   time, and the host time where the call is shorter than its enqueue);

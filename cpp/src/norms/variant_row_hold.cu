@@ -88,12 +88,9 @@ Status run_hold(const NormLaunch& l) {
 //   74.0-74.5 / 77.2-77.5. Both keep the register loop, and so does the H100 (25 GB/s per SM),
 //   where the bulk loop was not measured.
 bool bulk_loop_preferred(const NormLaunch& l) {
-  static PerDeviceAnswer answer;
-  const int device = l.device;
-  return !l.params.log && answer.get(device, [device] {
-    int major = 0;
-    return compute_capability_major(device, &major).is_ok() && major >= 9 && wide_dram_per_sm(device) ? 1 : 0;
-  }) != 0;
+  int major = 0;
+  return !l.params.log && compute_capability_major(l.device, &major).is_ok() && major >= 9 &&
+         wide_dram_per_sm(l.device);
 }
 
 template <class T, RowKind kKind>

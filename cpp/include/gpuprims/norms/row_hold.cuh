@@ -54,6 +54,15 @@ __device__ __forceinline__ Vec16<T>* held_slot(Vec16<T>* held, int slot) {
   return held + slot * Cfg::kVecs * Cfg::kThreads;
 }
 
+// Phase B's read of a held chunk: the calling thread's vectors of slot `slot` into `chunk` (no fill
+// past the chunk's end: lag_write writes only the valid slots).
+template <class T, class Cfg>
+__device__ __forceinline__ void read_held(Vec16<T>* held, int slot, LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
+  const Vec16<T>* const from = held_slot<T, Cfg>(held, slot);
+#pragma unroll
+  for (int v = 0; v < Cfg::kVecs; ++v) chunk.q[v] = from[v * Cfg::kThreads + threadIdx.x];
+}
+
 // The sm_90 loop of row_hold_kernel (kBulk; variant_row_hold.cu says where it runs): chunks arrive
 // by bulk copies (cp.async.bulk, completing on one mbarrier per slot) in memory order, which is the
 // register loop's slot layout, so a block's next chunk can be in flight while it writes its oldest.
@@ -155,8 +164,7 @@ __device__ __forceinline__ void row_hold_bulk_loop(const NormParams& p, const Ro
     const bool early = tickets_left && held_row[oldest ^ 1] != held_row[oldest];
     if (early && threadIdx.x == 0) take(0);
     Chunk chunk;
-#pragma unroll
-    for (int v = 0; v < Cfg::kVecs; ++v) chunk.q[v] = held_slot<T, Cfg>(held, oldest)[v * Cfg::kThreads + threadIdx.x];
+    read_held<T, Cfg>(held, oldest, chunk);
     if (early) {
       __syncthreads();  // slot `oldest` read by every thread
       if (threadIdx.x == 0) copy(oldest, 0);
@@ -218,8 +226,7 @@ __device__ __forceinline__ void row_hold_register_loop(const NormParams& p, cons
     // measurements no slower than letting warps run ahead).
     __syncthreads();
     Chunk chunk;
-#pragma unroll
-    for (int v = 0; v < Cfg::kVecs; ++v) chunk.q[v] = held_slot<T, Cfg>(held, oldest)[v * Cfg::kThreads + threadIdx.x];
+    read_held<T, Cfg>(held, oldest, chunk);
     lag_write<T, kKind, Cfg>(p, s, chunks_per_row, held_chunk[oldest], chunk);
     if (++oldest == kHeldSlots) oldest = 0;
     --count;
