@@ -18,7 +18,7 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/norms_cluster_tune.cu -o /tmp/cluster_tune && /tmp/cluster_tune
 // `/tmp/cluster_tune --row-hold` runs row_hold alone on 256 x 262144 float32, every op, the norm ops
 // also without their affine vectors, and row_hold in other shapes (run_more_hold_shapes);
-// `--row-hold-once` launches each of those cases once, checked and not timed: twenty row_hold
+// `--row-hold-once` launches each of those cases once, checked and not timed: eighteen row_hold
 // launches, in the order printed, for ncu (--kernel-name regex:row_hold_kernel).
 #include <algorithm>
 #include <cmath>
@@ -274,15 +274,14 @@ void run_row_lag(const Problem& pr, const char* label, int per_row, int resident
 }
 
 // row_hold_kernel (row_hold.cuh: each chunk read once and held in shared memory until its row is
-// complete), its register loop or its bulk-copy loop ("hold bulk", sm_90), on a cooperative grid of
-// the resident blocks. Its scratch (counters cleared inside the timed call) in pr.scratch. Cfg: the
+// complete; float32 softmax holds exp(x - chunk max)), on a cooperative grid of the resident blocks. Its scratch (counters cleared inside the timed call) in pr.scratch. Cfg: the
 // library's shape (variant_row_hold.cu: 256 threads x 32 values, three blocks per SM) unless given;
 // other shapes are labelled "tT eE rR" as row_lag's.
 template <class T>
 using LibraryHoldConfig = RowLagConfig<256, 32 / Vec16<T>::kLanes, 3, false>;
-template <class T, RowKind kKind, bool kBulk, class Cfg = LibraryHoldConfig<T>>
+template <class T, RowKind kKind, class Cfg = LibraryHoldConfig<T>>
 void run_row_hold(const Problem& pr) {
-  const auto kernel = row_hold_kernel<T, kKind, Cfg, kBulk>;
+  const auto kernel = row_hold_kernel<T, kKind, Cfg>;
   constexpr int kSmem = row_hold_smem_bytes<T, Cfg>();
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   int per_sm = 0;
@@ -295,10 +294,10 @@ void run_row_hold(const Problem& pr) {
     snprintf(shape, sizeof shape, " t%d e%d r%d", Cfg::kThreads, Cfg::kVecs * Vec16<T>::kLanes, Cfg::kMinBlocks);
   }
   char label[48];
-  snprintf(label, sizeof label, "hold%s%s%s", shape, kBulk ? " bulk" : "", pr.weight || pr.bias ? "" : " no w/b");
+  snprintf(label, sizeof label, "hold%s%s", shape, pr.weight || pr.bias ? "" : " no w/b");
   const NormParams p = params_for(pr);
   report<T>(pr, label, fa.numRegs, int(fa.localSizeBytes), per_sm, int(per_row), [&] {
-    CHECK((launch_row_hold<T, kKind, Cfg, kBulk>(p, pr.scratch, int64_t(per_sm) * pr.sms, nullptr)));
+    CHECK((launch_row_hold<T, kKind, Cfg>(p, pr.scratch, int64_t(per_sm) * pr.sms, nullptr)));
   });
 }
 
@@ -336,8 +335,7 @@ void run_candidates(const Problem& pr) {
   run_cluster<T, kKind, ClusterRowConfig<256, 16, 3>>(pr, "s256 v16 r3 u4");  // 64 KiB
   run_cluster<T, kKind, ClusterRowConfig<512, 8, 3>>(pr, "s512 v8 r3 u4");    // 64 KiB
   run_row_lag_candidates<T, kKind>(pr);
-  run_row_hold<T, kKind, false>(pr);
-  if (kKind == RowKind::kSoftmax) run_row_hold<T, kKind, true>(pr);
+  run_row_hold<T, kKind>(pr);
 }
 
 // Random x, weight and bias for `rows` x `len` of T, the copy ceiling measured and printed: the
@@ -382,9 +380,9 @@ void run_shape(int64_t rows, int64_t len, void* x, void* y, void* w, void* b, do
 template <class T, RowKind kKind>
 void run_more_hold_shapes(const Problem& pr) {
   constexpr int kHalf = 16 / Vec16<T>::kLanes;
-  run_row_hold<T, kKind, false, RowLagConfig<256, kHalf, 4, false>>(pr);
-  run_row_hold<T, kKind, false, RowLagConfig<256, kHalf, 5, false>>(pr);
-  run_row_hold<T, kKind, false, RowLagConfig<128, kHalf * 2, 6, false>>(pr);
+  run_row_hold<T, kKind, RowLagConfig<256, kHalf, 4, false>>(pr);
+  run_row_hold<T, kKind, RowLagConfig<256, kHalf, 5, false>>(pr);
+  run_row_hold<T, kKind, RowLagConfig<128, kHalf * 2, 6, false>>(pr);
 }
 
 // --row-hold(-once): row_hold alone, every op on one shape, the norm ops also without weight and bias;
@@ -396,16 +394,15 @@ void run_row_hold_shape(int64_t rows, int64_t len, void* x, void* y, void* w, vo
       four_row_ops(shape_problem<T>(rows, len, x, y, w, b, ref_stats, cmp, scratch, sms));
   for (const Problem* pr : {&softmax, &log_softmax}) {
     compute_reference<T>(*pr);
-    run_row_hold<T, RowKind::kSoftmax, false>(*pr);
-    run_row_hold<T, RowKind::kSoftmax, true>(*pr);
+    run_row_hold<T, RowKind::kSoftmax>(*pr);
     run_more_hold_shapes<T, RowKind::kSoftmax>(*pr);
   }
   for (Problem pr : {layer_norm, rms_norm}) {
     compute_reference<T>(pr);
-    run_row_hold<T, RowKind::kNorm, false>(pr);
+    run_row_hold<T, RowKind::kNorm>(pr);
     run_more_hold_shapes<T, RowKind::kNorm>(pr);
     pr.weight = pr.bias = false;
-    run_row_hold<T, RowKind::kNorm, false>(pr);
+    run_row_hold<T, RowKind::kNorm>(pr);
   }
 }
 

@@ -29,11 +29,11 @@ using HoldConfig = RowLagConfig<kThreads, kValues / Vec16<T>::kLanes, 3, /*prefe
 // kernel's dynamic shared memory limit raised on the way; 0 where the device has no cooperative
 // launches or cannot give a block its slots. Cached per device; a failed call means 0 (split_row
 // runs) and its error is cleared: these calls fail only on configuration, never with a sticky error.
-template <class T, RowKind kKind, class Cfg, bool kBulk>
+template <class T, RowKind kKind, class Cfg>
 int resident_hold_blocks(int device) {
   static PerDeviceAnswer answer;
   return answer.get(device, [device] {
-    const auto kernel = row_hold_kernel<T, kKind, Cfg, kBulk>;
+    const auto kernel = row_hold_kernel<T, kKind, Cfg>;
     int blocks = 0, cooperative = 0;
     if (cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) != cudaSuccess ||
         cooperative == 0 ||
@@ -48,7 +48,7 @@ int resident_hold_blocks(int device) {
   });
 }
 
-template <class T, RowKind kKind, bool kBulk>
+template <class T, RowKind kKind>
 Status run_hold(const NormLaunch& l) {
   using Acc = acc_t<T>;
   using Cfg = HoldConfig<T>;
@@ -57,11 +57,11 @@ Status run_hold(const NormLaunch& l) {
   const int64_t per_row = Cfg::template chunks_per_row<T>(l.params.layout.row_len);
   // The grid: the resident blocks (launched cooperatively), at least a row's chunks of them
   // (row_hold.cuh: forward progress).
-  const int64_t resident = int64_t(resident_hold_blocks<T, kKind, Cfg, kBulk>(l.device)) * l.sm_count;
+  const int64_t resident = int64_t(resident_hold_blocks<T, kKind, Cfg>(l.device)) * l.sm_count;
   if (resident < per_row) return norms_split_row(l);
   StreamScratch scratch;
   GPUPRIMS_TRY(scratch.allocate(row_lag_scratch_bytes<kKind, Acc>(rows, rows * per_row), l.device, l.stream, op));
-  const cudaError_t e = launch_row_hold<T, kKind, Cfg, kBulk>(l.params, scratch.data(), resident, l.stream);
+  const cudaError_t e = launch_row_hold<T, kKind, Cfg>(l.params, scratch.data(), resident, l.stream);
   if (e == cudaErrorCooperativeLaunchTooLarge) {
     // Fewer blocks can be resident than the occupancy query promised (an SM limit it does not see,
     // such as MPS's): not a sticky error, and split_row computes the same.
@@ -70,35 +70,6 @@ Status run_hold(const NormLaunch& l) {
   }
   GPUPRIMS_CUDA_CHECK(op, e);
   return check_launch(op, l.stream);
-}
-
-// softmax's chunks arrive by bulk copies (row_hold.cuh: the next chunk in flight while the block
-// writes its oldest) on sm_90 GPUs with 30 GB/s of DRAM bandwidth per SM or more (the H200's 37;
-// wide_dram_per_sm). Measured on the H200 only, float32, % of copy (docs/norms.md, "row_hold's bulk
-// loop"; bench/results/h200/row_hold_bulk_s40.txt):
-// - session 40 device runs 3 and 4, both loops in one process (a session build with a switch), two
-//   passes each, every output bitwise equal: softmax 65536 71.6-72.3 -> 78.4-79.0, 100000
-//   70.6-71.0 -> 77.1-77.4, 131072 72.0-72.6 -> 78.0-78.6, 262144 70.8-71.7 -> 77.2-77.6, 524288
-//   69.1-69.5 -> 72.9-73.2;
-// - the norm kind lost (layer_norm 262144 63.6-64.1 -> 58.5-60.0, rms_norm 70.2-70.7 -> 66.5-67.4,
-//   also with the frame's loads issued before the copy's wait), and so did log_softmax, whose phase
-//   B has no exponential to hide: session 41 device run 2, both loops in one process, two passes,
-//   bitwise equal (bench/results/h200/row_hold_log_s41r2.txt), 65536 82.5-82.6 against the register
-//   loop's 81.7-82.3, 131072 81.8-82.1 / 82.9-83.0, 262144 81.2-81.9 / 83.2-83.6, 524288
-//   74.0-74.5 / 77.2-77.5. Both keep the register loop, and so does the H100 (25 GB/s per SM),
-//   where the bulk loop was not measured.
-bool bulk_loop_preferred(const NormLaunch& l) {
-  int major = 0;
-  return !l.params.log && compute_capability_major(l.device, &major).is_ok() && major >= 9 &&
-         wide_dram_per_sm(l.device);
-}
-
-template <class T, RowKind kKind>
-Status run(const NormLaunch& l) {
-  if constexpr (kKind == RowKind::kSoftmax) {
-    if (bulk_loop_preferred(l)) return run_hold<T, kKind, true>(l);
-  }
-  return run_hold<T, kKind, false>(l);
 }
 
 }  // namespace
@@ -125,7 +96,7 @@ bool row_hold_preferred(const NormLaunch& l) {
 }
 
 Status norms_row_hold(const NormLaunch& l) {
-  return run_vector_rows(l, [&](auto tag, auto kind) { return run<typename decltype(tag)::type, kind.value>(l); });
+  return run_vector_rows(l, [&](auto tag, auto kind) { return run_hold<typename decltype(tag)::type, kind.value>(l); });
 }
 
 }  // namespace norms

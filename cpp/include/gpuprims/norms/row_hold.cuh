@@ -12,9 +12,10 @@
 // bits for every chunk of a row) and writes the output. Where row_lag reads each chunk again from
 // L2 a fixed number of tickets later, here the block that read it writes it: x crosses the memory
 // system once, and phase B's wait lies about one ticket of every resident block after phase A
-// (a block takes its next ticket only after its previous one). Chunks arrive in registers
-// (row_hold_register_loop) or, where variant_row_hold.cu prefers it, by bulk copies that overlap the
-// next chunk's read with the oldest chunk's write (row_hold_bulk_loop).
+// (a block takes its next ticket only after its previous one). Chunks arrive in registers and are
+// stored into the slot by the threads that read them; float32 softmax holds exp(x - chunk max)
+// instead of x (hold_exp_publish). (Bulk copies into the slots, overlapping the next chunk's read
+// with the oldest chunk's write, ran until session 42: docs/norms.md, "row_hold's bulk loop".)
 //
 // Forward progress: the grid is launched cooperatively (all its blocks resident at once) and has at
 // least C blocks. A block takes a ticket only with a slot free, and runs phase A of every ticket it
@@ -28,11 +29,12 @@
 // Scratch: row_lag's (RowLagScratch), counters cleared by one cudaMemsetAsync per launch. Vector
 // path only (NormParams::vec_ok, as row_lag).
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include <cuda_runtime.h>
 
 #include "gpuprims/norms/row_lag.cuh"
-#include "gpuprims/util/ptx_sm90.cuh"
 
 namespace gpuprims {
 namespace norms {
@@ -48,10 +50,84 @@ constexpr int row_hold_smem_bytes() {
 }
 
 // Slot `slot` of a block's held chunks: a chunk in memory order, so thread r's vector v (LagChunk's
-// slot_begin) lies at v * kThreads + r, whether the thread stored it or a bulk copy brought it.
+// slot_begin) lies at v * kThreads + r.
 template <class T, class Cfg>
 __device__ __forceinline__ Vec16<T>* held_slot(Vec16<T>* held, int slot) {
   return held + slot * Cfg::kVecs * Cfg::kThreads;
+}
+
+// The block's copy of its chunk in slot `into` (memory order, as held_slot).
+template <class T, int kThreads, int kVecs>
+__device__ __forceinline__ void store_held(Vec16<T>* into, const LagChunk<T, kThreads, kVecs>& chunk) {
+#pragma unroll
+  for (int v = 0; v < kVecs; ++v) into[v * kThreads + threadIdx.x] = chunk.q[v];
+}
+
+// Softmax (not log_softmax) of float32 rows holds exponentials: phase A computes exp(x - m_c) for
+// its chunk's sum anyway, so it keeps those in the slot instead of x, and phase B multiplies each
+// by exp(m_c - M) / S (lag_write's kExpHeld) instead of evaluating exp(x - M): one exponential an
+// element instead of two. (Rounding: x - m_c and m_c - M are both <= 0 and sum to x - M, so the
+// exponent's rounding is that of x - M; one more product is rounded.) float16 / bfloat16 chunks
+// keep x: their exponentials would be rounded to the 2-byte type. log_softmax's output needs x.
+template <class T, RowKind kKind>
+constexpr bool kMayHoldExp = kKind == RowKind::kSoftmax && std::is_same<T, float>::value;
+template <class T, RowKind kKind>
+__device__ __forceinline__ bool holds_exp(const NormParams& p) {
+  return kMayHoldExp<T, kKind> && !p.log;
+}
+
+// Phase A of ticket t where the block holds exponentials (holds_exp): `chunk` (x as read) becomes
+// exp(x - m_c), stored into `into`, summed in chunk_partial's order (the same partial bits as
+// lag_publish's) and published. Returns m_c. A chunk of -inf (m_c = -inf) holds 0s; the fill past
+// the chunk's end (-inf) becomes 0, never written out.
+template <class T, RowKind kKind, class Cfg, class Reduce>
+__device__ __forceinline__ acc_t<T> hold_exp_publish(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
+                                                     int chunks_per_row, int64_t t,
+                                                     LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk, Vec16<T>* into,
+                                                     Reduce& reduce) {
+  using Acc = acc_t<T>;
+  static_assert(kMayHoldExp<T, kKind>, "exponentials are held for float32 softmax only");
+  const LagChunkPos at = lag_chunk_pos<Cfg::template chunk_len<T>()>(t, chunks_per_row, p.layout.row_len);
+  const Acc m = tile_max<true>(chunk, reduce);
+  const Acc base = m == -std::numeric_limits<Acc>::infinity() ? Acc(0) : m;
+#pragma unroll
+  for (int v = 0; v < Cfg::kVecs; ++v) {
+#pragma unroll
+    for (int l = 0; l < Vec16<T>::kLanes; ++l) chunk.q[v].lane[l] = exp_of(chunk.q[v].lane[l] - base);
+  }
+  store_held(into, chunk);
+  Acc sum = reduce(sum_tile_vectors(chunk, at.len, threadIdx.x, [](Acc e) { return e; }), SumOp{});
+  if (m == -std::numeric_limits<Acc>::infinity()) sum = Acc(0);
+  lag_publish_partial<T, kKind>(p, s, t, at, nullptr, ChunkPartial<kKind, Acc>{m, sum});
+  return m;
+}
+
+// Phase A of ticket t on `chunk` (x as read) held in slot `into`: exponentials where the block
+// holds them (hold_exp_publish), else x, published. Returns m_c where exponentials are held, else 0.
+template <class T, RowKind kKind, class Cfg, class Reduce, class PairReduce>
+__device__ __forceinline__ acc_t<T> hold_publish(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
+                                                 int chunks_per_row, int64_t t,
+                                                 LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk, Vec16<T>* into,
+                                                 Reduce& reduce, PairReduce& reduce_pair) {
+  if constexpr (kMayHoldExp<T, kKind>) {  // hold_exp_publish compiles for these kinds only
+    if (holds_exp<T, kKind>(p)) return hold_exp_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, into, reduce);
+  }
+  // Stored before the partial's reductions, so the chunk's registers are free in them.
+  store_held(into, chunk);
+  lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reduce, reduce_pair);
+  return acc_t<T>(0);
+}
+
+// Phase B of held chunk j (read_held), whose max is chunk_max where the block holds exponentials.
+template <class T, RowKind kKind, class Cfg>
+__device__ __forceinline__ void hold_write(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
+                                           int chunks_per_row, int64_t j,
+                                           const LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk, acc_t<T> chunk_max) {
+  if (holds_exp<T, kKind>(p)) {
+    lag_write<T, kKind, Cfg, kMayHoldExp<T, kKind>>(p, s, chunks_per_row, j, chunk, chunk_max);
+  } else {
+    lag_write<T, kKind, Cfg>(p, s, chunks_per_row, j, chunk);
+  }
 }
 
 // Phase B's read of a held chunk: the calling thread's vectors of slot `slot` into `chunk` (no fill
@@ -63,140 +139,21 @@ __device__ __forceinline__ void read_held(Vec16<T>* held, int slot, LagChunk<T, 
   for (int v = 0; v < Cfg::kVecs; ++v) chunk.q[v] = from[v * Cfg::kThreads + threadIdx.x];
 }
 
-// The sm_90 loop of row_hold_kernel (kBulk; variant_row_hold.cu says where it runs): chunks arrive
-// by bulk copies (cp.async.bulk, completing on one mbarrier per slot) in memory order, which is the
-// register loop's slot layout, so a block's next chunk can be in flight while it writes its oldest.
-// A block holding chunks a < b takes its next ticket c and starts c's copy into a's slot (a read
-// into registers first) before a's phase B when b's row lies past a's: then c's row does too, so
-// a's wait never waits for c, which the block publishes only after it. Otherwise it writes a first
-// and then takes c, as the register loop does. Forward progress extends the argument at the head
-// of this file: a block waiting for row r holds at most one unpublished chunk, of a row after r, so in
-// the earliest row any block waits for every taken chunk is published.
+// Cfg: RowLagConfig's shape (kPrefetch unused: a block takes a ticket only when it can run it).
+// Launch cooperatively with at least chunks_per_row blocks (launch_row_hold). A block reads its chunk
+// into registers and stores it into the slot (each thread its own vectors, so no barrier guards
+// them).
 template <class T, RowKind kKind, class Cfg>
-__device__ __forceinline__ void row_hold_bulk_loop(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
-                                                   int chunks_per_row, int64_t chunks, Vec16<T>* held) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
-  constexpr int64_t kLen = Cfg::template chunk_len<T>();
-  LagReducers<acc_t<T>, Cfg::kThreads> reducers = lag_reducers<acc_t<T>, Cfg::kThreads>();
-  __shared__ long long ticket_slot[2];
-  __shared__ long long held_chunk[kHeldSlots];  // written by thread 0, read after a later barrier
-  __shared__ long long held_row[kHeldSlots];    // the rows of held_chunk[]
-  __shared__ uint64_t landed[kHeldSlots];       // a slot's copy complete
-  const int64_t n = p.layout.row_len;
-  const T fill = cast_value<T>(tile_fill<kKind, acc_t<T>>());
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < kHeldSlots; ++i) ptx::mbarrier_init(&landed[i], 1);
-    ptx::fence_mbarrier_init();
-  }
-  __syncthreads();
-  // Thread 0 takes a ticket into ticket_slot[i] and notes its chunk's bytes in next_copy[i] (none
-  // past the last chunk); copy(slot, i) starts them into a slot once every thread's reads of the
-  // slot are behind a barrier. Two steps, so that the ticket's arithmetic happens before a chunk's
-  // registers are live, and through shared memory, so that nothing stays live beside them (eight
-  // more registers across phase B spilled 32 bytes in the float32 norm kernel).
-  struct Copy {
-    const T* src;
-    uint32_t bytes;
-  };
-  __shared__ Copy next_copy[2];
-  const auto take = [&](int i) {
-    const long long t = static_cast<long long>(atomicAdd(s.ticket, 1ull));
-    ticket_slot[i] = t;
-    if (t < chunks) {
-      const LagChunkPos at = lag_chunk_pos<kLen>(t, chunks_per_row, n);
-      next_copy[i] = {static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row) + at.begin,
-                      static_cast<uint32_t>(at.len) * static_cast<uint32_t>(sizeof(T))};
-    }
-  };
-  const auto copy = [&](int slot, int i) {
-    if (ticket_slot[i] >= chunks) return;
-    const Copy c = next_copy[i];
-    ptx::fence_proxy_async_shared();
-    ptx::mbarrier_arrive_expect_tx(&landed[slot], c.bytes);
-    if (c.bytes != 0) ptx::bulk_load_global_to_shared(held_slot<T, Cfg>(held, slot), c.src, c.bytes, &landed[slot]);
-  };
-  unsigned parity = 0;  // bit i: the phase of landed[i] to wait for next
-  // Phase A of chunk t, copied into `slot`: wait for the copy, read it (the fill past its end),
-  // publish its partial.
-  const auto publish = [&](int slot, int64_t t) {
-    ptx::mbarrier_wait(&landed[slot], (parity >> slot) & 1u);
-    parity ^= 1u << slot;
-    const LagChunkPos at = lag_chunk_pos<kLen>(t, chunks_per_row, n);
-    Chunk chunk;
-    chunk.template load<LoadPolicy::kShared>(reinterpret_cast<const T*>(held_slot<T, Cfg>(held, slot)), at.len,
-                                             threadIdx.x, fill);
-    lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reducers.reduce, reducers.reduce_pair);
-    if (threadIdx.x == 0) {
-      held_chunk[slot] = t;
-      held_row[slot] = at.row;
-    }
-  };
-  // Both slots' copies in flight before either's phase A (phase A waits for nothing).
-  if (threadIdx.x == 0) {
-    take(0);
-    copy(0, 0);
-    take(1);
-    copy(1, 1);
-  }
-  __syncthreads();
-  int count = 0, oldest = 0;  // the held (published) chunks: slot oldest, then the other
-  bool tickets_left = true, prologue = true;
-  int64_t incoming = ticket_slot[0];  // being copied into slot (oldest + count) % 2
-  for (;;) {
-    if (tickets_left) {
-      if (incoming < chunks) {
-        publish((oldest + count) & 1, incoming);
-        ++count;
-      } else {
-        tickets_left = false;
-      }
-    }
-    if (prologue) {
-      prologue = false;
-      incoming = ticket_slot[1];
-      continue;
-    }
-    if (count == 0) break;
-    __syncthreads();  // held_chunk[], ticket_slot[0]; every thread past its last use of them
-    const int64_t a = held_chunk[oldest];
-    // With tickets left both slots are full (count == 2).
-    const bool early = tickets_left && held_row[oldest ^ 1] != held_row[oldest];
-    if (early && threadIdx.x == 0) take(0);
-    Chunk chunk;
-    read_held<T, Cfg>(held, oldest, chunk);
-    if (early) {
-      __syncthreads();  // slot `oldest` read by every thread
-      if (threadIdx.x == 0) copy(oldest, 0);
-    }
-    lag_write<T, kKind, Cfg>(p, s, chunks_per_row, a, chunk);
-    --count;
-    if (tickets_left) {
-      if (!early) {
-        __syncthreads();
-        if (threadIdx.x == 0) {
-          take(0);
-          copy(oldest, 0);
-        }
-      }
-      __syncthreads();  // ticket_slot[0]
-      incoming = ticket_slot[0];
-    }
-    oldest ^= 1;
-  }
-#endif
-}
-
-// The loop of row_hold_kernel on any GPU: a block reads its chunk into registers and stores it into
-// the slot (each thread its own vectors, so no barrier guards them).
-template <class T, RowKind kKind, class Cfg>
-__device__ __forceinline__ void row_hold_register_loop(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
-                                                       int chunks_per_row, int64_t chunks, Vec16<T>* held) {
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+row_hold_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_row, int64_t chunks) {
+  extern __shared__ uint4 held_vectors[];  // kHeldSlots chunks, each in memory order
+  Vec16<T>* const held = reinterpret_cast<Vec16<T>*>(held_vectors);
   using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
   auto [reduce, reduce_pair] = lag_reducers<acc_t<T>, Cfg::kThreads>();
   // Slot `turn` is rewritten two tickets later, after the barrier of the ticket in between.
   __shared__ long long ticket_slot[2];
   __shared__ long long held_chunk[kHeldSlots];  // written by thread 0, read after a later barrier
+  __shared__ acc_t<T> held_max[kHeldSlots];     // their maxima, where the block holds exponentials
   // The same in every thread: the held chunks are slots oldest, oldest + 1, ... (count of them).
   int count = 0, oldest = 0;
   bool tickets_left = true;
@@ -210,12 +167,12 @@ __device__ __forceinline__ void row_hold_register_loop(const NormParams& p, cons
         lag_load<T, kKind, Cfg, kHoldRead>(p, chunks_per_row, t, chunk);
         int slot = oldest + count;
         if (slot >= kHeldSlots) slot -= kHeldSlots;
-        // Stored before the partial's reductions, so the chunk's registers are free in them.
-        Vec16<T>* const into = held_slot<T, Cfg>(held, slot);
-#pragma unroll
-        for (int v = 0; v < Cfg::kVecs; ++v) into[v * Cfg::kThreads + threadIdx.x] = chunk.q[v];
-        lag_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, reduce, reduce_pair);
-        if (threadIdx.x == 0) held_chunk[slot] = t;
+        const acc_t<T> m = hold_publish<T, kKind, Cfg>(p, s, chunks_per_row, t, chunk, held_slot<T, Cfg>(held, slot),
+                                                       reduce, reduce_pair);
+        if (threadIdx.x == 0) {
+          held_chunk[slot] = t;
+          held_max[slot] = m;
+        }
         if (++count < kHeldSlots) continue;
       } else {
         tickets_left = false;
@@ -227,28 +184,9 @@ __device__ __forceinline__ void row_hold_register_loop(const NormParams& p, cons
     __syncthreads();
     Chunk chunk;
     read_held<T, Cfg>(held, oldest, chunk);
-    lag_write<T, kKind, Cfg>(p, s, chunks_per_row, held_chunk[oldest], chunk);
+    hold_write<T, kKind, Cfg>(p, s, chunks_per_row, held_chunk[oldest], chunk, held_max[oldest]);
     if (++oldest == kHeldSlots) oldest = 0;
     --count;
-  }
-}
-
-// Cfg: RowLagConfig's shape (kPrefetch unused: a block takes a ticket only when it can run it).
-// Launch cooperatively with at least chunks_per_row blocks (launch_row_hold).
-template <class T, RowKind kKind, class Cfg, bool kBulk>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
-row_hold_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_row, int64_t chunks) {
-  extern __shared__ uint4 held_vectors[];  // kHeldSlots chunks, each in memory order
-  Vec16<T>* held = reinterpret_cast<Vec16<T>*>(held_vectors);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-  constexpr bool kBulkHere = false;  // no bulk copies: the register loop, the same function
-#else
-  constexpr bool kBulkHere = kBulk;
-#endif
-  if constexpr (kBulkHere) {
-    row_hold_bulk_loop<T, kKind, Cfg>(p, s, chunks_per_row, chunks, held);
-  } else {
-    row_hold_register_loop<T, kKind, Cfg>(p, s, chunks_per_row, chunks, held);
   }
 }
 
@@ -257,7 +195,7 @@ row_hold_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_r
 // cudaErrorInvalidValue (the kernel not launched; neither error is sticky). scratch: row_lag_scratch_bytes<kKind, acc_t<T>>(rows,
 // rows * C) bytes, its counters cleared here (stream-ordered). The kernel's dynamic shared memory
 // limit must be set (row_hold_smem_bytes) on the device.
-template <class T, RowKind kKind, class Cfg, bool kBulk>
+template <class T, RowKind kKind, class Cfg>
 cudaError_t launch_row_hold(const NormParams& p, void* scratch, int64_t blocks, cudaStream_t stream) {
   using Acc = acc_t<T>;
   const int64_t rows = p.layout.num_rows;
@@ -277,7 +215,7 @@ cudaError_t launch_row_hold(const NormParams& p, void* scratch, int64_t blocks, 
   cooperative.val.cooperative = 1;
   config.attrs = &cooperative;
   config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, row_hold_kernel<T, kKind, Cfg, kBulk>, p, row_lag_scratch<kKind, Acc>(scratch, rows, chunks),
+  return cudaLaunchKernelEx(&config, row_hold_kernel<T, kKind, Cfg>, p, row_lag_scratch<kKind, Acc>(scratch, rows, chunks),
                             static_cast<int>(per_row), chunks);
 }
 

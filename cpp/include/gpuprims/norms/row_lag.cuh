@@ -237,11 +237,24 @@ __device__ __forceinline__ void lag_load(const NormParams& p, int chunks_per_row
   chunk.template load<kLoad>(xc, at.len, threadIdx.x, cast_value<T>(tile_fill<kKind, acc_t<T>>()));
 }
 
-// Phase A after lag_load: the chunk's partial, published. The block's threads all call it (block
-// reductions); thread 0 stores the partial (and, for chunk 0 of a norm row, the row's first
-// element) and then increments the row's arrival counter with release semantics. With out = x,
-// x[row][0] and the chunk's own first element are still x here: chunk 0's phase B, the only one to
-// overwrite x[row][0], waits for every chunk's phase A, and a chunk's own phase B comes later.
+// Phase A's publication of chunk t (at) of the row at xr: thread 0 stores its partial (and, for
+// chunk 0 of a norm row, the row's first element, the one read of xr) and then increments the
+// row's arrival counter with release semantics.
+template <class T, RowKind kKind>
+__device__ __forceinline__ void lag_publish_partial(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
+                                                    int64_t t, const LagChunkPos& at, const T* xr,
+                                                    const ChunkPartial<kKind, acc_t<T>>& part) {
+  if (threadIdx.x == 0) {
+    s.partial[t] = part;
+    if (kKind == RowKind::kNorm && at.c == 0) s.first[at.row] = row_first(xr, p.layout.row_len);
+    ArrivalCounter(s.arrived[at.row]).fetch_add(1u, cuda::memory_order_release);
+  }
+}
+
+// Phase A after lag_load: the chunk's partial, published (lag_publish_partial). The block's
+// threads all call it (block reductions). With out = x, x[row][0] and the chunk's own first
+// element are still x here: chunk 0's phase B, the only one to overwrite x[row][0], waits for
+// every chunk's phase A, and a chunk's own phase B comes later.
 template <class T, RowKind kKind, class Cfg, class Tile, class Reduce, class PairReduce>
 __device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
                                             int chunks_per_row, int64_t t, const Tile& chunk, Reduce& reduce,
@@ -252,22 +265,23 @@ __device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScr
   const T* xr = static_cast<const T*>(p.x) + p.layout.x_row_offset(at.row);
   const RowFrame<Acc> frame =
       kKind == RowKind::kNorm ? chunk_frame(xr, 1, n, at.begin, at.len, p.center) : RowFrame<Acc>{};
-  const ChunkPartial<kKind, Acc> part =
-      chunk_partial_of<kKind, true>(chunk, at.len, threadIdx.x, frame, p.center, reduce, reduce_pair);
-  if (threadIdx.x == 0) {
-    s.partial[t] = part;
-    if (kKind == RowKind::kNorm && at.c == 0) s.first[at.row] = row_first(xr, n);
-    ArrivalCounter(s.arrived[at.row]).fetch_add(1u, cuda::memory_order_release);
-  }
+  lag_publish_partial<T, kKind>(p, s, t, at, xr,
+                                chunk_partial_of<kKind, true>(chunk, at.len, threadIdx.x, frame, p.center, reduce,
+                                                              reduce_pair));
 }
 
 // Phase B of chunk j, re-read into `chunk` (lag_load) before the call: wait for its row, combine,
 // write out(x) for every valid slot. Warps work independently: each warp's lane 0 waits (acquire)
 // and __syncwarp orders the warp's later loads after it.
-template <class T, RowKind kKind, class Cfg>
+// kExpHeld (softmax, not log_softmax; row_hold's float32 chunks): `chunk` holds exp(x - chunk_max)
+// as phase A computed them for the chunk's sum (hold_exp_publish), and the outputs are those times
+// exp(chunk_max - max) / sum, one product per element in place of an exponential.
+template <class T, RowKind kKind, class Cfg, bool kExpHeld = false>
 __device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
                                           int chunks_per_row, int64_t j,
-                                          const LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk) {
+                                          const LagChunk<T, Cfg::kThreads, Cfg::kVecs>& chunk,
+                                          acc_t<T> chunk_max = acc_t<T>(0)) {
+  static_assert(!kExpHeld || kKind == RowKind::kSoftmax, "only softmax outputs scale an exponential");
   using Acc = acc_t<T>;
   constexpr int64_t kLen = Cfg::template chunk_len<T>();
   const RowLayout& layout = p.layout;
@@ -296,6 +310,9 @@ __device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScrat
   // it made ptxas spill 10 bytes in the bfloat16 norm kernel for sm_80 (CUDA 13.0), this loop none.
   using Chunk = LagChunk<T, Cfg::kThreads, Cfg::kVecs>;
   const RowOutput<kKind, Acc> out(stats, shift, p.log);
+  // exp(m_c - M) / S: 0 for a chunk of -inf in a row with finite values (its held values are 0
+  // too), NaN for a row of -inf (1 / 0 times exp(NaN)), a NaN or +inf (S NaN), as RowOutput gives.
+  const Acc held_scale = kExpHeld ? exp_of(chunk_max - stats.a) * out.scale_or_shift : Acc(0);
   T* yc = static_cast<T*>(p.y) + layout.y_row_offset(at.row) + at.begin;
   const T* weight = static_cast<const T*>(p.weight);
   const T* bias = static_cast<const T*>(p.bias);
@@ -304,13 +321,17 @@ __device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScrat
     const int e0 = Chunk::slot_begin(v, rank);
     if (e0 >= at.len) continue;
     Vec16<T> w, b;
-    if (weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at.begin + e0);
-    if (bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at.begin + e0);
+    if (!kExpHeld && weight != nullptr) w = load_vec16<T, LoadPolicy::kReadOnly>(weight + at.begin + e0);
+    if (!kExpHeld && bias != nullptr) b = load_vec16<T, LoadPolicy::kReadOnly>(bias + at.begin + e0);
     Acc o[Chunk::kLanes];
 #pragma unroll
     for (int l = 0; l < Chunk::kLanes; ++l) {
-      o[l] = out(chunk.value(v, l), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
-                 bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0));
+      if constexpr (kExpHeld) {
+        o[l] = chunk.value(v, l) * held_scale;
+      } else {
+        o[l] = out(chunk.value(v, l), weight != nullptr ? cast_value<Acc>(w.lane[l]) : Acc(1),
+                   bias != nullptr ? cast_value<Acc>(b.lane[l]) : Acc(0));
+      }
     }
     store_vec16<T, StorePolicy::kStreaming>(yc + e0, round_to_vec16<T>(o));
   }
