@@ -5,6 +5,7 @@ bfloat16, softmax / layer_norm / rms_norm, each shape 256 MiB (float32) or 128 M
 behind "auto"'s long-row rule (docs/norms.md "row_hold").
 
     python bench/tune/norms_long_rows.py [--passes 2] [--ops softmax,layer_norm,rms_norm]
+        [--lengths 32768,65536] [--dtypes float32]
 """
 from __future__ import annotations
 
@@ -37,15 +38,17 @@ def case(torch, op, rows, n, dtype, copy):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--passes", type=int, default=1)
-    ap.add_argument("--ops", default="softmax,layer_norm,rms_norm")
+    ap.add_argument("--ops", default="softmax,layer_norm,rms_norm", help="also log_softmax")
+    ap.add_argument("--lengths", default=",".join(map(str, LENGTHS)), help="row lengths, comma-separated")
+    ap.add_argument("--dtypes", default="float32,bfloat16")
     args = ap.parse_args()
     torch = torch_cuda()
     copy = copy_gbps(1 << 30)
     print(f"{torch.cuda.get_device_name()}, copy {copy:.0f} GB/s; % of copy per variant")
     for _ in range(args.passes):
         for op in args.ops.split(","):
-            for dtype in (torch.float32, torch.bfloat16):
-                for n in LENGTHS:
+            for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
+                for n in map(int, args.lengths.split(",")):
                     rows = (256 << 20) // (4 * n)  # the same row count for bfloat16 (half the bytes)
                     case(torch, op, rows, n, dtype, copy)
                     torch.cuda.empty_cache()

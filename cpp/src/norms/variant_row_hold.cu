@@ -74,7 +74,7 @@ Status run_hold(const NormLaunch& l) {
 
 }  // namespace
 
-// "auto" for float32 rows of 65537 to 524288 elements (9 to 64 chunks) on sm_90 GPUs. Session 21
+// "auto" for float32 rows of 65537 (softmax kind: 32769) to 524288 elements on sm_90 GPUs. Session 21
 // device run 7 (H100, bench/tune/norms_long_rows.py, % of copy, 256 MiB of x per shape; row_hold
 // against the best of cluster_row / row_lag / split_row):
 //   softmax     32768 92.4 / 92.2, 65536 92.2 / 87.4, 100000 90.9 / 81.4, 131072 91.7 / 85.8,
@@ -84,13 +84,15 @@ Status run_hold(const NormLaunch& l) {
 //   rms_norm    32768 88.2 / 88.7, 65536 88.9 / 84.7, 100000 88.8 / 81.5, 131072 89.6 / 82.7,
 //               262144 87.9 / 81.2, 524288 71.8 / 62.7.
 // Up to 65536 elements cluster_row leads or ties in layer_norm and ties at 32768 elsewhere, so the
-// bound sits there for every op; beyond 64 chunks nothing was measured (split_row runs, as before).
+// bound sat there for every op; beyond 64 chunks nothing was measured (split_row runs, as before).
 // bfloat16 stays with cluster_row (row_hold 49-66 against 63-81 in every shape of the same run),
-// and so does float16. The H200 and sm_80 were not measured.
+// and so does float16. Since softmax holds its exponentials (row_hold.cuh), the softmax kind
+// starts above 32768: H200, session 42 device run 6 (docs/norms.md, "Held exponentials").
 bool row_hold_preferred(const NormLaunch& l) {
-  constexpr int64_t kMinRow = 65536, kMaxRow = 524288;
+  const int64_t min_row = row_kind(l.op) == RowKind::kSoftmax ? 32768 : 65536;
+  constexpr int64_t kMaxRow = 524288;
   const int64_t n = l.params.layout.row_len;
-  if (l.dtype != DType::kFloat32 || !l.params.vec_ok || n <= kMinRow || n > kMaxRow) return false;
+  if (l.dtype != DType::kFloat32 || !l.params.vec_ok || n <= min_row || n > kMaxRow) return false;
   int major = 0;
   return compute_capability_major(l.device, &major).is_ok() && major >= 9;
 }
