@@ -36,8 +36,8 @@ Status scan_reduce_then_scan(const ScanLaunch& launch);
 Status scan_decoupled_lookback(const ScanLaunch& launch);
 Status scan_lagged_lookback(const ScanLaunch& launch);
 Status scan_block_per_row(const ScanLaunch& launch);
-// block_per_row's tiles (row_scans.cuh): 16 items a thread, 256 threads for rows of up to 4096
-// items, 512 beyond; rows of up to kBlockPerRowMaxTile items are one tile.
+// block_per_row's largest tile: 512 threads x 16 items (row_scans.cuh's kBlockRowItemsPerThread,
+// held equal by a static_assert in variant_block_per_row.cu; this header stays free of device code).
 constexpr int64_t kBlockPerRowMaxTile = 512 * 16;
 Status scan_warp_per_row(const ScanLaunch& launch);
 Status scan_columns(const ScanLaunch& launch);

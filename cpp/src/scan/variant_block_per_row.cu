@@ -18,8 +18,10 @@ struct BlockPerRowRunner {
     return check_launch("scan", l.stream);
   }
   static Status run(const ScanLaunch& l) {
-    return l.layout.len <= kBlockPerRowMaxTile / 2 ? launch<256>(l) : launch<512>(l);
+    return l.layout.len <= 256 * kBlockRowItemsPerThread ? launch<256>(l) : launch<512>(l);
   }
+  static_assert(kBlockPerRowMaxTile == 512 * kBlockRowItemsPerThread,
+                "dispatch's one-tile bound (launch.hpp) is the 512-thread tile");
 };
 
 }  // namespace

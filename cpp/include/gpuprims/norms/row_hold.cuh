@@ -79,7 +79,9 @@ __device__ __forceinline__ bool holds_exp(const NormParams& p) {
 // Phase A of ticket t where the block holds exponentials (holds_exp): `chunk` (x as read) becomes
 // exp(x - m_c), stored into `into`, summed in chunk_partial's order (the same partial bits as
 // lag_publish's) and published. Returns m_c. A chunk of -inf (m_c = -inf) holds 0s; the fill past
-// the chunk's end (-inf) becomes 0, never written out.
+// the chunk's end (-inf) becomes 0, never written out. (row_stats.cuh's softmax_exponentiate does
+// the same for a whole row held in a RowTile, where a row of -inf may turn into NaNs: its output is
+// NaN anyway. A chunk of -inf can sit in a row with finite values, whose outputs must be 0 there.)
 template <class T, RowKind kKind, class Cfg, class Reduce>
 __device__ __forceinline__ acc_t<T> hold_exp_publish(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
                                                      int chunks_per_row, int64_t t,

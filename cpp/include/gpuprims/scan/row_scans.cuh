@@ -48,11 +48,12 @@ warp_per_row_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, bool e
 // kernels: at 4096 x 8192 float32 90.1-90.5 % of copy against warp_per_row's 84.0-84.4 %, whose
 // warps each stream their own row (bench/tune/row_scan_tune.cu, docs/scan.md "Row scans"). The
 // grid is a block per row (a persistent grid of two waves ran at 87 %), rows past 2^31 - 1 looping.
+constexpr int kBlockRowItemsPerThread = 16;  // block_per_row_kernel's tile: kThreads x this
 template <class In, class Out, class Op, int kThreads>
 __global__ void __launch_bounds__(kThreads)
 block_per_row_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, bool exclusive,
                      bool vector_ok) {
-  using Tile = StripedTile<In, Out, Op, kThreads, 16, true>;
+  using Tile = StripedTile<In, Out, Op, kThreads, kBlockRowItemsPerThread, true>;
   using Acc = typename Tile::Acc;
   const ScanOperator<Op> op;
   __shared__ Acc warp_totals[Tile::kWarps];
