@@ -24,9 +24,10 @@ def cpu_fw(dtype):
 
 def test_variants_listed():
     assert VARIANTS == ("hillis_steele", "blelloch", "warp_shuffle", "reduce_then_scan", "decoupled_lookback",
-                        "lagged_lookback", "block_per_row", "warp_per_row", "columns")
+                        "lagged_lookback", "held_lookback", "block_per_row", "warp_per_row", "columns")
     det = {v.name: v.deterministic for v in gpuprims.variants("scan")}
-    assert not det["decoupled_lookback"] and not det["lagged_lookback"] and det["reduce_then_scan"]
+    assert not det["decoupled_lookback"] and not det["lagged_lookback"] and not det["held_lookback"]
+    assert det["reduce_then_scan"]
     assert det["block_per_row"] and det["warp_per_row"]
 
 
@@ -220,6 +221,8 @@ def test_argument_errors():
         gpuprims.cumsum(x, algorithm="decoupled_lookback", deterministic=True)
     with pytest.raises(ValueError, match="lagged_lookback"):
         gpuprims.cumsum(x, algorithm="lagged_lookback", deterministic=True)
+    with pytest.raises(ValueError, match="held_lookback"):
+        gpuprims.cumsum(x, algorithm="held_lookback", deterministic=True)
     with pytest.raises(ValueError, match="0-d"):
         gpuprims.scan(np.float32(1), axis=0)
 

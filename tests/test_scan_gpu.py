@@ -190,7 +190,7 @@ def test_deterministic_float_scans_bitwise(rng):
         assert torch.equal(gpuprims.cumsum(x, deterministic=True), first)
 
 
-@pytest.mark.parametrize("lookback", ("decoupled_lookback", "lagged_lookback"))
+@pytest.mark.parametrize("lookback", ("decoupled_lookback", "lagged_lookback", "held_lookback"))
 def test_lookback_stress_against_reduce_then_scan(rng, lookback):
     """Random sizes, integer data (exact): each look-back must equal the three-pass scan bitwise, with
     another kernel running concurrently on a second stream."""
@@ -236,6 +236,42 @@ def test_lagged_in_place_short_rows(rng):
         for _ in range(5):
             y = torch.from_numpy(a).cuda()
             gpuprims.cumsum(y, axis=1, dtype="int32", out=y, algorithm="lagged_lookback")
+            np.testing.assert_array_equal(to_numpy(y), want)
+
+
+def held_grid():
+    """The held look-back's persistent grid on this GPU where it runs 3 blocks an SM (sm_90: two 32 KiB
+    slots a block; elsewhere the tile counts below still span one to several rounds of tickets)."""
+    return 3 * torch.cuda.get_device_properties(0).multi_processor_count
+
+
+@pytest.mark.parametrize("dtype,op", [("float32", "sum"), ("int32", "max"), ("int64", "sum"), ("float16", "sum"),
+                                      ("uint32", "prod")])
+def test_held_around_the_grid(rng, dtype, op):
+    """Tile counts below, at and beyond the held look-back's persistent grid (a block holds two tiles,
+    so a round of tickets is 2 x grid), 1-D (inclusive and exclusive) and rows whose first tiles fall
+    anywhere in a round. (16-item tiles of 8-byte and 2-byte items: twice as many tiles.)"""
+    need(TORCH_CUDA)
+    g = held_grid()
+    for tiles in (1, 2, g - 1, g, g + 1, 2 * g - 1, 2 * g + 1, 5 * g + 7):
+        n = tiles * LOOKBACK_TILE - (3 if tiles % 2 else 0)
+        check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=tiles % 3 == 0,
+              algorithm="held_lookback")
+    a = scan_values(rng, 7 * (g // 3 + 5) * LOOKBACK_TILE + 7 * 11, dtype, op).reshape(7, -1)
+    check(TORCH_CUDA, a, dtype, op, 1, algorithm="held_lookback")
+    check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="held_lookback")
+
+
+def test_held_in_place_short_rows(rng):
+    """In place (out = x), rows of one and two tiles, many rounds of tickets: a tile's store overwrites
+    only what its own threads read, whichever block holds its row's other tile."""
+    need(TORCH_CUDA)
+    for length in (LOOKBACK_TILE, 2 * LOOKBACK_TILE - 3):
+        a = scan_values(rng, 3000 * length, "int32", "sum").reshape(3000, length)
+        want = np.cumsum(a, axis=1, dtype=np.int32)
+        for _ in range(3):
+            y = torch.from_numpy(a).cuda()
+            gpuprims.cumsum(y, axis=1, dtype="int32", out=y, algorithm="held_lookback")
             np.testing.assert_array_equal(to_numpy(y), want)
 
 

@@ -21,6 +21,7 @@ enum class ScanAlgorithm {
   kReduceThenScan,     // three passes: tile reduce, scan of tile sums, rescan (bitwise deterministic)
   kDecoupledLookback,  // single pass, tile prefixes by decoupled look-back (Merrill & Garland)
   kLaggedLookback,     // single pass, each tile read twice (DRAM for its aggregate, L2 for its scan)
+  kHeldLookback,       // single pass, each tile read once and held in shared memory until its prefix is near
   kBlockPerRow,        // one block per row, the row an on-chip tile: many rows of moderate length
   kWarpPerRow,         // one warp per row: many short rows
   kColumns,            // one thread per row walking the axis: strided axes with many rows

@@ -33,6 +33,11 @@ const std::vector<ScanVariantInfo>& scan_variants() {
        "single pass, every tile read twice: from DRAM for its aggregate, a lag of tiles later from L2 for its scan, "
        "so the DRAM read never waits for a prefix; float sums and products may differ in the last bits between runs",
        false},
+      {ScanAlgorithm::kHeldLookback, "held_lookback",
+       "single pass, every tile read once and held in shared memory by the block that read it, a persistent "
+       "grid's round of tickets, until its predecessors' prefixes are published; float sums and products may "
+       "differ in the last bits between runs",
+       false},
       {ScanAlgorithm::kBlockPerRow, "block_per_row",
        "one block per row, the row an on-chip tile of 16 items per thread (longer rows in tiles): many rows of "
        "moderate length",
@@ -78,7 +83,7 @@ bool float_sum_or_prod(const ScanLaunch& l) {
   return is_floating(l.out_dtype) && (l.op == ReduceOp::kSum || l.op == ReduceOp::kProd);
 }
 
-// "auto": the single-pass look-back for long rows, the lagged one for large scans of 4-byte items
+// "auto": the single-pass look-back for long rows, the held one for large scans of 4-byte items
 // and results (reduce-then-scan when float results must be reproducible); a block per row for many
 // rows of more than 2048 items and for any rows that fit its one tile, a warp per row for many
 // shorter rows; a thread per row when the axis is strided and neighbouring rows are adjacent in
@@ -112,15 +117,15 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   // call against 13.2 (torch.cumsum 9.9). Contiguous rows only were measured.
   if (t.len <= scan_detail::kBlockPerRowMaxTile) return ScanAlgorithm::kBlockPerRow;
   if (deterministic && float_sum_or_prod(l)) return ScanAlgorithm::kReduceThenScan;
-  // The lagged look-back for 4-byte scans from 2^24 items (2048 tiles, 5 lags) on Hopper and newer:
-  // measured on the H200 at 2^28 and 2^31 + 17 int32 and float32 sums, 1.069-1.081x CUB against the
-  // look-back's 1.026-1.042x (session 12 device run 2). Its tiles must wait in L2 between their two
-  // reads (~20 MiB on the H200, 50 MB of L2); smaller scans, other dtypes and older GPUs keep the
-  // look-back, which is measured there; so do strided axes, whose tiles take whole sectors per item
-  // in L2 (384 tiles would no longer fit).
+  // The held look-back for 4-byte scans from 2^24 items on Hopper and newer (where the lagged one
+  // ran before): H200, bench/tune/scan_held_tune.cu, session 43 device run 2, int32 and float32
+  // sums of 2^28 items, x CUB InclusiveSum in the same program: 1.215-1.220x against the lagged
+  // look-back's 1.067-1.079x (2^31 + 17 int32: 1.214x / 1.081x). Smaller scans, other dtypes and
+  // older GPUs keep the look-back, which is measured there; so do strided axes (the held kernel is
+  // measured on contiguous ones only).
   const bool four_byte = dtype_size(l.in_dtype) == 4 && dtype_size(l.out_dtype) == 4;
   if (four_byte && t.in_step == 1 && l.cc_major >= 9 && t.len * t.rows >= (int64_t(1) << 24)) {
-    return ScanAlgorithm::kLaggedLookback;
+    return ScanAlgorithm::kHeldLookback;
   }
   return ScanAlgorithm::kDecoupledLookback;
 }
@@ -136,6 +141,7 @@ Status run_variant(ScanAlgorithm algorithm, const ScanLaunch& l) {
     case ScanAlgorithm::kWarpPerRow: return scan_warp_per_row(l);
     case ScanAlgorithm::kColumns: return scan_columns(l);
     case ScanAlgorithm::kLaggedLookback: return scan_lagged_lookback(l);
+    case ScanAlgorithm::kHeldLookback: return scan_held_lookback(l);
     case ScanAlgorithm::kDecoupledLookback:
     case ScanAlgorithm::kAuto: break;
   }
@@ -176,13 +182,14 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
   l.op = options.op;
   l.exclusive = options.exclusive;
   l.stream = stream;
-  const bool lookback = options.algorithm == ScanAlgorithm::kDecoupledLookback ||
-                        options.algorithm == ScanAlgorithm::kLaggedLookback;
-  if (lookback && options.deterministic && float_sum_or_prod(l)) {
-    const std::string name =
-        options.algorithm == ScanAlgorithm::kDecoupledLookback ? "decoupled_lookback" : "lagged_lookback";
-    return value_error("scan: argument 'algorithm': '" + name + "' float sums and products are not bitwise "
-                       "reproducible; use deterministic=False or algorithm='reduce_then_scan'");
+  const char* lookback = options.algorithm == ScanAlgorithm::kDecoupledLookback ? "decoupled_lookback"
+                         : options.algorithm == ScanAlgorithm::kLaggedLookback  ? "lagged_lookback"
+                         : options.algorithm == ScanAlgorithm::kHeldLookback    ? "held_lookback"
+                                                                                : nullptr;
+  if (lookback != nullptr && options.deterministic && float_sum_or_prod(l)) {
+    return value_error(std::string("scan: argument 'algorithm': '") + lookback +
+                       "' float sums and products are not bitwise reproducible; use deterministic=False or "
+                       "algorithm='reduce_then_scan'");
   }
   if (l.layout.len == 0 || l.layout.rows == 0) return Status::ok();
   if (in.device.kind == DeviceKind::kCPU) {

@@ -35,6 +35,7 @@ Status scan_warp_shuffle(const ScanLaunch& launch);
 Status scan_reduce_then_scan(const ScanLaunch& launch);
 Status scan_decoupled_lookback(const ScanLaunch& launch);
 Status scan_lagged_lookback(const ScanLaunch& launch);
+Status scan_held_lookback(const ScanLaunch& launch);
 Status scan_block_per_row(const ScanLaunch& launch);
 // block_per_row's largest tile: 512 threads x 16 items (row_scans.cuh's kBlockRowItemsPerThread,
 // held equal by a static_assert in variant_block_per_row.cu; this header stays free of device code).

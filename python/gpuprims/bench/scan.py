@@ -147,7 +147,8 @@ def run(quick: bool = False) -> dict:
     cases += _device_scan_case(torch, n, torch.int32, l2, copy, ladder)
     cases += _device_scan_case(torch, n, torch.float32, l2, copy, ladder)
     if not quick:
-        cases += _device_scan_case(torch, 2**31 + 17, torch.int32, l2, copy, ["decoupled_lookback", "lagged_lookback"])
+        cases += _device_scan_case(torch, 2**31 + 17, torch.int32, l2, copy, ["decoupled_lookback", "lagged_lookback",
+                                                                                "held_lookback"])
     cases += _row_scan_case(torch, (1024, 8192) if quick else (4096, 8192), l2, copy)
     cases += _compact_case(torch, n, l2, copy)
     cases += _segmented_cases(torch, quick, l2, copy)

@@ -1,0 +1,144 @@
+// The held single-pass scan (held_lookback_scan_kernel.cuh: every tile read once and kept in
+// shared memory by its block until its prefix is cheap to find) against cub::DeviceScan::InclusiveSum,
+// the library's decoupled look-back and its lagged scan, in one program, on the same data: int32 and
+// float32 inclusive sums of 2^28 items (two repetitions) and int32 at 2^31 + 17. Swept: the tile
+// shape with the resident blocks it allows (two slots of a tile each) and the look-back window
+// (32, 64, 128 tiles; the library takes 32).
+// Every timed output is compared on the GPU with CUB's (int32 bitwise, float32 to 1e-3 relative);
+// before timing (first repetition at 2^28) each candidate is checked on edge sizes, misaligned inputs
+// and exclusive scans (scan_tune_common.cuh).
+// Build and run on the GPU machine (repo root):
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/scan_held_tune.cu -o /tmp/sh && /tmp/sh
+#include "gpuprims/reduce/reduce_ops.hpp"
+#include "gpuprims/scan/held_lookback_scan_kernel.cuh"
+#include "gpuprims/scan/lagged_lookback_scan_kernel.cuh"
+#include "gpuprims/scan/lookback_scan_kernel.cuh"
+
+#include "scan_tune_common.cuh"
+
+using namespace gpuprims;
+using namespace gpuprims::scan_detail;
+using scan_tune::Bench;
+using scan_tune::time_candidate;
+using Sum = reduce_detail::Sum;
+
+void describe_kernel(char* s, size_t size, const void* kernel, int threads, int smem, const char* what) {
+  int resident = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, smem));
+  cudaFuncAttributes attr;
+  CHECK(cudaFuncGetAttributes(&attr, kernel));
+  snprintf(s, size, "%-52s resident=%d regs=%2d local=%zu", what, resident, attr.numRegs, attr.localSizeBytes);
+}
+
+// A 1-D scan of n items at `offset`: tiles, layout, input, vector path, counter and status zeroed.
+template <class T>
+struct TileLaunch {
+  int64_t tiles;
+  ScanLayout layout;
+  const T* in;
+  bool vector_ok;
+  unsigned long long* counter;
+  TileStatus<T> status;
+  TileLaunch(const Bench& b, int64_t n, int64_t offset, int64_t tile_items)
+      : tiles((n + tile_items - 1) / tile_items),
+        in(static_cast<const T*>(b.in) + offset),
+        vector_ok(reinterpret_cast<uintptr_t>(in) % 16 == 0),
+        counter(static_cast<unsigned long long*>(b.scratch)),
+        status(TileStatus<T>::at(static_cast<char*>(b.scratch) + 256, tiles)) {
+    layout.len = n;
+    CHECK(cudaMemsetAsync(b.scratch, 0, 256 + TileStatus<T>::bytes(tiles)));
+  }
+};
+
+template <class T>
+struct Library {
+  static constexpr int64_t kTile = LookbackTile<T, T, Sum>::kTileItems;
+  static void prepare() {}
+  static void describe(char* s, size_t size) {
+    describe_kernel(s, size, (const void*)lookback_scan_kernel<T, T, Sum>, kLookbackThreads, 0,
+                    "decoupled_lookback (library)");
+  }
+  static void launch(const Bench& b, int64_t n, int64_t offset, bool exclusive) {
+    const TileLaunch<T> t(b, n, offset, kTile);
+    lookback_scan_kernel<T, T, Sum><<<unsigned(t.tiles), kLookbackThreads>>>(
+        t.in, static_cast<T*>(b.out), t.layout, t.tiles, t.counter, t.status, exclusive, t.vector_ok);
+  }
+};
+
+template <class T>
+struct Lagged {
+  static constexpr int64_t kTile = LookbackTile<T, T, Sum>::kTileItems;
+  static void prepare() {}
+  static void describe(char* s, size_t size) {
+    describe_kernel(s, size, (const void*)lagged_lookback_scan_kernel<T, T, Sum>, kLookbackThreads, 0,
+                    "lagged_lookback (library, L=384)");
+  }
+  static void launch(const Bench& b, int64_t n, int64_t offset, bool exclusive) {
+    const TileLaunch<T> t(b, n, offset, kTile);
+    const int64_t lag = std::min<int64_t>(kDefaultLag, t.tiles);
+    lagged_lookback_scan_kernel<T, T, Sum><<<unsigned(lagged_tickets(t.tiles, lag, DefaultLagOptions::kSchedule)),
+                                            kLookbackThreads>>>(t.in, static_cast<T*>(b.out), t.layout, t.tiles,
+                                                                t.tiles, lag, t.counter, t.status, exclusive,
+                                                                t.vector_ok);
+  }
+};
+
+// The held scan: kThreads x kItems tiles, kMinBlocks resident blocks, a 32 * kPerLane window; the
+// grid is the resident blocks (kGridPerSm > 0: that many blocks an SM instead).
+template <class T, int kItems = 32, int kMinBlocks = kHeldScanMinBlocks, int kPerLane = kHeldScanPerLane,
+          int kThreads = kLookbackThreads, int kGridPerSm = 0>
+struct Held {
+  static constexpr int64_t kTile = LookbackTile<T, T, Sum, kThreads, kItems>::kTileItems;
+  static constexpr auto kernel = held_lookback_scan_kernel<T, T, Sum, kThreads, kItems, kMinBlocks, kPerLane>;
+  static constexpr int kSmem = held_scan_smem_bytes<T, T, Sum, kThreads, kItems>();
+  static inline int grid = 0;
+  static void prepare() {
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    int resident = 0, sms = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, kSmem));
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    grid = (kGridPerSm > 0 ? kGridPerSm : resident) * sms;
+  }
+  static void describe(char* s, size_t size) {
+    char what[120];
+    snprintf(what, sizeof(what), "held tile=%3dx%2d window=%3d grid=%d", kThreads, kItems, 32 * kPerLane, grid);
+    describe_kernel(s, size, (const void*)kernel, kThreads, kSmem, what);
+  }
+  static void launch(const Bench& b, int64_t n, int64_t offset, bool exclusive) {
+    const TileLaunch<T> t(b, n, offset, kTile);
+    kernel<<<unsigned(std::min<int64_t>(grid, t.tiles)), kThreads, kSmem>>>(
+        t.in, static_cast<T*>(b.out), t.layout, t.tiles, t.tiles, t.counter, t.status, exclusive, t.vector_ok);
+  }
+};
+
+template <class T>
+void run(int64_t n, int sms, int reps, bool all) {
+  Bench b = scan_tune::make_bench<T>(n, sms);
+  for (int rep = 0; rep < reps; ++rep) {
+    const float cub_ms = scan_tune::time_cub<T>(b);
+    const bool edges = rep == 0 && all;
+    time_candidate<T, Lagged<T>>(b, cub_ms, edges);
+    // Session 43 device run 1 (H200): 64-tile windows beat 128 and 256 (1.18x CUB against 1.11x and
+    // 0.99x), 256 x 32 tiles at 3 blocks/SM led 256 x 24 at 4 and 256 x 16 at 5, and a grid of 2
+    // blocks/SM lost (0.95x). Run 2 (this sweep): the 32-tile window won everywhere (1.215-1.220x;
+    // bench/results/h200/scan_held_s43r{1,2}.txt, docs/scan.md).
+    time_candidate<T, Held<T, 32, 3, 2>>(b, cub_ms, edges);
+    time_candidate<T, Held<T>>(b, cub_ms, edges);  // the library's: 32-tile window
+    time_candidate<T, Held<T, 24, 4, 2>>(b, cub_ms, edges);
+    time_candidate<T, Held<T, 24, 4, 1>>(b, cub_ms, edges);
+    if (!all) continue;
+    time_candidate<T, Held<T, 32, 3, 4>>(b, cub_ms, edges);
+    time_candidate<T, Held<T, 16, 5, 2>>(b, cub_ms, edges);
+    time_candidate<T, Held<T, 16, 5, 1>>(b, cub_ms, edges);
+  }
+  scan_tune::free_bench(b);
+}
+
+int main() {
+  int sms;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  run<int32_t>(int64_t(1) << 28, sms, 2, true);
+  run<float>(int64_t(1) << 28, sms, 2, true);
+  run<int32_t>((int64_t(1) << 31) + 17, sms, 1, false);
+  return 0;
+}
