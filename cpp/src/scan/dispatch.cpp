@@ -117,14 +117,21 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   // call against 13.2 (torch.cumsum 9.9). Contiguous rows only were measured.
   if (t.len <= scan_detail::kBlockPerRowMaxTile) return ScanAlgorithm::kBlockPerRow;
   if (deterministic && float_sum_or_prod(l)) return ScanAlgorithm::kReduceThenScan;
-  // The held look-back for 4-byte scans from 2^24 items on Hopper and newer (where the lagged one
-  // ran before): H200, bench/tune/scan_held_tune.cu, session 43 device run 2, int32 and float32
-  // sums of 2^28 items, x CUB InclusiveSum in the same program: 1.215-1.220x against the lagged
-  // look-back's 1.067-1.079x (2^31 + 17 int32: 1.214x / 1.081x). Smaller scans, other dtypes and
-  // older GPUs keep the look-back, which is measured there; so do strided axes (the held kernel is
-  // measured on contiguous ones only).
+  // The held look-back for contiguous scans on Hopper and newer: 4-byte items and results from 2^22
+  // items, every other pair but 8-byte integer items from 2^24. H200, 1-D sums, x the look-back
+  // (session 43 device run 4, bench/tune/scan_held_dtypes.py, through the library): int32 and
+  // float32 1.08x at 2^22, 1.10-1.20x at 2^24-2^28 (bench/tune/scan_held_tune.cu, run 2: 1.22x
+  // CUB at 2^28, the lagged look-back 1.07-1.08x); int32 to its default int64 result 1.02x at 2^22,
+  // 1.38-1.40x at 2^24-2^28; float64 0.97x / 1.18-1.21x; float16 1.04x / 1.02-1.40x; bfloat16 to
+  // float32 0.99x / 1.16-1.28x; int64 1.02x at 2^22, 0.99x at 2^24, 0.92-0.95x at 2^26-2^28, so it
+  // keeps the look-back (as uint64 does: the same tile). Pairs not measured follow the measured
+  // pair of their tile (item and accumulator sizes). Strided axes and older GPUs keep the look-back,
+  // which is measured there.
+  const int64_t items = t.len * t.rows;
   const bool four_byte = dtype_size(l.in_dtype) == 4 && dtype_size(l.out_dtype) == 4;
-  if (four_byte && t.in_step == 1 && l.cc_major >= 9 && t.len * t.rows >= (int64_t(1) << 24)) {
+  const bool wide_integer_items = !is_floating(l.in_dtype) && dtype_size(l.in_dtype) == 8;
+  if (t.in_step == 1 && l.cc_major >= 9 && !wide_integer_items &&
+      items >= (int64_t(1) << (four_byte ? 22 : 24))) {
     return ScanAlgorithm::kHeldLookback;
   }
   return ScanAlgorithm::kDecoupledLookback;

@@ -1,0 +1,75 @@
+"""held_lookback against the look-back "auto" runs where the held scan is not yet "auto": other
+dtype pairs (int32 to its default int64 result, int64, float64, float16, bfloat16 to float32) and
+1-D sizes from 2^20 items, through the library (gpuprims.cumsum, out= given), with torch.cumsum and
+the copy ceiling of the same run. Outputs of the two scans are compared (integers exactly, floats to
+a relative 1e-3 of the row's scale) before timing. Inputs rotate through 4x L2.
+
+    python3 bench/tune/scan_held_dtypes.py [--sizes 20,22,24,26,28] [--passes 2]
+"""
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+import gpuprims
+from gpuprims.bench._timing import copy_gbps, median_ms
+
+PAIRS = [("int32", "int64"), ("int64", "int64"), ("float64", "float64"), ("float16", "float16"),
+         ("bfloat16", "float32"), ("float32", "float32"), ("int32", "int32")]
+ALGORITHMS = ("decoupled_lookback", "held_lookback")
+
+
+def make(n, dtype, gen):
+    t = getattr(torch, dtype)
+    if t.is_floating_point:
+        return torch.randn(n, device="cuda", generator=gen).to(t)
+    return torch.randint(-1000, 1000, (n,), device="cuda", dtype=t, generator=gen)
+
+
+def case(n, src, dst, l2, copy):
+    gen = torch.Generator(device="cuda").manual_seed(n)
+    in_bytes = n * torch.empty((), dtype=getattr(torch, src)).element_size()
+    out = torch.empty(n, device="cuda", dtype=getattr(torch, dst))
+    bufs = [make(n, src, gen) for _ in range(max(1, -(-4 * l2 // in_bytes)))]
+    cur = [bufs[0]]
+
+    def rotate(i):
+        cur[0] = bufs[i % len(bufs)]
+
+    results = {}
+    for name in ALGORITHMS:
+        results[name] = gpuprims.cumsum(bufs[0], dtype=dst, algorithm=name).double()
+    a, b = results.values()
+    scale = a.abs().max().item() + 1.0
+    ok = (a - b).abs().max().item() <= (0 if dst.startswith("int") else 1e-3 * scale)
+    nbytes = in_bytes + out.numel() * out.element_size()
+    row = [f"{src}->{dst}", f"2^{n.bit_length() - 1}", "ok" if ok else "MISMATCH"]
+    ms = {}
+    for name in ALGORITHMS:
+        ms[name] = median_ms(lambda: gpuprims.cumsum(cur[0], dtype=dst, out=out, algorithm=name), before=rotate)
+    ms["auto"] = median_ms(lambda: gpuprims.cumsum(cur[0], dtype=dst, out=out), before=rotate)
+    ms["torch.cumsum"] = median_ms(lambda: torch.cumsum(cur[0], 0, dtype=out.dtype, out=out), before=rotate)
+    for name, t in ms.items():
+        row.append(f"{name} {t * 1e3:8.1f} us {100 * nbytes / t / 1e6 / copy:5.1f} %")
+    row.append(f"held/lookback {ms['decoupled_lookback'] / ms['held_lookback']:.3f}x")
+    print("  ".join(row), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="20,22,24,26,28")
+    ap.add_argument("--passes", type=int, default=1)
+    args = ap.parse_args()
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    copy = copy_gbps(1 << 30)
+    print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s; % of copy, bytes read + written")
+    for p in range(args.passes):
+        print(f"== pass {p + 1}")
+        for src, dst in PAIRS:
+            for k in (int(s) for s in args.sizes.split(",")):
+                case(1 << k, src, dst, l2, copy)
+
+
+if __name__ == "__main__":
+    main()
