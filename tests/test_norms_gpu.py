@@ -462,7 +462,7 @@ def test_special_values_match_torch_every_variant(rng, op):
 # row is complete; up to 64 a row): one slice, a short last slice, 16 full slices, and lengths they
 # hand to split_row (odd: not whole 16-byte vectors; float64; cluster_row: more than 16 slices).
 # On GPUs below sm_90 cluster_row runs split_row, and must pass the same way; "auto" takes row_hold
-# for float32 rows from 65537 (softmax kind: 16385, in batches of 2^23 elements) to 524288 elements
+# for float32 rows from 65537 (softmax kind: 16385) to 524288 elements, in batches of 2^23 elements,
 # on sm_90 GPUs. float16's 1048576 runs row_lag and
 # row_hold over 128 chunks a row (partials beyond a warp's 32 lanes).
 CLUSTER_ROW_LENS = (16388, 40000, 100000, 262144, 262145, 524288, 1048576)

@@ -74,8 +74,8 @@ Status run_hold(const NormLaunch& l) {
 
 }  // namespace
 
-// "auto" for float32 rows of 65537 (softmax kind: 16385, in batches of 2^23 elements or more) to
-// 524288 elements on sm_90 GPUs. Session 21 device run 7 (H100, bench/tune/norms_long_rows.py, % of
+// "auto" for float32 rows of 65537 (softmax kind: 16385) to 524288 elements, in batches of 2^23
+// elements or more, on sm_90 GPUs. Session 21 device run 7 (H100, bench/tune/norms_long_rows.py, % of
 // copy, 256 MiB of x per shape; row_hold against the best of cluster_row / row_lag / split_row):
 //   softmax     32768 92.4 / 92.2, 65536 92.2 / 87.4, 100000 90.9 / 81.4, 131072 91.7 / 85.8,
 //               262144 91.3 / 82.8, 524288 85.5 / 71.7;
@@ -87,24 +87,26 @@ Status run_hold(const NormLaunch& l) {
 // bound sat there for every op; beyond 64 chunks nothing was measured (split_row runs, as before).
 // bfloat16 stays with cluster_row (row_hold 49-66 against 63-81 in every shape of the same run),
 // and so does float16. Since softmax holds its exponentials (row_hold.cuh), the softmax kind takes
-// every float32 row beyond one block's (16384) in batches of 2^23 elements or more. H200 (docs/norms.md,
-// "Held exponentials"), % of copy, 256 MiB of x, row_hold against cluster_row: session 42 device run 6,
-// softmax 83.5-84.4 / 72.5-75.8 at 40000-65536 elements, log_softmax 81.1-81.8 / 72.5-77.0; session
-// 43 device run 4, 16388-32768 elements: softmax 70.0-84.1 / 55.0-81.6 (ahead by 2-15 points at
-// every length), log_softmax 72.4-81.5 / 56.2-82.3 (ahead by 8-16 points to 24576, within a point at
-// 28672-32768). Small batches pay row_hold's fixed costs (the counters' memset, a cooperative launch
-// of the whole grid): session 43 run 4, softmax, CUDA-event µs, row_hold against cluster_row, 1-16
-// rows of 40000-131072 elements 20.3-32.7 / 18.4-27.7, 64 x 65536 26.7 / 24.1, 64 x 131072 (2^23
-// elements) 27.8 / 31.8. The norm kind in small batches is not measured.
-constexpr int64_t kSoftmaxHoldMinElements = int64_t(1) << 23;
+// every float32 row beyond one block's (16384). H200 (docs/norms.md, "Held exponentials"), % of
+// copy, 256 MiB of x, row_hold against cluster_row: session 42 device run 6, softmax 83.5-84.4 /
+// 72.5-75.8 at 40000-65536 elements, log_softmax 81.1-81.8 / 72.5-77.0; session 43 device run 4,
+// 16388-32768 elements: softmax 70.0-84.1 / 55.0-81.6 (ahead by 2-15 points at every length),
+// log_softmax 72.4-81.5 / 56.2-82.3 (ahead by 8-16 points to 24576, within a point at 28672-32768).
+// Small batches pay row_hold's fixed costs (the counters' memset, a cooperative launch of the whole
+// grid), so both kinds need 2^23 elements: H200, CUDA-event µs, row_hold against cluster_row,
+// session 43 run 4, softmax, 1-16 rows of 40000-131072 elements 20.3-32.7 / 18.4-27.7, 64 x 65536
+// 26.7 / 24.1, 64 x 131072 (2^23 elements) 27.8 / 31.8; run 5, layer_norm / rms_norm with their
+// affine vectors, 1-8 rows of 65540-262144 23.4-29.1 / 20.3-27.8 (cluster_row ahead by 0.5-3.1 µs
+// but rms_norm 8 x 262144, 27.1 / 27.7), 64 x 65540 30.4 / 27.7 and 28.6 / 26.1, 64 x 131072 34.7 /
+// 34.3 and 31.1 / 33.0, 64 x 262144 59.8 / 74.2 and 53.9 / 69.4.
+constexpr int64_t kHoldMinElements = int64_t(1) << 23;
 
 bool row_hold_preferred(const NormLaunch& l) {
-  const bool softmax_kind = row_kind(l.op) == RowKind::kSoftmax;
-  const int64_t min_row = softmax_kind ? kRowOnChipCapacity : 65536;
+  const int64_t min_row = row_kind(l.op) == RowKind::kSoftmax ? kRowOnChipCapacity : 65536;
   constexpr int64_t kMaxRow = 524288;
   const int64_t n = l.params.layout.row_len;
   if (l.dtype != DType::kFloat32 || !l.params.vec_ok || n <= min_row || n > kMaxRow) return false;
-  if (softmax_kind && n * l.params.layout.num_rows < kSoftmaxHoldMinElements) return false;
+  if (n * l.params.layout.num_rows < kHoldMinElements) return false;
   int major = 0;
   return compute_capability_major(l.device, &major).is_ok() && major >= 9;
 }

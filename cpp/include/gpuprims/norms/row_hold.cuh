@@ -1,7 +1,7 @@
 #pragma once
 // row_hold: rows too long for one block, in one launch, x read once (issue 5, docs/norms.md
-// "row_hold"). "auto" runs it for aligned float32 rows of 65537 (softmax kind: 16385, in batches
-// of 2^23 elements or more) to 524288 elements on sm_90 GPUs (variant_row_hold.cu says where and
+// "row_hold"). "auto" runs it for aligned float32 rows of 65537 (softmax kind: 16385) to 524288
+// elements, in batches of 2^23 elements or more, on sm_90 GPUs (variant_row_hold.cu says where and
 // why).
 //
 // The rows' chunks are numbered and cut as row_lag's (row_lag.cuh: C chunks of S elements per row,
