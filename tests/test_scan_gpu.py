@@ -224,21 +224,6 @@ def test_lagged_around_the_lag(rng, dtype, op):
     check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="lagged_lookback")
 
 
-def test_lagged_in_place_short_rows(rng):
-    """In place (out = x) with rows of one and two tiles: a row's first tile is scanned by phase B
-    while phase A of the same tile (another block, an earlier ticket) may still be reading it, so
-    phase B must wait for A's aggregate before it stores. Many rows, so that every block of the
-    launch is resident at once; repeated, since the race is one of timing."""
-    need(TORCH_CUDA)
-    for length in (LOOKBACK_TILE, 2 * LOOKBACK_TILE - 3):
-        a = scan_values(rng, 3000 * length, "int32", "sum").reshape(3000, length)
-        want = np.cumsum(a, axis=1, dtype=np.int32)
-        for _ in range(5):
-            y = torch.from_numpy(a).cuda()
-            gpuprims.cumsum(y, axis=1, dtype="int32", out=y, algorithm="lagged_lookback")
-            np.testing.assert_array_equal(to_numpy(y), want)
-
-
 def held_grid():
     """The held look-back's persistent grid on this GPU where it runs 3 blocks an SM (sm_90: two 32 KiB
     slots a block; elsewhere the tile counts below still span one to several rounds of tickets)."""
@@ -262,16 +247,21 @@ def test_held_around_the_grid(rng, dtype, op):
     check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="held_lookback")
 
 
-def test_held_in_place_short_rows(rng):
-    """In place (out = x), rows of one and two tiles, many rounds of tickets: a tile's store overwrites
-    only what its own threads read, whichever block holds its row's other tile."""
+@pytest.mark.parametrize("algorithm", ("lagged_lookback", "held_lookback"))
+def test_in_place_short_rows(rng, algorithm):
+    """In place (out = x) with rows of one and two tiles, many rows, so that every block of the
+    launch is resident at once; repeated, since the races are ones of timing. lagged_lookback: a
+    row's first tile is scanned by phase B while phase A of the same tile (another block, an earlier
+    ticket) may still be reading it, so phase B must wait for A's aggregate before it stores.
+    held_lookback: a tile's store overwrites only what its own threads read, whichever block holds
+    its row's other tile."""
     need(TORCH_CUDA)
     for length in (LOOKBACK_TILE, 2 * LOOKBACK_TILE - 3):
         a = scan_values(rng, 3000 * length, "int32", "sum").reshape(3000, length)
         want = np.cumsum(a, axis=1, dtype=np.int32)
-        for _ in range(3):
+        for _ in range(4):
             y = torch.from_numpy(a).cuda()
-            gpuprims.cumsum(y, axis=1, dtype="int32", out=y, algorithm="held_lookback")
+            gpuprims.cumsum(y, axis=1, dtype="int32", out=y, algorithm=algorithm)
             np.testing.assert_array_equal(to_numpy(y), want)
 
 

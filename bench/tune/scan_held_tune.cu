@@ -9,61 +9,18 @@
 // and exclusive scans (scan_tune_common.cuh).
 // Build and run on the GPU machine (repo root):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/scan_held_tune.cu -o /tmp/sh && /tmp/sh
-#include "gpuprims/reduce/reduce_ops.hpp"
 #include "gpuprims/scan/held_lookback_scan_kernel.cuh"
 #include "gpuprims/scan/lagged_lookback_scan_kernel.cuh"
-#include "gpuprims/scan/lookback_scan_kernel.cuh"
 
 #include "scan_tune_common.cuh"
 
 using namespace gpuprims;
 using namespace gpuprims::scan_detail;
 using scan_tune::Bench;
+using scan_tune::describe_kernel;
+using scan_tune::TileLaunch;
 using scan_tune::time_candidate;
 using Sum = reduce_detail::Sum;
-
-void describe_kernel(char* s, size_t size, const void* kernel, int threads, int smem, const char* what) {
-  int resident = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, smem));
-  cudaFuncAttributes attr;
-  CHECK(cudaFuncGetAttributes(&attr, kernel));
-  snprintf(s, size, "%-52s resident=%d regs=%2d local=%zu", what, resident, attr.numRegs, attr.localSizeBytes);
-}
-
-// A 1-D scan of n items at `offset`: tiles, layout, input, vector path, counter and status zeroed.
-template <class T>
-struct TileLaunch {
-  int64_t tiles;
-  ScanLayout layout;
-  const T* in;
-  bool vector_ok;
-  unsigned long long* counter;
-  TileStatus<T> status;
-  TileLaunch(const Bench& b, int64_t n, int64_t offset, int64_t tile_items)
-      : tiles((n + tile_items - 1) / tile_items),
-        in(static_cast<const T*>(b.in) + offset),
-        vector_ok(reinterpret_cast<uintptr_t>(in) % 16 == 0),
-        counter(static_cast<unsigned long long*>(b.scratch)),
-        status(TileStatus<T>::at(static_cast<char*>(b.scratch) + 256, tiles)) {
-    layout.len = n;
-    CHECK(cudaMemsetAsync(b.scratch, 0, 256 + TileStatus<T>::bytes(tiles)));
-  }
-};
-
-template <class T>
-struct Library {
-  static constexpr int64_t kTile = LookbackTile<T, T, Sum>::kTileItems;
-  static void prepare() {}
-  static void describe(char* s, size_t size) {
-    describe_kernel(s, size, (const void*)lookback_scan_kernel<T, T, Sum>, kLookbackThreads, 0,
-                    "decoupled_lookback (library)");
-  }
-  static void launch(const Bench& b, int64_t n, int64_t offset, bool exclusive) {
-    const TileLaunch<T> t(b, n, offset, kTile);
-    lookback_scan_kernel<T, T, Sum><<<unsigned(t.tiles), kLookbackThreads>>>(
-        t.in, static_cast<T*>(b.out), t.layout, t.tiles, t.counter, t.status, exclusive, t.vector_ok);
-  }
-};
 
 template <class T>
 struct Lagged {

@@ -12,15 +12,15 @@
 // exclusive against cub::DeviceScan::ExclusiveSum).
 // Build and run on the GPU machine (repo root):
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/scan_lagged_tune.cu -o /tmp/sl && /tmp/sl
-#include "gpuprims/reduce/reduce_ops.hpp"
 #include "gpuprims/scan/lagged_lookback_scan_kernel.cuh"
-#include "gpuprims/scan/lookback_scan_kernel.cuh"
 
 #include "scan_tune_common.cuh"
 
 using namespace gpuprims;
 using namespace gpuprims::scan_detail;
 using scan_tune::Bench;
+using scan_tune::describe_kernel;
+using scan_tune::TileLaunch;
 using scan_tune::time_candidate;
 using Sum = reduce_detail::Sum;
 
@@ -32,53 +32,6 @@ using Hinted = LagOptions<LagSchedule::kAThenB, LoadPolicy::kL2EvictLast, LoadPo
 using SplitStoreHint =
     LagOptions<LagSchedule::kSplit, LoadPolicy::kL2EvictLast, LoadPolicy::kL2EvictFirst, StorePolicy::kL2EvictFirst>;
 using SplitPlainA = LagOptions<LagSchedule::kSplit, LoadPolicy::kReadOnly, LoadPolicy::kL2EvictFirst, StorePolicy::kStreaming>;
-
-template <class T>
-void describe_kernel(char* s, size_t size, const void* kernel, int threads, const char* what) {
-  int resident = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, 0));
-  cudaFuncAttributes attr;
-  CHECK(cudaFuncGetAttributes(&attr, kernel));
-  snprintf(s, size, "%-76s resident=%d regs=%2d local=%zu", what, resident, attr.numRegs, attr.localSizeBytes);
-}
-
-// What a row's launch of a 1-D scan of n items at `offset` needs: the tile count for kTile-item
-// tiles, the layout, the input, whether it takes the vector path, and the counter and status words
-// zeroed as the library does per launch.
-template <class T>
-struct TileLaunch {
-  int64_t tiles;
-  ScanLayout layout;
-  const T* in;
-  bool vector_ok;
-  unsigned long long* counter;
-  TileStatus<T> status;
-  TileLaunch(const Bench& b, int64_t n, int64_t offset, int64_t tile_items)
-      : tiles((n + tile_items - 1) / tile_items),
-        in(static_cast<const T*>(b.in) + offset),
-        vector_ok(reinterpret_cast<uintptr_t>(in) % 16 == 0),
-        counter(static_cast<unsigned long long*>(b.scratch)),
-        status(TileStatus<T>::at(static_cast<char*>(b.scratch) + 256, tiles)) {
-    layout.len = n;
-    CHECK(cudaMemsetAsync(b.scratch, 0, 256 + TileStatus<T>::bytes(tiles)));
-  }
-};
-
-// The library's decoupled look-back as it ships (256 x 32 tile, 5 blocks/SM, 128-tile window).
-template <class T>
-struct Library {
-  static constexpr int64_t kTile = LookbackTile<T, T, Sum>::kTileItems;
-  static void prepare() {}
-  static void describe(char* s, size_t size) {
-    describe_kernel<T>(s, size, (const void*)lookback_scan_kernel<T, T, Sum>, kLookbackThreads,
-                       "decoupled_lookback (library)");
-  }
-  static void launch(const Bench& b, int64_t n, int64_t offset, bool exclusive) {
-    const TileLaunch<T> t(b, n, offset, kTile);
-    lookback_scan_kernel<T, T, Sum><<<unsigned(t.tiles), kLookbackThreads>>>(
-        t.in, static_cast<T*>(b.out), t.layout, t.tiles, t.counter, t.status, exclusive, t.vector_ok);
-  }
-};
 
 // The lagged scan with lag kLag, options O, kMinBlocks resident blocks, a 32 * kPerLane window and
 // kThreads x kItems tiles.
@@ -95,7 +48,7 @@ struct Lagged {
     char what[120];
     snprintf(what, sizeof(what), "lagged L=%-4d %-8s hints=%-3s/%-5s tile=%3dx%2d window=%3d", kLag,
              schedules[int(O::kSchedule)], loads, stores[int(O::kStore)], kThreads, kItems, 32 * kPerLane);
-    describe_kernel<T>(s, size, (const void*)kernel, kThreads, what);
+    describe_kernel(s, size, (const void*)kernel, kThreads, 0, what, 76);
   }
   static void launch(const Bench& b, int64_t n, int64_t offset, bool exclusive) {
     const TileLaunch<T> t(b, n, offset, kTile);
@@ -114,7 +67,7 @@ void run(int64_t n, int sms, int reps, bool all) {
     // stores won (1.073-1.089x CUB against the library's 1.031-1.044x); every 5-block row spilled
     // and lost, L >= 512 lost (L2 overflow), no hints lost 8-20 %. Run 2 swept around that winner:
     // L = 384 won (1.069-1.081x; the library's kDefaultLag), the other rows lost (docs/scan.md).
-    time_candidate<T, Library<T>>(b, cub_ms, edges);
+    time_candidate<T, scan_tune::LibraryLookback<T, 76>>(b, cub_ms, edges);
     time_candidate<T, Lagged<T, Split, 256, 4>>(b, cub_ms, edges);
     time_candidate<T, Lagged<T, Split, 128, 4>>(b, cub_ms, edges);
     time_candidate<T, Lagged<T, Split, 384, 4>>(b, cub_ms, edges);

@@ -1,7 +1,8 @@
 #pragma once
-// What the scan tuning harnesses (scan_bulk_tune.cu, scan_lagged_tune.cu) share: the data, the copy
-// ceilings, CUB's scan as the reference and the peer, the on-GPU output check, the edge-case check
-// and the timed row of one candidate. A candidate C provides kTile (items per tile), prepare(),
+// What the scan tuning harnesses (scan_bulk_tune.cu, scan_lagged_tune.cu, scan_held_tune.cu) share:
+// the data, the copy ceilings, CUB's scan as the reference and the peer, the on-GPU output check,
+// the edge-case check, the timed row of one candidate, a 1-D tile launch's scratch and the library's
+// decoupled look-back as a candidate. A candidate C provides kTile (items per tile), prepare(),
 // describe(buf, size) and launch(buffers, n, input offset, exclusive).
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,8 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "gpuprims/reduce/reduce_ops.hpp"
+#include "gpuprims/scan/lookback_scan_kernel.cuh"
 #include "tune_common.cuh"
 
 namespace scan_tune {
@@ -162,5 +165,55 @@ void time_candidate(const Bench& b, float cub_ms, bool edges) {
          (long long)bad, edge_failures);
   fflush(stdout);
 }
+
+// A candidate's row name: `what`, then the kernel's resident blocks per SM (with `smem` bytes of
+// dynamic shared memory), registers and local memory.
+inline void describe_kernel(char* s, size_t size, const void* kernel, int threads, int smem, const char* what,
+                            int width = 52) {
+  int resident = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, smem));
+  cudaFuncAttributes attr;
+  CHECK(cudaFuncGetAttributes(&attr, kernel));
+  snprintf(s, size, "%-*s resident=%d regs=%2d local=%zu", width, what, resident, attr.numRegs, attr.localSizeBytes);
+}
+
+// What a launch of a 1-D scan of n items at `offset` needs: the tile count for tile_items-item
+// tiles, the layout, the input, whether it takes the vector path, and the counter and status words
+// zeroed as the library does per launch.
+template <class T>
+struct TileLaunch {
+  int64_t tiles;
+  gpuprims::scan_detail::ScanLayout layout;
+  const T* in;
+  bool vector_ok;
+  unsigned long long* counter;
+  gpuprims::scan_detail::TileStatus<T> status;
+  TileLaunch(const Bench& b, int64_t n, int64_t offset, int64_t tile_items)
+      : tiles((n + tile_items - 1) / tile_items),
+        in(static_cast<const T*>(b.in) + offset),
+        vector_ok(reinterpret_cast<uintptr_t>(in) % 16 == 0),
+        counter(static_cast<unsigned long long*>(b.scratch)),
+        status(gpuprims::scan_detail::TileStatus<T>::at(static_cast<char*>(b.scratch) + 256, tiles)) {
+    layout.len = n;
+    CHECK(cudaMemsetAsync(b.scratch, 0, 256 + gpuprims::scan_detail::TileStatus<T>::bytes(tiles)));
+  }
+};
+
+// The library's decoupled look-back as it ships (256 x 32 tile, 5 blocks/SM, 128-tile window).
+template <class T, int kWidth = 52>
+struct LibraryLookback {
+  using Sum = gpuprims::reduce_detail::Sum;
+  static constexpr int64_t kTile = gpuprims::scan_detail::LookbackTile<T, T, Sum>::kTileItems;
+  static void prepare() {}
+  static void describe(char* s, size_t size) {
+    describe_kernel(s, size, (const void*)gpuprims::scan_detail::lookback_scan_kernel<T, T, Sum>,
+                    gpuprims::scan_detail::kLookbackThreads, 0, "decoupled_lookback (library)", kWidth);
+  }
+  static void launch(const Bench& b, int64_t n, int64_t offset, bool exclusive) {
+    const TileLaunch<T> t(b, n, offset, kTile);
+    gpuprims::scan_detail::lookback_scan_kernel<T, T, Sum><<<unsigned(t.tiles), gpuprims::scan_detail::kLookbackThreads>>>(
+        t.in, static_cast<T*>(b.out), t.layout, t.tiles, t.counter, t.status, exclusive, t.vector_ok);
+  }
+};
 
 }  // namespace scan_tune
