@@ -7,8 +7,11 @@
 // Every timed output is compared on the GPU with CUB's (int32 bitwise, float32 to 1e-3 relative);
 // before timing (first repetition at 2^28) each candidate is checked on edge sizes, misaligned inputs
 // and exclusive scans (scan_tune_common.cuh).
+// `--wide`: int64 and float64 at 2^27 instead (run_wide).
 // Build and run on the GPU machine (repo root):
-//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/scan_held_tune.cu -o /tmp/sh && /tmp/sh
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icpp/include bench/tune/scan_held_tune.cu -o /tmp/sh && /tmp/sh [--wide]
+#include <string>
+
 #include "gpuprims/scan/held_lookback_scan_kernel.cuh"
 #include "gpuprims/scan/lagged_lookback_scan_kernel.cuh"
 
@@ -91,9 +94,36 @@ void run(int64_t n, int sms, int reps, bool all) {
   scan_tune::free_bench(b);
 }
 
-int main() {
+// 8-byte items and results (int64, float64): the held scan's 16-item tiles at 2 blocks/SM (the
+// library's: 3 spilled 8-80 bytes) ran 0.92-0.95x the look-back for int64 and 1.18-1.21x for float64
+// at 2^26-2^28, both below torch.cumsum (CUB) for float64 (session 43 device runs 4-5,
+// bench/tune/scan_held_dtypes.py). This sweep (`--wide`, not run yet) sets the tile and the
+// resident blocks against CUB in one program.
+template <class T>
+void run_wide(int64_t n, int sms, int reps) {
+  Bench b = scan_tune::make_bench<T>(n, sms);
+  for (int rep = 0; rep < reps; ++rep) {
+    const float cub_ms = scan_tune::time_cub<T>(b);
+    const bool edges = rep == 0;
+    time_candidate<T, scan_tune::LibraryLookback<T>>(b, cub_ms, edges);
+    time_candidate<T, Held<T, 16, 2>>(b, cub_ms, edges);  // the library's
+    time_candidate<T, Held<T, 16, 3>>(b, cub_ms, edges);
+    time_candidate<T, Held<T, 12, 3>>(b, cub_ms, edges);
+    time_candidate<T, Held<T, 12, 4>>(b, cub_ms, edges);
+    time_candidate<T, Held<T, 8, 4>>(b, cub_ms, edges);
+    time_candidate<T, Held<T, 8, 6>>(b, cub_ms, edges);
+  }
+  scan_tune::free_bench(b);
+}
+
+int main(int argc, char** argv) {
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  if (argc > 1 && std::string(argv[1]) == "--wide") {
+    run_wide<int64_t>(int64_t(1) << 27, sms, 2);
+    run_wide<double>(int64_t(1) << 27, sms, 2);
+    return 0;
+  }
   run<int32_t>(int64_t(1) << 28, sms, 2, true);
   run<float>(int64_t(1) << 28, sms, 2, true);
   run<int32_t>((int64_t(1) << 31) + 17, sms, 1, false);
