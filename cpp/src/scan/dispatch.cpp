@@ -83,11 +83,19 @@ bool float_sum_or_prod(const ScanLaunch& l) {
   return is_floating(l.out_dtype) && (l.op == ReduceOp::kSum || l.op == ReduceOp::kProd);
 }
 
-// "auto": the single-pass look-back for long rows, the held one for large scans of 4-byte items
-// and results (reduce-then-scan when float results must be reproducible); a block per row for many
-// rows of more than 2048 items and for any rows that fit its one tile, a warp per row for many
-// shorter rows; a thread per row when the axis is strided and neighbouring rows are adjacent in
-// memory.
+// Whether an SM of `device` holds the held scan's measured residency: 3 blocks, each with two 32 KiB
+// slots (192 KiB). GPUs whose SMs hold less (the per-block opt-in limit stands for it: 227 KiB on
+// the H100 and H200, 99 KiB on consumer sm_120 GPUs) would run fewer blocks, unmeasured.
+bool held_scan_fits(int device) {
+  int smem_per_block = 0;
+  return shared_memory_per_block_optin(device, &smem_per_block).is_ok() && smem_per_block >= 3 * 64 * 1024;
+}
+
+// "auto": the single-pass look-back for long rows, the held one for large contiguous scans on
+// Hopper-class GPUs (reduce-then-scan when float results must be reproducible); a block per row
+// for many rows of more than 2048 items and for any rows that fit its one tile, a warp per row for
+// many shorter rows; a thread per row when the axis is strided and neighbouring rows are adjacent
+// in memory.
 ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   const scan_detail::ScanLayout& t = l.layout;
   const int64_t many_rows = int64_t(l.sm_count) * 64;
@@ -125,13 +133,14 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   // 1.38-1.40x at 2^24-2^28; float64 0.97x / 1.18-1.21x; float16 1.04x / 1.02-1.40x; bfloat16 to
   // float32 0.99x / 1.16-1.28x; int64 1.02x at 2^22, 0.99x at 2^24, 0.92-0.95x at 2^26-2^28, so it
   // keeps the look-back (as uint64 does: the same tile). Pairs not measured follow the measured
-  // pair of their tile (item and accumulator sizes). Strided axes and older GPUs keep the look-back,
-  // which is measured there.
+  // pair of their tile (item and accumulator sizes). Strided axes, older GPUs and those whose SMs
+  // cannot hold the held scan's three blocks (held_scan_fits) keep the look-back, which is measured
+  // there.
   const int64_t items = t.len * t.rows;
   const bool four_byte = dtype_size(l.in_dtype) == 4 && dtype_size(l.out_dtype) == 4;
   const bool wide_integer_items = !is_floating(l.in_dtype) && dtype_size(l.in_dtype) == 8;
-  if (t.in_step == 1 && l.cc_major >= 9 && !wide_integer_items &&
-      items >= (int64_t(1) << (four_byte ? 22 : 24))) {
+  if (t.in_step == 1 && l.cc_major >= 9 && !wide_integer_items && items >= (int64_t(1) << (four_byte ? 22 : 24)) &&
+      held_scan_fits(l.device)) {
     return ScanAlgorithm::kHeldLookback;
   }
   return ScanAlgorithm::kDecoupledLookback;
