@@ -107,8 +107,12 @@ bool row_hold_preferred(const NormLaunch& l) {
   const int64_t n = l.params.layout.row_len;
   if (l.dtype != DType::kFloat32 || !l.params.vec_ok || n <= min_row || n > kMaxRow) return false;
   if (n * l.params.layout.num_rows < kHoldMinElements) return false;
-  int major = 0;
-  return compute_capability_major(l.device, &major).is_ok() && major >= 9;
+  // Measured with 3 resident blocks an SM, two 32 KiB slots each (192 KiB): GPUs whose SMs hold less
+  // (the per-block opt-in limit stands for it: 227 KiB on the H100 / H200, 99 KiB on consumer sm_120
+  // GPUs) would run fewer blocks, unmeasured, and keep cluster_row.
+  int major = 0, smem_per_block = 0;
+  return compute_capability_major(l.device, &major).is_ok() && major >= 9 &&
+         shared_memory_per_block_optin(l.device, &smem_per_block).is_ok() && smem_per_block >= 3 * 64 * 1024;
 }
 
 Status norms_row_hold(const NormLaunch& l) {
