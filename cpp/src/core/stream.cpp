@@ -253,6 +253,11 @@ Status shared_memory_per_block_optin(int device, int* bytes) {
   return Status::ok();
 }
 
+bool sm_holds_shared_memory(int device, int bytes) {
+  int optin = 0;
+  return shared_memory_per_block_optin(device, &optin).is_ok() && optin >= bytes;
+}
+
 Status dram_gbps_per_sm(int device, double* gbps) {
   DeviceInfo info;
   GPUPRIMS_TRY(device_info(device, &info));

@@ -110,9 +110,9 @@ bool row_hold_preferred(const NormLaunch& l) {
   // Measured with 3 resident blocks an SM, two 32 KiB slots each (192 KiB): GPUs whose SMs hold less
   // (the per-block opt-in limit stands for it: 227 KiB on the H100 / H200, 99 KiB on consumer sm_120
   // GPUs) would run fewer blocks, unmeasured, and keep cluster_row.
-  int major = 0, smem_per_block = 0;
+  int major = 0;
   return compute_capability_major(l.device, &major).is_ok() && major >= 9 &&
-         shared_memory_per_block_optin(l.device, &smem_per_block).is_ok() && smem_per_block >= 3 * 64 * 1024;
+         sm_holds_shared_memory(l.device, 3 * 64 * 1024);
 }
 
 Status norms_row_hold(const NormLaunch& l) {

@@ -86,10 +86,7 @@ bool float_sum_or_prod(const ScanLaunch& l) {
 // Whether an SM of `device` holds the held scan's measured residency: 3 blocks, each with two 32 KiB
 // slots (192 KiB). GPUs whose SMs hold less (the per-block opt-in limit stands for it: 227 KiB on
 // the H100 and H200, 99 KiB on consumer sm_120 GPUs) would run fewer blocks, unmeasured.
-bool held_scan_fits(int device) {
-  int smem_per_block = 0;
-  return shared_memory_per_block_optin(device, &smem_per_block).is_ok() && smem_per_block >= 3 * 64 * 1024;
-}
+bool held_scan_fits(int device) { return sm_holds_shared_memory(device, 3 * 64 * 1024); }
 
 // "auto": the single-pass look-back for long rows, the held one for large contiguous scans on
 // Hopper-class GPUs (reduce-then-scan when float results must be reproducible); a block per row

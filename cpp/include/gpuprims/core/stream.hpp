@@ -96,6 +96,9 @@ Status compute_capability_major(int device, int* major);
 // Bytes of shared memory a block of the device may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin:
 // 227 KiB on Hopper, 163 KiB on the A100, 99 KiB on sm_86/89), cached likewise.
 Status shared_memory_per_block_optin(int device, int* bytes);
+// Whether an SM of the device holds `bytes` of shared memory for its resident blocks, judged by the
+// per-block opt-in limit (an SM's capacity less 1 KiB from sm_80 to sm_120); false if the query fails.
+bool sm_holds_shared_memory(int device, int bytes);
 // Peak DRAM bandwidth of a device per multiprocessor in GB/s (2 x memory clock x bus width / SMs:
 // about 25 on an H100 SXM, 37 on an H200), cached likewise; 0 where the driver does not report the
 // memory clock or bus width.
