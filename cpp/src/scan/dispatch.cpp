@@ -195,14 +195,16 @@ Status scan(const TensorView& in, const TensorView& out, const ScanOptions& opti
   l.op = options.op;
   l.exclusive = options.exclusive;
   l.stream = stream;
-  const char* lookback = options.algorithm == ScanAlgorithm::kDecoupledLookback ? "decoupled_lookback"
-                         : options.algorithm == ScanAlgorithm::kLaggedLookback  ? "lagged_lookback"
-                         : options.algorithm == ScanAlgorithm::kHeldLookback    ? "held_lookback"
-                                                                                : nullptr;
-  if (lookback != nullptr && options.deterministic && float_sum_or_prod(l)) {
-    return value_error(std::string("scan: argument 'algorithm': '") + lookback +
-                       "' float sums and products are not bitwise reproducible; use deterministic=False or "
-                       "algorithm='reduce_then_scan'");
+  // A named variant that is not run-to-run reproducible for float sums and products (the table's
+  // `deterministic`: the look-backs) is refused when deterministic=True asks for that.
+  if (options.deterministic && float_sum_or_prod(l)) {
+    for (const ScanVariantInfo& v : scan_variants()) {
+      if (v.algorithm == options.algorithm && !v.deterministic) {
+        return value_error(std::string("scan: argument 'algorithm': '") + v.name +
+                           "' float sums and products are not bitwise reproducible; use deterministic=False or "
+                           "algorithm='reduce_then_scan'");
+      }
+    }
   }
   if (l.layout.len == 0 || l.layout.rows == 0) return Status::ok();
   if (in.device.kind == DeviceKind::kCPU) {

@@ -7,6 +7,7 @@
 
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/scan/row_scans.cuh"
+#include "gpuprims/scan/tile_status.cuh"
 #include "gpuprims/scan/textbook_scans.cuh"
 #include "gpuprims/scan/tile_scan_kernel.cuh"
 #include "dispatch_types.hpp"
@@ -64,20 +65,29 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) & ~std::size_t(255); }
 
-// The single-pass scans' scratch, zeroed on the launch's stream by one memset (so every launch,
-// also inside a CUDA graph, starts from "no tile published"): the tile counter, then the status
-// words of `tiles` tiles (a TileStatus of tile_status.cuh).
-template <class TileStatusT>
-Status zeroed_tile_status(const ScanLaunch& l, int64_t tiles, StreamScratch* scratch, unsigned long long** counter,
-                          TileStatusT* status) {
-  const std::size_t counter_bytes = 256;
-  const std::size_t bytes = counter_bytes + align_up(TileStatusT::bytes(tiles));
-  GPUPRIMS_TRY(scratch->allocate(bytes, l.device, l.stream, "scan"));
-  GPUPRIMS_CUDA_CHECK("scan", cudaMemsetAsync(scratch->data(), 0, bytes, l.stream));
-  *counter = static_cast<unsigned long long*>(scratch->data());
-  *status = TileStatusT::at(static_cast<char*>(scratch->data()) + counter_bytes, tiles);
-  return Status::ok();
-}
+// The single-pass scans' tiles (Tile::kTileItems items, never across rows) and their scratch,
+// zeroed on the launch's stream by one memset (so every launch, also inside a CUDA graph, starts
+// from "no tile published"): the tile counter, then the status words of the tiles (a TileStatus of
+// tile_status.cuh). The scratch lives as long as the object.
+template <class Tile>
+struct SinglePassTiles {
+  int64_t per_row = 0, count = 0;
+  unsigned long long* counter = nullptr;
+  TileStatus<typename Tile::Acc> status{};
+  StreamScratch scratch;
+
+  Status prepare(const ScanLaunch& l) {
+    per_row = ceil_div(l.layout.len, Tile::kTileItems);
+    count = l.layout.rows * per_row;
+    const std::size_t counter_bytes = 256;
+    const std::size_t bytes = counter_bytes + align_up(decltype(status)::bytes(count));
+    GPUPRIMS_TRY(scratch.allocate(bytes, l.device, l.stream, "scan"));
+    GPUPRIMS_CUDA_CHECK("scan", cudaMemsetAsync(scratch.data(), 0, bytes, l.stream));
+    counter = static_cast<unsigned long long*>(scratch.data());
+    status = decltype(status)::at(static_cast<char*>(scratch.data()) + counter_bytes, count);
+    return Status::ok();
+  }
+};
 
 }  // namespace scan_detail
 }  // namespace gpuprims

@@ -33,23 +33,17 @@ int resident_held_blocks(int device) {
 template <class In, class Out, class Op>
 struct HeldLookbackRunner {
   static Status run(const ScanLaunch& l) {
-    using Tile = LookbackTile<In, Out, Op>;
-    using Acc = typename Tile::Acc;
     const int resident = resident_held_blocks<In, Out, Op>(l.device);
     if (resident == 0) return scan_decoupled_lookback(l);
-    const int64_t tiles_per_row = ceil_div(l.layout.len, Tile::kTileItems);
-    const int64_t tiles = l.layout.rows * tiles_per_row;
-    StreamScratch scratch;
-    unsigned long long* counter;
-    TileStatus<Acc> status;
-    GPUPRIMS_TRY(zeroed_tile_status(l, tiles, &scratch, &counter, &status));
+    SinglePassTiles<LookbackTile<In, Out, Op>> tiles;
+    GPUPRIMS_TRY(tiles.prepare(l));
     // A persistent grid of the resident blocks (more would only wait for a free SM; any grid is
     // correct, held_lookback_scan_kernel.cuh).
-    const auto grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t(resident) * l.sm_count));
+    const auto grid = static_cast<unsigned>(std::min<int64_t>(tiles.count, int64_t(resident) * l.sm_count));
     constexpr int kSmem = held_scan_smem_bytes<In, Out, Op, kLookbackThreads, lookback_items<In, Out>()>();
     held_lookback_scan_kernel<In, Out, Op><<<grid, kLookbackThreads, kSmem, l.stream>>>(
-        static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, tiles_per_row, tiles, counter,
-        status, l.exclusive, vector_path_ok<In, Out>(l));
+        static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, tiles.per_row, tiles.count,
+        tiles.counter, tiles.status, l.exclusive, vector_path_ok<In, Out>(l));
     return check_launch("scan", l.stream);
   }
 };

@@ -128,6 +128,8 @@ held_lookback_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, 
         const TileCoords c = layout.tile_coords(tile, tiles_per_row, Tile::kTileItems);
         Tile t;
         t.template load<kHeldScanRead>(in + c.in_offset, layout.in_step, c.begin, layout.len, vector_ok, warp, lane);
+        // scan_tile_block's steps, with the slot's store between the warp scan and the barrier: the
+        // items are final once scanned, and their registers are free across the wait.
         const Acc warp_total = t.scan_warp(lane, exclusive);
         Held::store(slot_at(slot), t);
         if (lane == 0) sh.warp_totals[warp] = warp_total;
