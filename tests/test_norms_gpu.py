@@ -459,10 +459,10 @@ def test_special_values_match_torch_every_variant(rng, op):
 # cluster_row (sm_90: a row across the shared memory of a thread block cluster; 64 KiB slices of 16384
 # float32 / 32768 float16-bfloat16 elements, up to 16 slices), row_lag (chunks of 8192 elements,
 # each read twice in one launch) and row_hold (the same chunks, each held in shared memory until its
-# row is complete; up to 64 a row): one slice, a short last slice, 16 full slices, and lengths they
+# row is complete; "auto" gives it up to 256 a row): one slice, a short last slice, 16 full slices, and lengths they
 # hand to split_row (odd: not whole 16-byte vectors; float64; cluster_row: more than 16 slices).
 # On GPUs below sm_90 cluster_row runs split_row, and must pass the same way; "auto" takes row_hold
-# for float32 rows from 65537 (softmax kind: 16385) to 524288 elements, in batches of 2^23 elements,
+# for float32 rows from 65537 (softmax kind: 16385) to 2097152 elements, in batches of 2^23 elements,
 # on sm_90 GPUs. float16's 1048576 runs row_lag and
 # row_hold over 128 chunks a row (partials beyond a warp's 32 lanes).
 CLUSTER_ROW_LENS = (16388, 40000, 100000, 262144, 262145, 524288, 1048576)
@@ -493,13 +493,23 @@ def test_row_lag_more_chunks_than_its_lag(rng, op):
             check_torch(op, a, "float32", rng, algorithm=algorithm)
 
 
+@pytest.mark.parametrize("op", OPS)
+def test_row_hold_rows_of_many_chunks(rng, op):
+    """row_hold where "auto" takes it for the longest rows: 4 x 2097152 float32 (2^23 elements,
+    256 chunks a row), each row's statistics combined once by its last-arriving chunk and folded by
+    lanes that hold 8 partials each; and 8 x 1048584 (129 chunks, the last one of 8 elements)."""
+    need(TORCH_CUDA)
+    for rows, n in ((4, 2097152), (8, 1048584)):
+        a = data(rng, (rows, n), "float32")
+        for algorithm in ("auto", "row_hold"):
+            check_torch(op, a, "float32", rng, algorithm=algorithm)
+
+
 @pytest.mark.parametrize("op", ("softmax", "layer_norm"))
 def test_row_hold_behind_a_kernel_that_fills_the_gpu(rng, op):
     """row_hold launched on one stream while a large matmul on another holds the SMs: its blocks
-    start a few at a time, so a block may fill both slots before the last ticket of its oldest
-    chunk's row is taken; it then runs the next tickets' phase A instead of waiting (spilled
-    chunks, re-read in phase B) and must neither hang nor err. Rows of 64 chunks (524288 float32),
-    the most row_hold takes."""
+    start only once the matmul's leave room for the whole cooperative grid, and must neither hang
+    nor err. Rows of 64 chunks (524288 float32)."""
     need(TORCH_CUDA)
     a = data(rng, (6, 524288), "float32")
     x = torch.from_numpy(a).cuda()

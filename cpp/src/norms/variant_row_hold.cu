@@ -74,7 +74,7 @@ Status run_hold(const NormLaunch& l) {
 
 }  // namespace
 
-// "auto" for float32 rows of 65537 (softmax kind: 16385) to 524288 elements, in batches of 2^23
+// "auto" for float32 rows of 65537 (softmax kind: 16385) to 2097152 elements, in batches of 2^23
 // elements or more, on sm_90 GPUs. Session 21 device run 7 (H100, bench/tune/norms_long_rows.py, % of
 // copy, 256 MiB of x per shape; row_hold against the best of cluster_row / row_lag / split_row):
 //   softmax     32768 92.4 / 92.2, 65536 92.2 / 87.4, 100000 90.9 / 81.4, 131072 91.7 / 85.8,
@@ -99,13 +99,19 @@ Status run_hold(const NormLaunch& l) {
 // affine vectors, 1-8 rows of 65540-262144 23.4-29.1 / 20.3-27.8 (cluster_row ahead by 0.5-3.1 µs
 // but rms_norm 8 x 262144, 27.1 / 27.7), 64 x 65540 30.4 / 27.7 and 28.6 / 26.1, 64 x 131072 34.7 /
 // 34.3 and 31.1 / 33.0, 64 x 262144 59.8 / 74.2 and 53.9 / 69.4.
+// Rows of 65 to 256 chunks (524289 to 2097152 elements) since each row's statistics are combined
+// once (row_hold.cuh, hold_combines_once): session 44 device run 2 (H200, norms_cluster_tune.cu, %
+// of copy, softmax / layer_norm / rms_norm, row_hold against split_row): 64 x 1048576 78.9 / 70.6 /
+// 77.3 against 55.1 / 53.7 / 57.3, 32 x 2097152 72.2 / 58.3 / 67.9 against 54.8 / 47.6 / 54.9
+// (cluster_row takes at most 16 slices: 262144 float32 elements). Longer rows, up to the resident
+// blocks' chunks, are unmeasured and keep split_row.
 constexpr int64_t kHoldMinElements = int64_t(1) << 23;
+constexpr int64_t kHoldMaxRow = int64_t(1) << 21;
 
 bool row_hold_preferred(const NormLaunch& l) {
   const int64_t min_row = row_kind(l.op) == RowKind::kSoftmax ? kRowOnChipCapacity : 65536;
-  constexpr int64_t kMaxRow = 524288;
   const int64_t n = l.params.layout.row_len;
-  if (l.dtype != DType::kFloat32 || !l.params.vec_ok || n <= min_row || n > kMaxRow) return false;
+  if (l.dtype != DType::kFloat32 || !l.params.vec_ok || n <= min_row || n > kHoldMaxRow) return false;
   if (n * l.params.layout.num_rows < kHoldMinElements) return false;
   // Measured with 3 resident blocks an SM, two 32 KiB slots each (192 KiB): GPUs whose SMs hold less
   // (the per-block opt-in limit stands for it: 227 KiB on the H100 / H200, 99 KiB on consumer sm_120

@@ -1,6 +1,6 @@
 #pragma once
 // row_hold: rows too long for one block, in one launch, x read once (issue 5, docs/norms.md
-// "row_hold"). "auto" runs it for aligned float32 rows of 65537 (softmax kind: 16385) to 524288
+// "row_hold"). "auto" runs it for aligned float32 rows of 65537 (softmax kind: 16385) to 2097152
 // elements, in batches of 2^23 elements or more, on sm_90 GPUs (variant_row_hold.cu says where and
 // why).
 //
@@ -10,9 +10,10 @@
 // its partial statistics, releases its row's arrival counter) and keeps the chunk in one of its two
 // shared-memory slots. Once both slots are full it runs phase B on its oldest chunk from the slot:
 // waits (acquire) for the chunk's row, combines the row's partials (row_lag's lag_write: the same
-// bits for every chunk of a row) and writes the output. Where row_lag reads each chunk again from
-// L2 a fixed number of tickets later, here the block that read it writes it: x crosses the memory
-// system once, and phase B's wait lies about one ticket of every resident block after phase A
+// bits for every chunk of a row) and writes the output. (For the norm kind, and for softmax rows of
+// more than 32 chunks, the block whose chunk arrived last has combined them once and published
+// them: hold_combines_once.) Where row_lag reads each chunk again from L2 a fixed number of tickets
+// later, here the block that read it writes it: x crosses the memory system once, and phase B's wait lies about one ticket of every resident block after phase A
 // (a block takes its next ticket only after its previous one). Chunks arrive in registers and are
 // stored into the slot by the threads that read them; float32 softmax holds exp(x - chunk max)
 // instead of x (hold_exp_publish). (Bulk copies into the slots, overlapping the next chunk's read
@@ -101,7 +102,8 @@ __device__ __forceinline__ acc_t<T> hold_exp_publish(const NormParams& p, const 
   store_held(into, chunk);
   Acc sum = reduce(sum_tile_vectors(chunk, at.len, threadIdx.x, [](Acc e) { return e; }), SumOp{});
   if (m == -std::numeric_limits<Acc>::infinity()) sum = Acc(0);
-  lag_publish_partial<T, kKind>(p, s, t, at, nullptr, ChunkPartial<kKind, Acc>{m, sum});
+  lag_publish_partial<T, kKind>(p, s, t, at, nullptr, ChunkPartial<kKind, Acc>{m, sum}, chunks_per_row,
+                                Cfg::template chunk_len<T>());
   return m;
 }
 
@@ -193,6 +195,22 @@ row_hold_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_r
   }
 }
 
+// Whether a row's last-arriving chunk combines its statistics once for every phase B of the row
+// (RowLagScratch::combined_once): always for the norm kind, whose combination (chunk moments about
+// a common shift) is long; for the softmax kind where C > 32, where each lane of every combining
+// warp folds partials loaded one after another. Session 44 device runs 1-2 (H200,
+// bench/tune/norms_cluster_tune.cu, % of copy, every warp combining -> combined once):
+//   layer_norm / rms_norm 256 x 262144 (C = 32) 64.9-65.6 -> 72.7-73.6 / 72.7-73.9 -> 79.3-79.9;
+//     640 x 100000 (C = 13) 68.2 -> 69.6 / 75.1 -> 74.9; 2048 x 32768 (C = 4) 68.3 -> 69.2 / 74.2 -> 74.5;
+//     128 x 524288 (C = 64) 50.8 -> 70.9 / 58.1 -> 76.9; 32 x 2097152 (C = 256) 24.1 -> 58.3 / 26.0 -> 67.9;
+//   softmax 256 x 262144 85.2-86.6 -> 81.8-83.2 (log_softmax 84.7-85.6 -> 80.8-81.8); 640 x 100000
+//     83.4 -> 78.0; 2048 x 32768 83.8 -> 82.2; but 128 x 524288 78.6 -> 81.7, 64 x 1048576 (C = 128)
+//     63.0 -> 78.9, 32 x 2097152 46.2 -> 72.2.
+template <RowKind kKind>
+constexpr bool hold_combines_once(int64_t chunks_per_row) {
+  return kKind == RowKind::kNorm || chunks_per_row > kWarpSize;
+}
+
 // Launches row_hold_kernel on `stream`, cooperatively, on min(blocks, chunks) blocks: `blocks` at
 // most the resident ones (per SM x SMs) and at least C, else cudaErrorCooperativeLaunchTooLarge /
 // cudaErrorInvalidValue (the kernel not launched; neither error is sticky). scratch: row_lag_scratch_bytes<kKind, acc_t<T>>(rows,
@@ -218,7 +236,7 @@ cudaError_t launch_row_hold(const NormParams& p, void* scratch, int64_t blocks, 
   cooperative.val.cooperative = 1;
   config.attrs = &cooperative;
   config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, row_hold_kernel<T, kKind, Cfg>, p, row_lag_scratch<kKind, Acc>(scratch, rows, chunks),
+  return cudaLaunchKernelEx(&config, row_hold_kernel<T, kKind, Cfg>, p, row_lag_scratch<kKind, Acc>(scratch, rows, chunks, hold_combines_once<kKind>(per_row)),
                             static_cast<int>(per_row), chunks);
 }
 

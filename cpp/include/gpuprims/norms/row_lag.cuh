@@ -27,10 +27,16 @@
 // smaller tickets. By induction on t every ticket completes: the smallest unfinished ticket is the
 // one its block is working on, and it waits on nothing unfinished.
 //
-// Scratch (row_lag_scratch_bytes): a 64-bit ticket counter and one arrival counter per row (both
-// zero at launch: launch_row_lag clears them with one cudaMemsetAsync), the chunks' partials and the
-// rows' first elements (norm kind: written by chunk 0's phase A, since with y = x chunk 0 may be
-// overwritten before the row's last phase B reads the frame).
+// Where a row's statistics are combined (RowLagScratch::combined_once): row_lag's phase B combines
+// the C partials in every warp that writes a chunk; row_hold may instead let the block whose chunk
+// arrives last combine them once and publish the result with a releasing ready flag, which phase B
+// awaits instead of the arrival count (lag_publish_partial, lag_write; row_hold.cuh says where).
+//
+// Scratch (row_lag_scratch_bytes): a 64-bit ticket counter and, per row, an arrival counter and a
+// ready flag (all zero at launch: launch_row_lag clears them with one cudaMemsetAsync), the chunks'
+// partials, the rows' first elements (norm kind: written by chunk 0's phase A, since with y = x
+// chunk 0 may be overwritten before the row's last phase B reads the frame) and the rows' combined
+// statistics (PublishedRow).
 //
 // Vector path only (NormParams::vec_ok and S a whole number of vectors, so every chunk starts
 // 16-byte aligned).
@@ -120,30 +126,45 @@ struct LagChunk {
   }
 };
 
+// A row's statistics as phase B applies them: the softmax kind's (max, sum); the norm kind's
+// norm_row_stats and the frame's shift.
+template <class Acc>
+struct PublishedRow {
+  RowStats<Acc> stats;
+  Acc shift;
+};
+
 // The scratch of one launch, carved from one buffer of row_lag_scratch_bytes.
 template <RowKind kKind, class Acc>
 struct RowLagScratch {
   unsigned long long* ticket;         // zero at launch
   unsigned* arrived;                  // per row, zero at launch
+  unsigned* ready;                    // per row, zero at launch; 1 once published holds the row
   ChunkPartial<kKind, Acc>* partial;  // per chunk
   Acc* first;                         // per row: x[row][0] (norm kind: the row's scale)
+  PublishedRow<Acc>* published;       // per row, where combined_once
+  bool combined_once;                 // the row's last-arriving chunk combines it (else every phase B warp)
 };
 
 // Bytes to clear at the start of the buffer (the counters), and the whole buffer.
-inline size_t row_lag_counter_bytes(int64_t rows) { return 8 + 4 * size_t(rows); }
+inline size_t row_lag_counter_bytes(int64_t rows) { return 8 + 8 * size_t(rows); }
 template <RowKind kKind, class Acc>
 size_t row_lag_scratch_bytes(int64_t rows, int64_t chunks) {
   const size_t counters = (row_lag_counter_bytes(rows) + 15) / 16 * 16;
-  return counters + size_t(chunks) * sizeof(ChunkPartial<kKind, Acc>) + size_t(rows) * sizeof(Acc);
+  return counters + size_t(chunks) * sizeof(ChunkPartial<kKind, Acc>) + size_t(rows) * sizeof(Acc) +
+         size_t(rows) * sizeof(PublishedRow<Acc>);
 }
 template <RowKind kKind, class Acc>
-RowLagScratch<kKind, Acc> row_lag_scratch(void* buffer, int64_t rows, int64_t chunks) {
+RowLagScratch<kKind, Acc> row_lag_scratch(void* buffer, int64_t rows, int64_t chunks, bool combined_once) {
   char* base = static_cast<char*>(buffer);
   RowLagScratch<kKind, Acc> s;
   s.ticket = reinterpret_cast<unsigned long long*>(base);
   s.arrived = reinterpret_cast<unsigned*>(base + 8);
+  s.ready = s.arrived + rows;
   s.partial = reinterpret_cast<ChunkPartial<kKind, Acc>*>(base + (row_lag_counter_bytes(rows) + 15) / 16 * 16);
   s.first = reinterpret_cast<Acc*>(s.partial + chunks);
+  s.published = reinterpret_cast<PublishedRow<Acc>*>(s.first + rows);  // Acc-aligned, as PublishedRow
+  s.combined_once = combined_once;
   return s;
 }
 
@@ -155,6 +176,10 @@ __device__ __forceinline__ RowStats<Acc> load_published(const RowStats<Acc>* p) 
 template <class Acc>
 __device__ __forceinline__ ChunkMoments<Acc> load_published(const ChunkMoments<Acc>* p) {
   return {__ldcg(&p->shift), __ldcg(&p->mean), __ldcg(&p->m2)};
+}
+template <class Acc>
+__device__ __forceinline__ PublishedRow<Acc> load_published(const PublishedRow<Acc>* p) {
+  return {load_published(&p->stats), __ldcg(&p->shift)};
 }
 
 // The row's C published partials as one warp folds them: lane i < 32 loads chunk i's once, right
@@ -228,6 +253,35 @@ __device__ __forceinline__ LagChunkPos lag_chunk_pos(int64_t j, int chunks_per_r
   return at;
 }
 
+// The statistics of `row` from its C published partials (combine_row_partials), the same bits in
+// every warp that calls it, after an acquire that saw all C arrivals.
+template <class T, RowKind kKind>
+__device__ __forceinline__ PublishedRow<acc_t<T>> combine_row(const NormParams& p,
+                                                              const RowLagScratch<kKind, acc_t<T>>& s, int64_t row,
+                                                              int chunks_per_row, int64_t chunk_len, int lane) {
+  using Acc = acc_t<T>;
+  const int64_t n = p.layout.row_len;
+  // The row's scale (and, for float16 / bfloat16, its shift) from its first element as phase A
+  // read it: with out = x, chunk 0 may have been written by now.
+  RowFrame<Acc> frame = kKind == RowKind::kNorm ? make_row_frame(__ldcg(s.first + row), p.center) : RowFrame<Acc>{};
+  const RowStats<Acc> total = combine_row_partials<kKind, kChunkCentred<T>>(
+      s.partial + row * chunks_per_row, chunks_per_row, chunk_len, n, lane, frame, p.center);
+  if constexpr (kKind == RowKind::kNorm) {
+    return {norm_row_stats(total, frame, n, p.eps), frame.shift};
+  } else {
+    return {total, Acc(0)};
+  }
+}
+
+// Lane 0 of the calling warp spins until `word` reaches `value` (acquire); __syncwarp orders the
+// warp's later loads after it.
+__device__ __forceinline__ void await_at_least(unsigned& word, unsigned value, int lane) {
+  if (lane == 0) {
+    while (ArrivalCounter(word).load(cuda::memory_order_acquire) < value) __nanosleep(64);
+  }
+  __syncwarp();
+}
+
 // Phase A's or phase B's read of chunk j into `chunk`.
 template <class T, RowKind kKind, class Cfg, LoadPolicy kLoad>
 __device__ __forceinline__ void lag_load(const NormParams& p, int chunks_per_row, int64_t j,
@@ -239,15 +293,36 @@ __device__ __forceinline__ void lag_load(const NormParams& p, int chunks_per_row
 
 // Phase A's publication of chunk t (at) of the row at xr: thread 0 stores its partial (and, for
 // chunk 0 of a norm row, the row's first element, the one read of xr) and then increments the
-// row's arrival counter with release semantics.
+// row's arrival counter with release semantics. Where combined_once, the increment also acquires,
+// and warp 0 of the block whose chunk arrived last (the increment that completes the count saw
+// every other chunk's release) combines the row's partials and publishes them with a releasing
+// store of the row's ready flag.
 template <class T, RowKind kKind>
 __device__ __forceinline__ void lag_publish_partial(const NormParams& p, const RowLagScratch<kKind, acc_t<T>>& s,
                                                     int64_t t, const LagChunkPos& at, const T* xr,
-                                                    const ChunkPartial<kKind, acc_t<T>>& part) {
-  if (threadIdx.x == 0) {
+                                                    const ChunkPartial<kKind, acc_t<T>>& part, int chunks_per_row,
+                                                    int64_t chunk_len) {
+  const int lane = threadIdx.x;
+  if (lane >= kWarpSize) return;
+  unsigned arrived_before = 0;
+  if (lane == 0) {
     s.partial[t] = part;
     if (kKind == RowKind::kNorm && at.c == 0) s.first[at.row] = row_first(xr, p.layout.row_len);
-    ArrivalCounter(s.arrived[at.row]).fetch_add(1u, cuda::memory_order_release);
+    ArrivalCounter counter(s.arrived[at.row]);
+    if (s.combined_once) {
+      arrived_before = counter.fetch_add(1u, cuda::memory_order_acq_rel);
+    } else {
+      counter.fetch_add(1u, cuda::memory_order_release);
+    }
+  }
+  if (!s.combined_once) return;
+  arrived_before = __shfl_sync(0xffffffffu, arrived_before, 0);
+  if (arrived_before + 1 != unsigned(chunks_per_row)) return;
+  __syncwarp();  // lane 0's acquire before the other lanes' loads of the partials
+  const PublishedRow<acc_t<T>> row = combine_row<T, kKind>(p, s, at.row, chunks_per_row, chunk_len, lane);
+  if (lane == 0) {
+    s.published[at.row] = row;
+    ArrivalCounter(s.ready[at.row]).store(1u, cuda::memory_order_release);
   }
 }
 
@@ -267,12 +342,13 @@ __device__ __forceinline__ void lag_publish(const NormParams& p, const RowLagScr
       kKind == RowKind::kNorm ? chunk_frame(xr, 1, n, at.begin, at.len, p.center) : RowFrame<Acc>{};
   lag_publish_partial<T, kKind>(p, s, t, at, xr,
                                 chunk_partial_of<kKind, true>(chunk, at.len, threadIdx.x, frame, p.center, reduce,
-                                                              reduce_pair));
+                                                              reduce_pair),
+                                chunks_per_row, Cfg::template chunk_len<T>());
 }
 
-// Phase B of chunk j, re-read into `chunk` (lag_load) before the call: wait for its row, combine,
-// write out(x) for every valid slot. Warps work independently: each warp's lane 0 waits (acquire)
-// and __syncwarp orders the warp's later loads after it.
+// Phase B of chunk j, re-read into `chunk` (lag_load) before the call: wait for its row's partials
+// and combine them (or, where combined_once, wait for its published statistics), write out(x) for
+// every valid slot. Warps work independently (await_at_least).
 // kExpHeld (softmax, not log_softmax; row_hold's float32 chunks): `chunk` holds exp(x - chunk_max)
 // as phase A computed them for the chunk's sum (hold_exp_publish), and the outputs are those times
 // exp(chunk_max - max) / sum, one product per element in place of an exponential.
@@ -288,22 +364,17 @@ __device__ __forceinline__ void lag_write(const NormParams& p, const RowLagScrat
   const int64_t n = layout.row_len;
   const LagChunkPos at = lag_chunk_pos<kLen>(j, chunks_per_row, n);
   const int rank = threadIdx.x, lane = threadIdx.x % kWarpSize;
-  if (lane == 0) {
-    while (ArrivalCounter(s.arrived[at.row]).load(cuda::memory_order_acquire) < unsigned(chunks_per_row)) {
-      __nanosleep(64);
-    }
+  PublishedRow<Acc> row;
+  if (s.combined_once) {
+    await_at_least(s.ready[at.row], 1u, lane);
+    row = load_published(s.published + at.row);
+  } else {
+    await_at_least(s.arrived[at.row], unsigned(chunks_per_row), lane);
+    row = combine_row<T, kKind>(p, s, at.row, chunks_per_row, kLen, lane);
   }
-  __syncwarp();
-  // The row's scale (and, for float16 / bfloat16, its shift) from its first element as phase A
-  // read it: with out = x, chunk 0 may have been written by now.
-  RowFrame<Acc> frame = kKind == RowKind::kNorm ? make_row_frame(__ldcg(s.first + at.row), p.center) : RowFrame<Acc>{};
-  const RowStats<Acc> total = combine_row_partials<kKind, kChunkCentred<T>>(
-      s.partial + at.row * chunks_per_row, chunks_per_row, kLen, n, lane, frame, p.center);
-  RowStats<Acc> stats = total;
-  Acc shift = Acc(0);
+  const RowStats<Acc> stats = row.stats;
+  const Acc shift = row.shift;
   if constexpr (kKind == RowKind::kNorm) {
-    stats = norm_row_stats(total, frame, n, p.eps);
-    shift = frame.shift;
     if (at.c == 0 && rank == 0) write_row_stats(p, at.row, stats, shift);
   }
   // store_tile_vectors<true, Affine::kAny, StorePolicy::kStreaming> computes the same; called here
@@ -404,7 +475,7 @@ cudaError_t launch_row_lag(const NormParams& p, void* scratch, int64_t lag, int6
   blocks = blocks <= 0 ? tickets : min_of(blocks, tickets);
   const cudaError_t e = cudaMemsetAsync(scratch, 0, row_lag_counter_bytes(rows), stream);
   if (e != cudaSuccess) return e;
-  const RowLagScratch<kKind, Acc> s = row_lag_scratch<kKind, Acc>(scratch, rows, chunks);
+  const RowLagScratch<kKind, Acc> s = row_lag_scratch<kKind, Acc>(scratch, rows, chunks, /*combined_once=*/false);
   const unsigned grid = static_cast<unsigned>(min_of<int64_t>(blocks, 0x7fffffff));
   row_lag_kernel<T, kKind, Cfg><<<grid, Cfg::kThreads, 0, stream>>>(p, s, static_cast<int>(per_row), lag, chunks);
   return cudaGetLastError();
