@@ -8,6 +8,7 @@ from conftest import Framework, cupy, framework_params, to_numpy, torch
 from scan_reference import CONVERTED_PAIRS, OPS, SCAN_DTYPES, check, compare, reference, scan_values
 
 import gpuprims
+from gpuprims._dtypes import reduce_result_dtype
 
 pytestmark = pytest.mark.gpu
 TORCH_CUDA = Framework("torch", "cuda")
@@ -224,25 +225,29 @@ def test_lagged_around_the_lag(rng, dtype, op):
     check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="lagged_lookback")
 
 
-def held_grid():
-    """The held look-back's persistent grid on this GPU where it runs 3 blocks an SM (sm_90: two 32 KiB
-    slots a block; elsewhere the tile counts below still span one to several rounds of tickets)."""
-    return 3 * torch.cuda.get_device_properties(0).multi_processor_count
+def held_tiling(dtype, op):
+    """The held look-back's tile (items) and persistent grid on this GPU where it runs its measured
+    blocks an SM (sm_90): 256 x 32 items at 3 blocks an SM for 4-byte accumulators, 256 x 12 at 4 for
+    8-byte ones (two slots of 32 / 24 KiB a block). Elsewhere the tile counts below still span one to
+    several rounds of tickets."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    wide = reduce_result_dtype(op, dtype, None) in ("int64", "uint64", "float64")
+    return (256 * 12, 4 * sms) if wide else (LOOKBACK_TILE, 3 * sms)
 
 
 @pytest.mark.parametrize("dtype,op", [("float32", "sum"), ("int32", "max"), ("int64", "sum"), ("float16", "sum"),
-                                      ("uint32", "prod")])
+                                      ("uint32", "prod"), ("float64", "sum"), ("int32", "sum")])
 def test_held_around_the_grid(rng, dtype, op):
     """Tile counts below, at and beyond the held look-back's persistent grid (a block holds two tiles,
     so a round of tickets is 2 x grid), 1-D (inclusive and exclusive) and rows whose first tiles fall
-    anywhere in a round. (16-item tiles of 8-byte and 2-byte items: twice as many tiles.)"""
+    anywhere in a round."""
     need(TORCH_CUDA)
-    g = held_grid()
+    tile, g = held_tiling(dtype, op)
     for tiles in (1, 2, g - 1, g, g + 1, 2 * g - 1, 2 * g + 1, 5 * g + 7):
-        n = tiles * LOOKBACK_TILE - (3 if tiles % 2 else 0)
+        n = tiles * tile - (3 if tiles % 2 else 0)
         check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=tiles % 3 == 0,
               algorithm="held_lookback")
-    a = scan_values(rng, 7 * (g // 3 + 5) * LOOKBACK_TILE + 7 * 11, dtype, op).reshape(7, -1)
+    a = scan_values(rng, 7 * (g // 3 + 5) * tile + 7 * 11, dtype, op).reshape(7, -1)
     check(TORCH_CUDA, a, dtype, op, 1, algorithm="held_lookback")
     check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="held_lookback")
 

@@ -89,17 +89,34 @@ constexpr int held_scan_smem_bytes() {
 constexpr int kHeldScanMinBlocks = 3;
 constexpr int kHeldScanPerLane = 1;
 
-// 64-bit accumulators (16 items a thread, 32 KiB slots too) spill 8-80 bytes at 3 blocks' 80
-// registers (ptxas -v, nvcc 13.0, sm_90a), so they run 2 an SM, as their look-back does. Not measured.
+// 64-bit accumulators: 256 x 12 tiles (24 KiB slots) at 4 blocks an SM (64 registers). Session 44
+// device run 5 (H200, bench/tune/scan_held_tune.cu --wide, int64 / float64 inclusive sums of 2^27
+// items, 16-byte status words, x CUB InclusiveSum in the same program, two passes): 12 x 4
+// 1.063-1.066x / 1.083-1.086x (93.0 / 89.8 % of a copy kernel); 12 x 3 1.028-1.031 / 1.078-1.081;
+// 16 x 3 1.030-1.033 / 0.998-1.003; 16 x 2 (the shape until then) 0.956-0.958 / 1.012-1.017; 8 x 4
+// 1.005-1.011 / 1.057-1.060; 8 x 6 0.938-0.943 / 0.988-0.991; the look-back 0.960-0.961 / 0.881-0.884.
+// 12 items a thread are whole 16-byte loads of 4- and 8-byte items only: 1- and 2-byte items summed
+// into 64 bits (bool, int8, int16, ...) keep the look-back's 16-item tile at 2 blocks an SM (80
+// registers; unmeasured).
+template <class In, class Out>
+constexpr bool held_twelve_items() {
+  return sizeof(scan_acc_t<Out>) == 8 && sizeof(storage_t<In>) >= 4;
+}
+template <class In, class Out>
+constexpr int held_items() {
+  return held_twelve_items<In, Out>() ? 12 : lookback_items<In, Out>();
+}
 template <class In, class Out>
 constexpr int held_min_blocks() {
-  return sizeof(scan_acc_t<Out>) <= 4 ? kHeldScanMinBlocks : 2;
+  return sizeof(scan_acc_t<Out>) <= 4 ? kHeldScanMinBlocks : (held_twelve_items<In, Out>() ? 4 : 2);
 }
+template <class In, class Out, class Op>
+using HeldTile = LookbackTile<In, Out, Op, kLookbackThreads, held_items<In, Out>()>;
 
 // Launch with any number of blocks (at most the resident ones are useful), kThreads threads,
 // held_scan_smem_bytes() of dynamic shared memory, and the counter and the `tiles` status words
 // zeroed.
-template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = lookback_items<In, Out>(),
+template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = held_items<In, Out>(),
           int kMinBlocks = held_min_blocks<In, Out>(), int kPerLane = kHeldScanPerLane>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 held_lookback_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, int64_t tiles_per_row, int64_t tiles,

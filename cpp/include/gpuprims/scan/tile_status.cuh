@@ -7,10 +7,11 @@
 //  * 32-bit accumulators pack (flag, value) into one 64-bit word, written and read with single
 //    64-bit relaxed atomics at device scope: a reader sees the flag and its value together or the
 //    old word, so no fence is needed, and the atomic (not cached in L1) load sees other SMs' stores.
-//  * 64-bit accumulators keep a separate flag and two value slots (aggregate, inclusive): the value
-//    is stored first (relaxed), then the flag with release semantics; readers load the flag with
-//    acquire semantics, then the slot the flag names. Two slots, because a reader that saw flag A
-//    must not read a value that has meanwhile been overwritten by the inclusive prefix.
+//  * 64-bit accumulators pack (flag, value) into one 16-byte word, written and read with single
+//    128-bit relaxed accesses at device scope (PTX st / ld .relaxed.gpu.b128: one scalar access, so
+//    single-copy atomic as the 64-bit word above; sm_70 and PTX ISA 8.3, CUDA 12.3). Until session
+//    44 they kept a separate flag (release / acquire) and two value slots: each look-back step then
+//    waited for two dependent loads, and the acquire.
 // The words start zeroed (flag "invalid") for every launch: the driver memsets them in the launch's
 // stream-ordered scratch, which also keeps the scheme correct inside CUDA graphs.
 #include <cstddef>
@@ -51,34 +52,34 @@ struct TileStatus<Acc, true> {
 
 template <class Acc>
 struct TileStatus<Acc, false> {
-  static_assert(sizeof(Acc) == 8, "64-bit accumulators use the flag + two slots layout");
-  uint32_t* flags;
-  unsigned long long* aggregates;  // value bits
-  unsigned long long* inclusives;
+  static_assert(sizeof(Acc) == 8, "64-bit accumulators share a 16-byte word with their flag");
+  struct alignas(16) Word {
+    unsigned long long flag, bits;
+  };
+  Word* words;
 
-  static std::size_t bytes(int64_t tiles) { return std::size_t(tiles) * (2 * sizeof(unsigned long long) + sizeof(uint32_t)); }
-  static TileStatus at(void* base, int64_t tiles) {
-    auto* values = static_cast<unsigned long long*>(base);
-    return {reinterpret_cast<uint32_t*>(values + 2 * tiles), values, values + tiles};
-  }
+  static std::size_t bytes(int64_t tiles) { return std::size_t(tiles) * sizeof(Word); }
+  static TileStatus at(void* base, int64_t /*tiles*/) { return {static_cast<Word*>(base)}; }
 
   __device__ void publish(int64_t tile, TileFlag flag, Acc value) const {
     unsigned long long bits;
     memcpy(&bits, &value, sizeof(bits));
-    unsigned long long* slot = flag == kTileInclusive ? inclusives : aggregates;
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(slot[tile]).store(bits, cuda::memory_order_relaxed);
-    cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(flags[tile]).store(flag, cuda::memory_order_release);
+    const unsigned long long flag_bits = flag;
+    asm volatile(
+        "{\n\t.reg .b128 word;\n\tmov.b128 word, {%1, %2};\n\tst.relaxed.gpu.global.b128 [%0], word;\n\t}"
+        :
+        : "l"(words + tile), "l"(flag_bits), "l"(bits)
+        : "memory");
   }
   __device__ TileFlag read(int64_t tile, Acc* value) const {
-    const auto flag = static_cast<TileFlag>(
-        cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(flags[tile]).load(cuda::memory_order_acquire));
-    if (flag != kTileInvalid) {
-      const unsigned long long* slot = flag == kTileInclusive ? inclusives : aggregates;
-      const unsigned long long bits = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(
-          const_cast<unsigned long long&>(slot[tile])).load(cuda::memory_order_relaxed);
-      memcpy(value, &bits, sizeof(bits));
-    }
-    return flag;
+    unsigned long long flag_bits, bits;
+    asm volatile(
+        "{\n\t.reg .b128 word;\n\tld.relaxed.gpu.global.b128 word, [%2];\n\tmov.b128 {%0, %1}, word;\n\t}"
+        : "=l"(flag_bits), "=l"(bits)
+        : "l"(words + tile)
+        : "memory");
+    memcpy(value, &bits, sizeof(bits));
+    return static_cast<TileFlag>(flag_bits);
   }
 };
 
