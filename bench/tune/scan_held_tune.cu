@@ -97,8 +97,9 @@ void run(int64_t n, int sms, int reps, bool all) {
 // 8-byte items and results (int64, float64): the held scan's 16-item tiles at 2 blocks/SM (the
 // library's: 3 spilled 8-80 bytes) ran 0.92-0.95x the look-back for int64 and 1.18-1.21x for float64
 // at 2^26-2^28, both below torch.cumsum (CUB) for float64 (session 43 device runs 4-5,
-// bench/tune/scan_held_dtypes.py). This sweep (`--wide`, not run yet) sets the tile and the
-// resident blocks against CUB in one program.
+// bench/tune/scan_held_dtypes.py). This sweep (`--wide`) sets the tile and the resident blocks
+// against CUB in one program: session 44 runs 1 and 5 (docs/scan.md, "64-bit scans") found the
+// status words, not the tile, holding them back, and chose 12 x 4.
 template <class T>
 void run_wide(int64_t n, int sms, int reps) {
   Bench b = scan_tune::make_bench<T>(n, sms);
@@ -106,10 +107,10 @@ void run_wide(int64_t n, int sms, int reps) {
     const float cub_ms = scan_tune::time_cub<T>(b);
     const bool edges = rep == 0;
     time_candidate<T, scan_tune::LibraryLookback<T>>(b, cub_ms, edges);
-    time_candidate<T, Held<T, 16, 2>>(b, cub_ms, edges);  // the library's
+    time_candidate<T, Held<T, 16, 2>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 16, 3>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 12, 3>>(b, cub_ms, edges);
-    time_candidate<T, Held<T, 12, 4>>(b, cub_ms, edges);
+    time_candidate<T, Held<T, 12, 4>>(b, cub_ms, edges);  // the library's
     time_candidate<T, Held<T, 8, 4>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 8, 6>>(b, cub_ms, edges);
   }

@@ -17,6 +17,12 @@
 
 namespace scan_tune {
 
+// The item type as the harnesses' lines name it.
+template <class T>
+constexpr const char* type_label() {
+  return std::is_integral<T>::value ? (sizeof(T) == 8 ? "int64" : "int32") : (sizeof(T) == 8 ? "float64" : "float32");
+}
+
 template <class T>
 __global__ void fill(T* p, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
@@ -80,7 +86,7 @@ Bench make_bench(int64_t n, int sms) {
   CHECK(cub::DeviceScan::ExclusiveSum(nullptr, exclusive_bytes, static_cast<T*>(b.in), static_cast<T*>(b.out), n));
   b.temp_bytes = std::max(inclusive_bytes, exclusive_bytes);
   CHECK(cudaMalloc(&b.temp, b.temp_bytes));
-  printf("== %s n=%lld: copy kernel %.1f GB/s, cudaMemcpy %.1f GB/s\n", std::is_integral<T>::value ? "int32" : "float32",
+  printf("== %s n=%lld: copy kernel %.1f GB/s, cudaMemcpy %.1f GB/s\n", type_label<T>(),
          (long long)n, b.copy_gbps, b.memcpy_gbps);
   return b;
 }
@@ -160,7 +166,7 @@ void time_candidate(const Bench& b, float cub_ms, bool edges) {
   const int64_t bad = mismatches<T>(b, b.n);
   const double gbps = 2.0 * b.n * sizeof(T) / ms / 1e6;
   printf("%s %-7s n=%lld %s  %.4f ms  %6.1f GB/s  %5.1f %% copy  %5.1f %% memcpy  %.3fx CUB  (%lld bad, %d edge cases failed)\n",
-         bad == 0 && edge_failures == 0 ? "PASS" : "FAIL", std::is_integral<T>::value ? "int32" : "float32",
+         bad == 0 && edge_failures == 0 ? "PASS" : "FAIL", type_label<T>(),
          (long long)b.n, name, ms, gbps, 100.0 * gbps / b.copy_gbps, 100.0 * gbps / b.memcpy_gbps, cub_ms / ms,
          (long long)bad, edge_failures);
   fflush(stdout);

@@ -84,8 +84,9 @@ bool float_sum_or_prod(const ScanLaunch& l) {
 }
 
 // Whether an SM of `device` holds the held scan's measured residency: 3 blocks, each with two 32 KiB
-// slots (192 KiB). GPUs whose SMs hold less (the per-block opt-in limit stands for it: 227 KiB on
-// the H100 and H200, 99 KiB on consumer sm_120 GPUs) would run fewer blocks, unmeasured.
+// slots, or 4 with two 24 KiB slots (64-bit accumulators): 192 KiB. GPUs whose SMs hold less (the
+// per-block opt-in limit stands for it: 227 KiB on the H100 and H200, 99 KiB on consumer sm_120
+// GPUs) would run fewer blocks, unmeasured.
 bool held_scan_fits(int device) { return sm_holds_shared_memory(device, 3 * 64 * 1024); }
 
 // "auto": the single-pass look-back for long rows, the held one for large contiguous scans on
@@ -123,20 +124,18 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   if (t.len <= scan_detail::kBlockPerRowMaxTile) return ScanAlgorithm::kBlockPerRow;
   if (deterministic && float_sum_or_prod(l)) return ScanAlgorithm::kReduceThenScan;
   // The held look-back for contiguous scans on Hopper and newer: 4-byte items and results from 2^22
-  // items, every other pair but 8-byte integer items from 2^24. H200, 1-D sums, x the look-back
-  // (session 43 device run 4, bench/tune/scan_held_dtypes.py, through the library): int32 and
-  // float32 1.08x at 2^22, 1.10-1.20x at 2^24-2^28 (bench/tune/scan_held_tune.cu, run 2: 1.22x
-  // CUB at 2^28, the lagged look-back 1.07-1.08x); int32 to its default int64 result 1.02x at 2^22,
-  // 1.38-1.40x at 2^24-2^28; float64 0.97x / 1.18-1.21x; float16 1.04x / 1.02-1.40x; bfloat16 to
-  // float32 0.99x / 1.16-1.28x; int64 1.02x at 2^22, 0.99x at 2^24, 0.92-0.95x at 2^26-2^28, so it
-  // keeps the look-back (as uint64 does: the same tile). Pairs not measured follow the measured
-  // pair of their tile (item and accumulator sizes). Strided axes, older GPUs and those whose SMs
-  // cannot hold the held scan's three blocks (held_scan_fits) keep the look-back, which is measured
-  // there.
+  // items, every other pair from 2^24. H200, 1-D sums, x the look-back (session 44 device run 6,
+  // bench/tune/scan_held_dtypes.py, through the library, since 64-bit accumulators share one 16-byte
+  // status word with their flag): int32 and float32 1.06-1.10x at 2^22, 1.17-1.24x at 2^24-2^28
+  // (90.0 % of copy at 2^28; 1.21-1.22x CUB in `python -m gpuprims.bench scan`); int32 to its
+  // default int64 result 1.29x at 2^22, 1.47-1.53x at 2^24-2^28; int64 1.04x / 1.10-1.12x (87.4 %
+  // of copy at 2^28, torch.cumsum 67.1 %); float64 1.09x / 1.20-1.23x; float16 1.21x / 1.28-1.40x;
+  // bfloat16 to float32 1.00x / 1.15-1.29x. Pairs not measured follow the measured pair of their
+  // tile (item and accumulator sizes). Strided axes, older GPUs and those whose SMs cannot hold the
+  // held scan's blocks (held_scan_fits) keep the look-back, which is measured there.
   const int64_t items = t.len * t.rows;
   const bool four_byte = dtype_size(l.in_dtype) == 4 && dtype_size(l.out_dtype) == 4;
-  const bool wide_integer_items = !is_floating(l.in_dtype) && dtype_size(l.in_dtype) == 8;
-  if (t.in_step == 1 && l.cc_major >= 9 && !wide_integer_items && items >= (int64_t(1) << (four_byte ? 22 : 24)) &&
+  if (t.in_step == 1 && l.cc_major >= 9 && items >= (int64_t(1) << (four_byte ? 22 : 24)) &&
       held_scan_fits(l.device)) {
     return ScanAlgorithm::kHeldLookback;
   }

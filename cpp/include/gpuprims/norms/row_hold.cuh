@@ -200,7 +200,7 @@ row_hold_kernel(NormParams p, RowLagScratch<kKind, acc_t<T>> s, int chunks_per_r
 // a common shift) is long; for the softmax kind where C > 32, where each lane of every combining
 // warp folds partials loaded one after another. Session 44 device runs 1-2 (H200,
 // bench/tune/norms_cluster_tune.cu, % of copy, every warp combining -> combined once):
-//   layer_norm / rms_norm 256 x 262144 (C = 32) 64.9-65.6 -> 72.7-73.6 / 72.7-73.9 -> 79.3-79.9;
+//   layer_norm / rms_norm 256 x 262144 (C = 32) 64.9-65.6 -> 72.6-73.6 / 72.7-73.9 -> 78.8-79.9;
 //     640 x 100000 (C = 13) 68.2 -> 69.6 / 75.1 -> 74.9; 2048 x 32768 (C = 4) 68.3 -> 69.2 / 74.2 -> 74.5;
 //     128 x 524288 (C = 64) 50.8 -> 70.9 / 58.1 -> 76.9; 32 x 2097152 (C = 256) 24.1 -> 58.3 / 26.0 -> 67.9;
 //   softmax 256 x 262144 85.2-86.6 -> 81.8-83.2 (log_softmax 84.7-85.6 -> 80.8-81.8); 640 x 100000
