@@ -17,9 +17,7 @@
 
 using namespace gpuprims;
 using namespace gpuprims::scan_detail;
-using scan_tune::Bench;
-using scan_tune::time_candidate;
-using Sum = reduce_detail::Sum;
+using namespace scan_tune;
 constexpr auto kSerial = LookbackReads::kSerial;
 
 // One design and shape: launches it on n items of `in` (+ `offset` elements) into `out`.
@@ -67,10 +65,7 @@ struct Candidate {
 
 template <class T>
 void run(int64_t n, int sms, int reps, bool all) {
-  Bench b = scan_tune::make_bench<T>(n, sms);
-  for (int rep = 0; rep < reps; ++rep) {
-    const float cub_ms = scan_tune::time_cub<T>(b);
-    const bool edges = rep == 0 && all;
+  repeat_against_cub<T>(n, sms, reps, all, [all](const Bench& b, float cub_ms, bool edges) {
     // The register tile before session 10: 256 threads x 32 items, group prefixes kept, 4 blocks/SM,
     // 128-tile window.
     time_candidate<T, Candidate<T, false, 256, 32, 4>>(b, cub_ms, edges);
@@ -80,15 +75,14 @@ void run(int64_t n, int sms, int reps, bool all) {
     time_candidate<T, Candidate<T, false, 256, 32, 4, true, 4, true>>(b, cub_ms, edges);
     time_candidate<T, Candidate<T, false, 256, 32, 5, true, 4, true>>(b, cub_ms, edges);
     time_candidate<T, Candidate<T, false, 256, 32, 5, true, 2, true>>(b, cub_ms, edges);
-    if (!all) continue;
+    if (!all) return;
     // Smaller tiles for 5 and 6 blocks/SM (28 items: 7168-item tiles; 20 items: 5120), a 256 window.
     time_candidate<T, Candidate<T, false, 256, 28, 5, true, 4, true>>(b, cub_ms, edges);
     time_candidate<T, Candidate<T, false, 256, 20, 6, true, 4, true>>(b, cub_ms, edges);
     time_candidate<T, Candidate<T, false, 256, 32, 4, true, 8, true>>(b, cub_ms, edges);
     // The shared-memory tile's best shape (session 10 runs 2-4: 0.89-0.925x CUB), for continuity.
     time_candidate<T, Candidate<T, true, 256, 8, 6, false>>(b, cub_ms, edges);
-  }
-  scan_tune::free_bench(b);
+  });
 }
 
 int main() {

@@ -19,11 +19,7 @@
 
 using namespace gpuprims;
 using namespace gpuprims::scan_detail;
-using scan_tune::Bench;
-using scan_tune::describe_kernel;
-using scan_tune::TileLaunch;
-using scan_tune::time_candidate;
-using Sum = reduce_detail::Sum;
+using namespace scan_tune;
 
 template <class T>
 struct Lagged {
@@ -73,10 +69,7 @@ struct Held {
 
 template <class T>
 void run(int64_t n, int sms, int reps, bool all) {
-  Bench b = scan_tune::make_bench<T>(n, sms);
-  for (int rep = 0; rep < reps; ++rep) {
-    const float cub_ms = scan_tune::time_cub<T>(b);
-    const bool edges = rep == 0 && all;
+  repeat_against_cub<T>(n, sms, reps, all, [all](const Bench& b, float cub_ms, bool edges) {
     time_candidate<T, Lagged<T>>(b, cub_ms, edges);
     // Session 43 device run 1 (H200): 64-tile windows beat 128 and 256 (1.18x CUB against 1.11x and
     // 0.99x), 256 x 32 tiles at 3 blocks/SM led 256 x 24 at 4 and 256 x 16 at 5, and a grid of 2
@@ -86,12 +79,11 @@ void run(int64_t n, int sms, int reps, bool all) {
     time_candidate<T, Held<T>>(b, cub_ms, edges);  // the library's: 32-tile window
     time_candidate<T, Held<T, 24, 4, 2>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 24, 4, 1>>(b, cub_ms, edges);
-    if (!all) continue;
+    if (!all) return;
     time_candidate<T, Held<T, 32, 3, 4>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 16, 5, 2>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 16, 5, 1>>(b, cub_ms, edges);
-  }
-  scan_tune::free_bench(b);
+  });
 }
 
 // 8-byte items and results (int64, float64): the held scan's 16-item tiles at 2 blocks/SM (the
@@ -102,19 +94,15 @@ void run(int64_t n, int sms, int reps, bool all) {
 // status words, not the tile, holding them back, and chose 12 x 4.
 template <class T>
 void run_wide(int64_t n, int sms, int reps) {
-  Bench b = scan_tune::make_bench<T>(n, sms);
-  for (int rep = 0; rep < reps; ++rep) {
-    const float cub_ms = scan_tune::time_cub<T>(b);
-    const bool edges = rep == 0;
-    time_candidate<T, scan_tune::LibraryLookback<T>>(b, cub_ms, edges);
+  repeat_against_cub<T>(n, sms, reps, true, [](const Bench& b, float cub_ms, bool edges) {
+    time_candidate<T, LibraryLookback<T>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 16, 2>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 16, 3>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 12, 3>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 12, 4>>(b, cub_ms, edges);  // the library's
     time_candidate<T, Held<T, 8, 4>>(b, cub_ms, edges);
     time_candidate<T, Held<T, 8, 6>>(b, cub_ms, edges);
-  }
-  scan_tune::free_bench(b);
+  });
 }
 
 int main(int argc, char** argv) {

@@ -18,11 +18,7 @@
 
 using namespace gpuprims;
 using namespace gpuprims::scan_detail;
-using scan_tune::Bench;
-using scan_tune::describe_kernel;
-using scan_tune::TileLaunch;
-using scan_tune::time_candidate;
-using Sum = reduce_detail::Sum;
+using namespace scan_tune;
 
 // Schedules and cache hints: A's loads L2::evict_last, B's reloads L2::evict_first past L1, stores
 // st.global.cs (the library's default, DefaultLagOptions, is the split schedule).
@@ -59,21 +55,18 @@ struct Lagged {
 
 template <class T>
 void run(int64_t n, int sms, int reps, bool all) {
-  Bench b = scan_tune::make_bench<T>(n, sms);
-  for (int rep = 0; rep < reps; ++rep) {
-    const float cub_ms = scan_tune::time_cub<T>(b);
-    const bool edges = rep == 0 && all;
+  repeat_against_cub<T>(n, sms, reps, all, [all](const Bench& b, float cub_ms, bool edges) {
     // Session 12 device run 1 (H200): split at 4 blocks/SM, L = 256, A+B hints and st.global.cs
     // stores won (1.073-1.089x CUB against the library's 1.031-1.044x); every 5-block row spilled
     // and lost, L >= 512 lost (L2 overflow), no hints lost 8-20 %. Run 2 swept around that winner:
     // L = 384 won (1.069-1.081x; the library's kDefaultLag), the other rows lost (docs/scan.md).
-    time_candidate<T, scan_tune::LibraryLookback<T, 76>>(b, cub_ms, edges);
+    time_candidate<T, LibraryLookback<T, 76>>(b, cub_ms, edges);
     time_candidate<T, Lagged<T, Split, 256, 4>>(b, cub_ms, edges);
     time_candidate<T, Lagged<T, Split, 128, 4>>(b, cub_ms, edges);
     time_candidate<T, Lagged<T, Split, 384, 4>>(b, cub_ms, edges);
     // 12288-item tiles (512 threads x 24 items, 2 blocks/SM).
     time_candidate<T, Lagged<T, Split, 256, 2, 4, 24, 512>>(b, cub_ms, edges);
-    if (!all) continue;
+    if (!all) return;
     time_candidate<T, Lagged<T, Split, 192, 4>>(b, cub_ms, edges);
     // A 256-tile window; 3 blocks/SM (85 registers).
     time_candidate<T, Lagged<T, Split, 256, 4, 8>>(b, cub_ms, edges);
@@ -84,8 +77,7 @@ void run(int64_t n, int sms, int reps, bool all) {
     // 8192-item tiles of 512 threads x 16 items, 2 blocks/SM; A-then-B with the shorter lag.
     time_candidate<T, Lagged<T, Split, 256, 2, 4, 16, 512>>(b, cub_ms, edges);
     time_candidate<T, Lagged<T, Hinted, 128, 4>>(b, cub_ms, edges);
-  }
-  scan_tune::free_bench(b);
+  });
 }
 
 int main() {

@@ -17,6 +17,8 @@
 
 namespace scan_tune {
 
+using Sum = gpuprims::reduce_detail::Sum;  // the harnesses' scans are sums
+
 // The item type as the harnesses' lines name it.
 template <class T>
 constexpr const char* type_label() {
@@ -205,10 +207,9 @@ struct TileLaunch {
   }
 };
 
-// The library's decoupled look-back as it ships (256 x 32 tile, 5 blocks/SM, 128-tile window).
+// The library's decoupled look-back as it ships (lookback_scan_kernel's default shape for T).
 template <class T, int kWidth = 52>
 struct LibraryLookback {
-  using Sum = gpuprims::reduce_detail::Sum;
   static constexpr int64_t kTile = gpuprims::scan_detail::LookbackTile<T, T, Sum>::kTileItems;
   static void prepare() {}
   static void describe(char* s, size_t size) {
@@ -221,5 +222,17 @@ struct LibraryLookback {
         t.in, static_cast<T*>(b.out), t.layout, t.tiles, t.counter, t.status, exclusive, t.vector_ok);
   }
 };
+
+// `reps` repetitions on one Bench of n items: each times CUB, then calls f(bench, CUB's ms, edges),
+// edges true on the first repetition where `edges_first` asks for the edge cases.
+template <class T, class F>
+void repeat_against_cub(int64_t n, int sms, int reps, bool edges_first, F f) {
+  Bench b = make_bench<T>(n, sms);
+  for (int rep = 0; rep < reps; ++rep) {
+    const float cub_ms = time_cub<T>(b);
+    f(b, cub_ms, rep == 0 && edges_first);
+  }
+  free_bench(b);
+}
 
 }  // namespace scan_tune

@@ -19,7 +19,7 @@ int resident_held_blocks(int device) {
   static PerDeviceAnswer answer;
   return answer.get(device, [] {
     const auto kernel = held_lookback_scan_kernel<In, Out, Op>;
-    constexpr int kSmem = held_scan_smem_bytes<In, Out, Op, kLookbackThreads, held_items<In, Out>()>();
+    constexpr int kSmem = held_scan_smem_bytes<In, Out, Op>();
     int blocks = 0;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kLookbackThreads, kSmem) != cudaSuccess) {
@@ -40,7 +40,7 @@ struct HeldLookbackRunner {
     // A persistent grid of the resident blocks (more would only wait for a free SM; any grid is
     // correct, held_lookback_scan_kernel.cuh).
     const auto grid = static_cast<unsigned>(std::min<int64_t>(tiles.count, int64_t(resident) * l.sm_count));
-    constexpr int kSmem = held_scan_smem_bytes<In, Out, Op, kLookbackThreads, held_items<In, Out>()>();
+    constexpr int kSmem = held_scan_smem_bytes<In, Out, Op>();
     held_lookback_scan_kernel<In, Out, Op><<<grid, kLookbackThreads, kSmem, l.stream>>>(
         static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, tiles.per_row, tiles.count,
         tiles.counter, tiles.status, l.exclusive, vector_path_ok<In, Out>(l));

@@ -71,12 +71,6 @@ struct HeldScanShared {
   long long ticket[2];  // slot `turn` is rewritten two tickets later, after the barrier in between
 };
 
-// Dynamic shared memory of held_lookback_scan_kernel<In, Out, Op, kThreads, kItems, ...>.
-template <class In, class Out, class Op, int kThreads, int kItems>
-constexpr int held_scan_smem_bytes() {
-  return kHeldScanSlots * HeldItems<LookbackTile<In, Out, Op, kThreads, kItems>, kThreads>::kSlotBytes;
-}
-
 // The shape, measured on the H200 (bench/tune/scan_held_tune.cu, session 43 device runs 1-2, int32
 // and float32 inclusive sums of 2^28 items, x CUB InclusiveSum in the same program): the look-back's
 // 256 x 32 tile, two 32 KiB slots, 3 blocks an SM (80 registers, 192 KiB of slots an SM), and a
@@ -112,6 +106,13 @@ constexpr int held_min_blocks() {
 }
 template <class In, class Out, class Op>
 using HeldTile = LookbackTile<In, Out, Op, kLookbackThreads, held_items<In, Out>()>;
+
+// Dynamic shared memory of held_lookback_scan_kernel<In, Out, Op, kThreads, kItems, ...> (by default
+// the library's shape).
+template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = held_items<In, Out>()>
+constexpr int held_scan_smem_bytes() {
+  return kHeldScanSlots * HeldItems<LookbackTile<In, Out, Op, kThreads, kItems>, kThreads>::kSlotBytes;
+}
 
 // Launch with any number of blocks (at most the resident ones are useful), kThreads threads,
 // held_scan_smem_bytes() of dynamic shared memory, and the counter and the `tiles` status words
