@@ -1,10 +1,11 @@
-"""held_lookback against the look-back "auto" runs where the held scan is not yet "auto": other
-dtype pairs (int32 to its default int64 result, int64, float64, float16, bfloat16 to float32) and
-1-D sizes from 2^20 items, through the library (gpuprims.cumsum, out= given), with torch.cumsum and
-the copy ceiling of the same run. Outputs of the two scans are compared (integers exactly, floats to
-a relative 1e-3 of the row's scale) before timing. Inputs rotate through 4x L2.
+"""held_lookback against the look-back, dtype pair by dtype pair (int32 to its default int64 result,
+int64, float64, float16, bfloat16 to float32, float32, int32; bool, int8 and int16 to their default
+int64 results, float16 to float32), 1-D sizes from 2^20 items, through the library
+(gpuprims.cumsum, out= given), with "auto", torch.cumsum and the copy ceiling of the same run.
+Outputs of the two scans are compared (integers exactly, floats to a relative 1e-3 of the row's
+scale) before timing. Inputs rotate through 4x L2.
 
-    python3 bench/tune/scan_held_dtypes.py [--sizes 20,22,24,26,28] [--passes 2]
+    python3 bench/tune/scan_held_dtypes.py [--sizes 20,22,24,26,28] [--passes 2] [--pairs bool-int64,int8-int64]
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import gpuprims
 from gpuprims.bench._timing import copy_gbps, median_ms
 
 PAIRS = [("int32", "int64"), ("int64", "int64"), ("float64", "float64"), ("float16", "float16"),
-         ("bfloat16", "float32"), ("float32", "float32"), ("int32", "int32")]
+         ("bfloat16", "float32"), ("float32", "float32"), ("int32", "int32"), ("bool", "int64"),
+         ("int8", "int64"), ("int16", "int64"), ("float16", "float32")]
 ALGORITHMS = ("decoupled_lookback", "held_lookback")
 
 
@@ -24,7 +26,10 @@ def make(n, dtype, gen):
     t = getattr(torch, dtype)
     if t.is_floating_point:
         return torch.randn(n, device="cuda", generator=gen).to(t)
-    return torch.randint(-1000, 1000, (n,), device="cuda", dtype=t, generator=gen)
+    if t == torch.bool:
+        return torch.rand(n, device="cuda", generator=gen) < 0.5
+    bound = 100 if t == torch.int8 else 1000
+    return torch.randint(-bound, bound, (n,), device="cuda", dtype=t, generator=gen)
 
 
 def case(n, src, dst, l2, copy):
@@ -60,13 +65,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="20,22,24,26,28")
     ap.add_argument("--passes", type=int, default=1)
+    ap.add_argument("--pairs", default="", help="src-dst pairs to run, comma-separated (default: all)")
     args = ap.parse_args()
+    pairs = [tuple(p.split("-")) for p in args.pairs.split(",")] if args.pairs else PAIRS
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     copy = copy_gbps(1 << 30)
     print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s; % of copy, bytes read + written")
     for p in range(args.passes):
         print(f"== pass {p + 1}")
-        for src, dst in PAIRS:
+        for src, dst in pairs:
             for k in (int(s) for s in args.sizes.split(",")):
                 case(1 << k, src, dst, l2, copy)
 
