@@ -225,31 +225,40 @@ def test_lagged_around_the_lag(rng, dtype, op):
     check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="lagged_lookback")
 
 
-def held_tiling(dtype, op):
+def held_tiling(dtype, result):
     """The held look-back's tile (items) and persistent grid on this GPU where it runs its measured
     blocks an SM (sm_90): 256 x 32 items at 3 blocks an SM for 4-byte accumulators, 256 x 12 at 4 for
-    8-byte ones (two slots of 32 / 24 KiB a block). Elsewhere the tile counts below still span one to
-    several rounds of tickets."""
+    8-byte ones of 4- and 8-byte items, 256 x 16 at 3 for 8-byte ones of 1- and 2-byte items (two
+    slots of 32 / 24 / 32 KiB a block). Elsewhere the tile counts below still span one to several
+    rounds of tickets."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    wide = reduce_result_dtype(op, dtype, None) in ("int64", "uint64", "float64")
-    return (256 * 12, 4 * sms) if wide else (LOOKBACK_TILE, 3 * sms)
+    if result not in ("int64", "uint64", "float64"):
+        return LOOKBACK_TILE, 3 * sms
+    return (256 * 12, 4 * sms) if np.dtype(NUMPY_NAMES.get(dtype, dtype)).itemsize >= 4 else (256 * 16, 3 * sms)
 
 
-@pytest.mark.parametrize("dtype,op", [("float32", "sum"), ("int32", "max"), ("int64", "sum"), ("float16", "sum"),
-                                      ("uint32", "prod"), ("float64", "sum"), ("int32", "sum")])
-def test_held_around_the_grid(rng, dtype, op):
+NUMPY_NAMES = {"bfloat16": "float16"}  # the same item size
+
+
+@pytest.mark.parametrize("dtype,op,result", [
+    ("float32", "sum", None), ("int32", "max", None), ("int64", "sum", None), ("float16", "sum", None),
+    ("uint32", "prod", None), ("float64", "sum", None), ("int32", "sum", None),
+    # widening scans: full tiles stored from the slot across lanes (held_transposes)
+    ("int8", "sum", None), ("bool", "sum", None), ("uint16", "sum", None), ("float16", "sum", "float32"),
+    ("bfloat16", "sum", "float64"), ("float32", "sum", "float64")])
+def test_held_around_the_grid(rng, dtype, op, result):
     """Tile counts below, at and beyond the held look-back's persistent grid (a block holds two tiles,
     so a round of tickets is 2 x grid), 1-D (inclusive and exclusive) and rows whose first tiles fall
     anywhere in a round."""
     need(TORCH_CUDA)
-    tile, g = held_tiling(dtype, op)
+    tile, g = held_tiling(dtype, result or reduce_result_dtype(op, dtype, None))
     for tiles in (1, 2, g - 1, g, g + 1, 2 * g - 1, 2 * g + 1, 5 * g + 7):
         n = tiles * tile - (3 if tiles % 2 else 0)
         check(TORCH_CUDA, scan_values(rng, n, dtype, op), dtype, op, exclusive=tiles % 3 == 0,
-              algorithm="held_lookback")
+              algorithm="held_lookback", result_dtype=result)
     a = scan_values(rng, 7 * (g // 3 + 5) * tile + 7 * 11, dtype, op).reshape(7, -1)
-    check(TORCH_CUDA, a, dtype, op, 1, algorithm="held_lookback")
-    check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="held_lookback")
+    check(TORCH_CUDA, a, dtype, op, 1, algorithm="held_lookback", result_dtype=result)
+    check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="held_lookback", result_dtype=result)
 
 
 @pytest.mark.parametrize("algorithm", ("lagged_lookback", "held_lookback"))

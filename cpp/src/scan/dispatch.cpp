@@ -123,20 +123,22 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   // call against 13.2 (torch.cumsum 9.9). Contiguous rows only were measured.
   if (t.len <= scan_detail::kBlockPerRowMaxTile) return ScanAlgorithm::kBlockPerRow;
   if (deterministic && float_sum_or_prod(l)) return ScanAlgorithm::kReduceThenScan;
-  // The held look-back for contiguous scans on Hopper and newer: 4-byte items and results from 2^22
-  // items, every other pair from 2^24. H200, 1-D sums, x the look-back (session 44 device run 6,
-  // bench/tune/scan_held_dtypes.py, through the library, since 64-bit accumulators share one 16-byte
-  // status word with their flag): int32 and float32 1.06-1.10x at 2^22, 1.17-1.24x at 2^24-2^28
-  // (90.0 % of copy at 2^28; 1.21-1.22x CUB in `python -m gpuprims.bench scan`); int32 to its
-  // default int64 result 1.29x at 2^22, 1.47-1.53x at 2^24-2^28; int64 1.04x / 1.10-1.12x (87.4 %
-  // of copy at 2^28, torch.cumsum 67.1 %); float64 1.09x / 1.20-1.23x; float16 1.21x / 1.28-1.40x;
-  // bfloat16 to float32 1.00x / 1.15-1.29x. Pairs not measured follow the measured pair of their
-  // tile (item and accumulator sizes). Strided axes, older GPUs and those whose SMs cannot hold the
-  // held scan's blocks (held_scan_fits) keep the look-back, which is measured there.
+  // The held look-back for contiguous scans on Hopper and newer, from 2^22 items. H200, 1-D sums, x
+  // the look-back (bench/tune/scan_held_dtypes.py, through the library): session 44 device run 6 (since
+  // 64-bit accumulators share one 16-byte status word with their flag), int32 and float32
+  // 1.06-1.10x at 2^22, 1.17-1.24x at 2^24-2^28 (90.0 % of copy at 2^28; 1.21-1.22x CUB in `python
+  // -m gpuprims.bench scan`); int32 to its default int64 result 1.29x at 2^22, 1.47-1.53x at
+  // 2^24-2^28; int64 1.04x / 1.10-1.12x (87.4 % of copy at 2^28, torch.cumsum 67.1 %); float64 1.09x
+  // / 1.20-1.23x; float16 1.21x / 1.28-1.40x; bfloat16 to float32 1.00x / 1.15-1.29x. Session 45 run
+  // 3, eleven pairs in two passes (before the widening scans' transposed store, which run 4 measured
+  // 1.2-2.4x faster at 2^28): 2^22 0.94-1.30x, mean 1.08x (each pair ahead in one pass at least; calls
+  // of 30-50 µs, host cost included); 2^23 0.94-1.45x, mean 1.16x; bool, int8 and int16 into int64
+  // 1.09-1.31x at both sizes. Pairs not measured follow
+  // the measured pair of their tile (item and accumulator sizes). Strided axes, older GPUs and those
+  // whose SMs cannot hold the held scan's blocks (held_scan_fits) keep the look-back, which is
+  // measured there.
   const int64_t items = t.len * t.rows;
-  const bool four_byte = dtype_size(l.in_dtype) == 4 && dtype_size(l.out_dtype) == 4;
-  if (t.in_step == 1 && l.cc_major >= 9 && items >= (int64_t(1) << (four_byte ? 22 : 24)) &&
-      held_scan_fits(l.device)) {
+  if (t.in_step == 1 && l.cc_major >= 9 && items >= (int64_t(1) << 22) && held_scan_fits(l.device)) {
     return ScanAlgorithm::kHeldLookback;
   }
   return ScanAlgorithm::kDecoupledLookback;

@@ -38,26 +38,78 @@ constexpr int kHeldScanSlots = 2;
 constexpr LoadPolicy kHeldScanRead = LoadPolicy::kStreaming;
 constexpr StorePolicy kHeldScanStore = StorePolicy::kStreaming;
 
-// A tile's items as 16-byte vectors in a slot: thread r's vector v at v * kThreads + r (a warp's
-// access covers 512 contiguous bytes, conflict-free).
-template <class Tile, int kThreads>
+// Widening scans (bool / int8 / int16 / int32 items into int64 results, float16 / bfloat16 into
+// float32, ...): a lane's group of kVec items is more than 16 bytes of output, so the tile's own
+// store (StripedTile::store) writes each lane's group as kVec * sizeof(Out) / 16 vectors, every warp
+// instruction 32 pieces of 16 bytes at a stride of kVec * sizeof(Out) bytes (128 for int8 into
+// int64). Phase B stores such tiles from the slot instead, read across the warp's lanes so that each
+// warp instruction writes 512 contiguous bytes (HeldItems::store_transposed). Session 45 device run
+// 4 (H200, bench/tune/scan_widen_tune.cu, 2^28 items, % of a cudaMemcpy's bytes a second, the tile's
+// store -> transposed, library blocks an SM): int8 into int64 29.5 -> 70.0-70.6 (the look-back and
+// torch.cumsum read 24 %), int16 into int64 44.5-45.1 -> 75.2-76.2, int32 into int64 69.3-69.6 ->
+// 81.9-82.3, float16 into float32 73.2-73.4 -> 89.2-89.4.
+template <class In, class Out>
+constexpr bool held_transposes() {
+  return 16 / sizeof(storage_t<In>) * sizeof(Out) > 16 && sizeof(Out) == sizeof(scan_acc_t<Out>);
+}
+
+// A tile's items as 16-byte vectors in a slot: thread r's vector v at v * kThreads + (r ^ swizzle(v))
+// (a warp's access covers 512 contiguous bytes, conflict-free). kTransposed: the slot is also read
+// across lanes (store_transposed), where a quarter-warp reads kSwizzle consecutive lanes' vectors,
+// 8 / kSwizzle consecutive ones of each: swizzle(v) = (v * kSwizzle) & 7 puts those 8 in 8 different
+// 16-byte bank groups, as it does the 8 lanes of a quarter-warp's own vectors. Without it, 8 vectors
+// of one lane (int8 into int64) would fall in one bank group.
+template <class Tile, int kThreads, bool kTransposed = false>
 struct HeldItems {
   using Acc = typename Tile::Acc;
+  using Out = typename Tile::Output;
+  static constexpr int kAccPerVector = 16 / int(sizeof(Acc));
   static constexpr int kVectors = Tile::kItems * int(sizeof(Acc)) / 16;
   static_assert(Tile::kItems * sizeof(Acc) % 16 == 0, "a thread's items fill whole 16-byte vectors");
   static constexpr int kSlotBytes = kVectors * kThreads * 16;
+  static constexpr int kSwizzle = kTransposed ? 8 * kAccPerVector / Tile::kVec : 0;
+  static_assert(!kTransposed || (kSwizzle >= 1 && kSwizzle <= 8 && sizeof(Out) == sizeof(Acc) && Tile::kFoldsPrefix),
+                "a transposed slot holds whole output vectors of a prefix-folded tile");
+
+  __device__ static int index(int v, int r) { return v * kThreads + (r ^ ((v * kSwizzle) & 7)); }
 
   __device__ static void store(uint4* slot, const Tile& t) {
     uint4 q[kVectors];
     memcpy(q, t.item, sizeof(q));
 #pragma unroll
-    for (int v = 0; v < kVectors; ++v) slot[v * kThreads + threadIdx.x] = q[v];
+    for (int v = 0; v < kVectors; ++v) slot[index(v, threadIdx.x)] = q[v];
   }
   __device__ static void load(const uint4* slot, Tile& t) {
     uint4 q[kVectors];
 #pragma unroll
-    for (int v = 0; v < kVectors; ++v) q[v] = slot[v * kThreads + threadIdx.x];
+    for (int v = 0; v < kVectors; ++v) q[v] = slot[index(v, threadIdx.x)];
     memcpy(t.item, q, sizeof(q));
+  }
+
+  // A full tile on the vector path, from its slot (a prefix-folded tile's scanned items): warp
+  // instruction c of warp w writes output vector c * 32 + lane of the warp's items, op(prefix, item)
+  // each, as StripedTile::store computes them (the row's first exclusive value the public identity,
+  // written by thread 0 as there).
+  template <class Op, StorePolicy kPolicy>
+  __device__ static void store_transposed(const uint4* slot, Out* tile_out, Acc prefix, bool exclusive,
+                                          bool row_start, int warp, int lane) {
+    const ScanOperator<Op> op;
+    Out* const warp_out = tile_out + warp * kWarpSize * Tile::kItems;
+#pragma unroll
+    for (int c = 0; c < kVectors; ++c) {
+      const int i = (c * kWarpSize + lane) * kAccPerVector;  // the vector's first item in the warp's
+      const int g = i / (kWarpSize * Tile::kVec);
+      const int rem = i - g * kWarpSize * Tile::kVec;
+      const int k = g * Tile::kVec + rem % Tile::kVec;  // its place among the source lane's items
+      const uint4 q = slot[index(k / kAccPerVector, warp * kWarpSize + rem / Tile::kVec)];
+      Acc a[kAccPerVector];
+      memcpy(a, &q, sizeof(q));
+      Vec16<Out> o;
+#pragma unroll
+      for (int j = 0; j < kAccPerVector; ++j) o.lane[j] = cast_value<Out>(op(prefix, a[j]));
+      if (c == 0 && exclusive && row_start) o.lane[0] = cast_value<Out>(ScanOperator<Op>::template public_identity<Out, Acc>());
+      store_vec16<Out, kPolicy>(warp_out + i, o);
+    }
   }
 };
 
@@ -90,8 +142,10 @@ constexpr int kHeldScanPerLane = 1;
 // 16 x 3 1.030-1.033 / 0.998-1.003; 16 x 2 (the shape until then) 0.956-0.958 / 1.012-1.017; 8 x 4
 // 1.005-1.011 / 1.057-1.060; 8 x 6 0.938-0.943 / 0.988-0.991; the look-back 0.960-0.961 / 0.881-0.884.
 // 12 items a thread are whole 16-byte loads of 4- and 8-byte items only: 1- and 2-byte items summed
-// into 64 bits (bool, int8, int16, ...) keep the look-back's 16-item tile at 2 blocks an SM (80
-// registers; unmeasured).
+// into 64 bits (bool, int8, int16, ...) keep the look-back's 16-item tile, at 3 blocks an SM (two 32
+// KiB slots, 80 registers: int16 into int64 with the transposed store took 85 at the former bound of
+// 2 and ran 61.3-62.2 % of copy against 75.2-76.2 % at 3, no spill; session 45 device run 4, H200,
+// bench/tune/scan_widen_tune.cu, 2^28 items).
 template <class In, class Out>
 constexpr bool held_twelve_items() {
   return sizeof(scan_acc_t<Out>) == 8 && sizeof(storage_t<In>) >= 4;
@@ -102,7 +156,7 @@ constexpr int held_items() {
 }
 template <class In, class Out>
 constexpr int held_min_blocks() {
-  return sizeof(scan_acc_t<Out>) <= 4 ? kHeldScanMinBlocks : (held_twelve_items<In, Out>() ? 4 : 2);
+  return held_twelve_items<In, Out>() ? 4 : kHeldScanMinBlocks;
 }
 template <class In, class Out, class Op>
 using HeldTile = LookbackTile<In, Out, Op, kLookbackThreads, held_items<In, Out>()>;
@@ -117,15 +171,17 @@ constexpr int held_scan_smem_bytes() {
 // Launch with any number of blocks (at most the resident ones are useful), kThreads threads,
 // held_scan_smem_bytes() of dynamic shared memory, and the counter and the `tiles` status words
 // zeroed.
+// kTransposed: full tiles of widening scans stored from the slot across lanes (held_transposes).
 template <class In, class Out, class Op, int kThreads = kLookbackThreads, int kItems = held_items<In, Out>(),
-          int kMinBlocks = held_min_blocks<In, Out>(), int kPerLane = kHeldScanPerLane>
+          int kMinBlocks = held_min_blocks<In, Out>(), int kPerLane = kHeldScanPerLane,
+          bool kTransposed = held_transposes<In, Out>()>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 held_lookback_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, int64_t tiles_per_row, int64_t tiles,
                           unsigned long long* tile_counter, TileStatus<scan_acc_t<Out>> status, bool exclusive,
                           bool vector_ok) {
   using Tile = LookbackTile<In, Out, Op, kThreads, kItems>;
   using Acc = typename Tile::Acc;
-  using Held = HeldItems<Tile, kThreads>;
+  using Held = HeldItems<Tile, kThreads, kTransposed>;
   const ScanOperator<Op> op;
   extern __shared__ uint4 held_vectors[];  // kHeldScanSlots slots of Held::kSlotBytes
   __shared__ HeldScanShared<Acc, Tile::kWarps> sh;
@@ -180,11 +236,18 @@ held_lookback_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, 
       }
       if (lane < Tile::kWarps) sh.warp_prefixes[lane] = op(prefix, sh.held_prefixes[oldest][lane]);
     }
-    Tile t;
-    Held::load(slot_at(oldest), t);
-    __syncthreads();
-    t.template store<kHeldScanStore>(out + c.out_offset, layout.out_step, c.begin, layout.len, vector_ok,
-                                     sh.warp_prefixes[warp], exclusive, c.begin == 0 && threadIdx.x == 0, warp, lane);
+    const bool row_start = c.begin == 0 && threadIdx.x == 0;
+    if (kTransposed && vector_ok && c.begin + Tile::kTileItems <= layout.len) {
+      __syncthreads();
+      Held::template store_transposed<Op, kHeldScanStore>(slot_at(oldest), out + c.out_offset + c.begin,
+                                                          sh.warp_prefixes[warp], exclusive, row_start, warp, lane);
+    } else {
+      Tile t;
+      Held::load(slot_at(oldest), t);
+      __syncthreads();
+      t.template store<kHeldScanStore>(out + c.out_offset, layout.out_step, c.begin, layout.len, vector_ok,
+                                       sh.warp_prefixes[warp], exclusive, row_start, warp, lane);
+    }
     if (++oldest == kHeldScanSlots) oldest = 0;
     --count;
   }

@@ -25,8 +25,10 @@ namespace scan_detail {
 template <class In, class Out, class Op, int kThreads, int kItemsPerThread = 16, bool kFoldPrefix = false>
 struct StripedTile {
   using Acc = scan_acc_t<Out>;
+  using Output = Out;
   using Operator = Op;
   using S = storage_t<In>;
+  static constexpr bool kFoldsPrefix = kFoldPrefix;
   static constexpr int kVec = 16 / sizeof(S);  // items per 16-byte load
   static constexpr int kGroups = kItemsPerThread / kVec;
   static constexpr int kItems = kVec * kGroups;
