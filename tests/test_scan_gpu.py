@@ -312,6 +312,11 @@ def test_sanitize_scan_variants(rng):
             # 1- and 2-byte items: 16-byte vectors of 16 and 8 items, 32-bit accumulators
             check(TORCH_CUDA, scan_values(rng, n, "int8", "min"), "int8", "min", algorithm=algorithm, exclusive=True)
             check(TORCH_CUDA, scan_values(rng, n, "uint16", "sum"), "uint16", "sum", algorithm=algorithm)
+            # widening: int8 into int64, float16 into float32 (the held scan's full tiles stored across lanes)
+            check(TORCH_CUDA, scan_values(rng, n, "int8", "sum"), "int8", "sum", algorithm=algorithm,
+                  exclusive=n % 2 == 1)
+            check(TORCH_CUDA, scan_values(rng, n, "float16", "sum"), "float16", "sum", algorithm=algorithm,
+                  result_dtype="float32")
         a = scan_values(rng, 3 * 1500, "float16", "sum").reshape(3, 1500)
         check(TORCH_CUDA, a, "float16", "sum", 1, algorithm=algorithm)
         check(TORCH_CUDA, a, "float16", "sum", 0, algorithm=algorithm)
