@@ -590,6 +590,28 @@ def test_single_pass_counters_across_streams_and_sizes(rng):
 
 
 @pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
+def test_narrow_integer_sums_full_range(rng, algorithm):
+    """Sums of 1- and 2-byte integers over their whole range (the vector paths add each 16-byte vector
+    by dot products with 1s: signed bytes and halves must sign-extend, unsigned ones not), aligned
+    and misaligned (x[3:]), exactly numpy's, default and wrapped results."""
+    need(TORCH_CUDA)
+    n = 2**20 + 7 if algorithm != "thread_per_output" else 4097
+    for dtype in ("int8", "uint8", "int16", "uint16", "bool"):
+        if dtype == "bool":
+            a = rng.random(n) < 0.7
+        else:
+            info = np.iinfo(dtype)
+            a = rng.integers(int(info.min), int(info.max), size=n, endpoint=True).astype(dtype)
+        x = torch.from_numpy(a).cuda()
+        for view, ref in ((x, a), (x[3:], a[3:])):
+            got = to_numpy(gpuprims.sum(view, algorithm=algorithm))
+            assert int(got) == int(np.sum(ref)), (dtype, len(ref))
+            if dtype != "bool":
+                assert int(to_numpy(gpuprims.sum(view, dtype=dtype, algorithm=algorithm))) == \
+                    int(np.sum(ref, dtype=dtype)), (dtype, "wrapped")
+
+
+@pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
 def test_narrow_integer_results_wrap_like_numpy(rng, algorithm):
     """Narrow integer results (dtype=int32, uint16, ...) carry numpy's wrapped bits."""
     need(TORCH_CUDA)

@@ -62,7 +62,6 @@ __global__ void __launch_bounds__(kThreads)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   static_assert(kStageBytes % (16 * kThreads) == 0, "a full stage is whole vectors for every thread");
   using BR = BlockReduce<Acc, kThreads>;
-  constexpr int kLanes = Vec16<T>::kLanes;
   __shared__ __align__(128) unsigned char stage[kStages][kStageBytes];
   __shared__ uint64_t full[kStages];
   __shared__ typename BR::TempStorage temp;
@@ -112,11 +111,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int k = 0; k < kStageBytes / 16 / kThreads; ++k) {
         const int idx = k * kThreads + t;
-        if (idx < vectors) {
-          const Vec16<T> x = v[idx];
-#pragma unroll
-          for (int l = 0; l < kLanes; ++l) acc[l % 2] = op(acc[l % 2], cast_value<Acc>(x.lane[l]));
-        }
+        if (idx < vectors) fold_vector<2>(acc, v[idx], op);
       }
       __syncthreads();  // every thread has read the slot: the copy engine may refill it
       if (t == 0 && i + kStages < count) issue(i + kStages);

@@ -97,16 +97,9 @@ __device__ __forceinline__ Acc accumulate_vectorized(const T* row, int64_t n, in
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) x[u] = load_vec16<T, kPolicy>(body + (v + u * step) * kLanes);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) acc[u * kSplit + l % kSplit] = op(acc[u * kSplit + l % kSplit], cast_value<Acc>(x[u].lane[l]));
-    }
+    for (int u = 0; u < kUnroll; ++u) fold_vector<kSplit>(acc + u * kSplit, x[u], op);
   }
-  for (; v < end; v += step) {
-    const Vec16<T> x = load_vec16<T, kPolicy>(body + v * kLanes);
-#pragma unroll
-    for (int l = 0; l < kLanes; ++l) acc[0] = op(acc[0], cast_value<Acc>(x.lane[l]));
-  }
+  for (; v < end; v += step) fold_vector<1>(acc, load_vec16<T, kPolicy>(body + v * kLanes), op);
   add_scalars(head + num_vec * kLanes + gtid, n);
 
 #pragma unroll

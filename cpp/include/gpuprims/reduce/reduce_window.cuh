@@ -51,15 +51,10 @@ __device__ __forceinline__ Acc accumulate_window_chunk(const T* row, int64_t n, 
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) x[u] = load_vec16<T, LoadPolicy::kReadOnly>(body + (first + u * kThreads + tid) * kLanes);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) lane_acc[l] = op(lane_acc[l], cast_value<Acc>(x[u].lane[l]));
-    }
+    for (int u = 0; u < kUnroll; ++u) fold_vector<kLanes>(lane_acc, x[u], op);
   } else {
     for (int64_t v = first + tid; v < num_vec; v += kThreads) {
-      const Vec16<T> x = load_vec16<T, LoadPolicy::kReadOnly>(body + v * kLanes);
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) lane_acc[l] = op(lane_acc[l], cast_value<Acc>(x.lane[l]));
+      fold_vector<kLanes>(lane_acc, load_vec16<T, LoadPolicy::kReadOnly>(body + v * kLanes), op);
     }
   }
   if (part == 0) {
