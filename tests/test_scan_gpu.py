@@ -261,6 +261,27 @@ def test_held_around_the_grid(rng, dtype, op, result):
     check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, algorithm="held_lookback", result_dtype=result)
 
 
+@pytest.mark.parametrize("dtype,op,result", [("bool", "sum", None), ("int8", "sum", None), ("int16", "max", "int64"),
+                                             ("bfloat16", "sum", "float32"), ("float16", "sum", "float64")])
+def test_widening_row_scans(rng, dtype, op, result):
+    """Rows of 1- and 2-byte items into 4- or 8-byte results, long and many enough that "auto" takes
+    the held scan on sm_90 (widening_rows_take_held): rows of one tile, of several with a ragged
+    end, a strided row start (a column slice), inclusive and exclusive; deterministic=True keeps
+    float sums reproducible there."""
+    need(TORCH_CUDA)
+    for rows, length in ((520, 8192), (400, 3 * 4096 + 5)):
+        a = scan_values(rng, rows * length, dtype, op).reshape(rows, length)
+        check(TORCH_CUDA, a, dtype, op, 1, result_dtype=result)
+        check(TORCH_CUDA, a, dtype, op, 1, exclusive=True, result_dtype=result)
+    a = scan_values(rng, 600 * 8200, dtype, op).reshape(600, 8200)
+    check(TORCH_CUDA, a[:, 8:], dtype, op, 1, result_dtype=result)
+    if dtype == "float16":
+        x = torch.from_numpy(a).cuda()
+        first = gpuprims.cumsum(x, axis=1, dtype=result, deterministic=True)
+        for _ in range(5):
+            assert torch.equal(gpuprims.cumsum(x, axis=1, dtype=result, deterministic=True), first)
+
+
 @pytest.mark.parametrize("algorithm", ("lagged_lookback", "held_lookback"))
 def test_in_place_short_rows(rng, algorithm):
     """In place (out = x) with rows of one and two tiles, many rows, so that every block of the

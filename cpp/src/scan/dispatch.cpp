@@ -94,8 +94,28 @@ bool held_scan_fits(int device) { return sm_holds_shared_memory(device, 3 * 64 *
 // for many rows of more than 2048 items and for any rows that fit its one tile, a warp per row for
 // many shorter rows; a thread per row when the axis is strided and neighbouring rows are adjacent
 // in memory.
+// Contiguous rows of 1- or 2-byte items summed into a result of 4 or 8 bytes (bool / int8 / int16
+// into int64, float16 / bfloat16 into float32 or float64), each at least one of the held scan's full
+// tiles (256 x 16 items for 8-byte results, 256 x 32 for 4-byte ones) and 2^22 items in all, on the
+// GPUs "auto" gives the held scan: its tiles store across lanes (held_transposes), where the row
+// kernels' tile stores each lane's results as several vectors at a stride. Session 45 device run 7
+// (H200, tmp-local probe, % of copy, held / block_per_row, torch.cumsum): bool 4096 x 8192 into
+// int64 64.9 / 28.0 (18.9), bool 1024 x 32768 63.1 / 23.4 (17.6), bfloat16 4096 x 8192 into float32
+// 77.4 / 63.6 (15.5); int32 into int64, a lane's group 32 bytes, stays with the row kernels (held
+// 61.8 against block_per_row's 66.7 %).
+bool widening_rows_take_held(const ScanLaunch& l) {
+  const scan_detail::ScanLayout& t = l.layout;
+  const int64_t in = int64_t(dtype_size(l.in_dtype)), out = int64_t(dtype_size(l.out_dtype));
+  if (in > 2 || out < 4 || t.in_step != 1 || t.out_step != 1) return false;
+  const int64_t tile = 256 * (out == 8 ? 16 : 32);
+  return t.len >= tile && t.len * t.rows >= (int64_t(1) << 22) && l.cc_major >= 9 && held_scan_fits(l.device);
+}
+
 ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   const scan_detail::ScanLayout& t = l.layout;
+  if (t.rows > 1 && widening_rows_take_held(l) && !(deterministic && float_sum_or_prod(l))) {
+    return ScanAlgorithm::kHeldLookback;
+  }
   const int64_t many_rows = int64_t(l.sm_count) * 64;
   const bool rows_adjacent = t.row_ndim > 0 && t.row_in_strides[t.row_ndim - 1] == 1;
   if (t.in_step != 1 && rows_adjacent && t.rows >= many_rows) return ScanAlgorithm::kColumns;
