@@ -34,16 +34,6 @@ __global__ void fill_items(In* p, int64_t n) {
     p[i] = cast_value<In>(float(int((i * 2654435761u >> 9) % 7) - 3));
 }
 
-template <class Out>
-__global__ void count_mismatches(const Out* got, const Out* expected, int64_t n, unsigned long long* bad) {
-  unsigned long long mine = 0;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const double g = double(got[i]), e = double(expected[i]);
-    mine += std::is_integral<Out>::value ? g != e : !(fabs(g - e) <= 1e-3 * (1.0 + fabs(e)));
-  }
-  if (mine) atomicAdd(bad, mine);
-}
-
 template <class In, class Out>
 struct Problem {
   int64_t n;
@@ -93,7 +83,7 @@ struct HeldCandidate {
 template <class In, class Out>
 int64_t mismatches(const Problem<In, Out>& p, int64_t n) {
   CHECK(cudaMemset(p.bad, 0, sizeof(unsigned long long)));
-  count_mismatches<<<1024, 256>>>(p.out, p.expected, n, p.bad);
+  scan_tune::count_bad<<<1024, 256>>>(p.out, p.expected, n, p.bad);
   CHECK(cudaGetLastError());
   unsigned long long bad;
   CHECK(cudaMemcpy(&bad, p.bad, sizeof(bad), cudaMemcpyDeviceToHost));

@@ -89,20 +89,16 @@ bool float_sum_or_prod(const ScanLaunch& l) {
 // GPUs) would run fewer blocks, unmeasured.
 bool held_scan_fits(int device) { return sm_holds_shared_memory(device, 3 * 64 * 1024); }
 
-// "auto": the single-pass look-back for long rows, the held one for large contiguous scans on
-// Hopper-class GPUs (reduce-then-scan when float results must be reproducible); a block per row
-// for many rows of more than 2048 items and for any rows that fit its one tile, a warp per row for
-// many shorter rows; a thread per row when the axis is strided and neighbouring rows are adjacent
-// in memory.
 // Contiguous rows of 1- or 2-byte items summed into a result of 4 or 8 bytes (bool / int8 / int16
 // into int64, float16 / bfloat16 into float32 or float64), each at least one of the held scan's full
 // tiles (256 x 16 items for 8-byte results, 256 x 32 for 4-byte ones) and 2^22 items in all, on the
 // GPUs "auto" gives the held scan: its tiles store across lanes (held_transposes), where the row
 // kernels' tile stores each lane's results as several vectors at a stride. Session 45 device run 7
-// (H200, tmp-local probe, % of copy, held / block_per_row, torch.cumsum): bool 4096 x 8192 into
-// int64 64.9 / 28.0 (18.9), bool 1024 x 32768 63.1 / 23.4 (17.6), bfloat16 4096 x 8192 into float32
-// 77.4 / 63.6 (15.5); int32 into int64, a lane's group 32 bytes, stays with the row kernels (held
-// 61.8 against block_per_row's 66.7 %).
+// (H200, bench/results/h200/narrow_sums_row_scans_s45r7.txt, % of copy, held / block_per_row,
+// torch.cumsum): bool 4096 x 8192 into int64 64.9 / 28.0 (18.9), bool 1024 x 32768 63.1 / 23.4
+// (17.6), bfloat16 4096 x 8192 into float32 77.4 / 63.6 (15.5); int32 into int64, a lane's group 32
+// bytes, stays with the row kernels (held 61.8 against block_per_row's 66.7 %). Float sums that must
+// be reproducible (deterministic=True) keep the row kernels (choose_algorithm).
 bool widening_rows_take_held(const ScanLaunch& l) {
   const scan_detail::ScanLayout& t = l.layout;
   const int64_t in = int64_t(dtype_size(l.in_dtype)), out = int64_t(dtype_size(l.out_dtype));
@@ -111,6 +107,11 @@ bool widening_rows_take_held(const ScanLaunch& l) {
   return t.len >= tile && t.len * t.rows >= (int64_t(1) << 22) && l.cc_major >= 9 && held_scan_fits(l.device);
 }
 
+// "auto": the single-pass look-back for long rows, the held one for large contiguous scans on
+// Hopper-class GPUs (reduce-then-scan when float results must be reproducible); a block per row
+// for many rows of more than 2048 items and for any rows that fit its one tile, a warp per row for
+// many shorter rows; a thread per row when the axis is strided and neighbouring rows are adjacent
+// in memory.
 ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   const scan_detail::ScanLayout& t = l.layout;
   if (t.rows > 1 && widening_rows_take_held(l) && !(deterministic && float_sum_or_prod(l))) {
@@ -153,10 +154,10 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   // 3, eleven pairs in two passes (before the widening scans' transposed store, which run 4 measured
   // 1.2-2.4x faster at 2^28): 2^22 0.94-1.30x, mean 1.08x (each pair ahead in one pass at least; calls
   // of 30-50 µs, host cost included); 2^23 0.94-1.45x, mean 1.16x; bool, int8 and int16 into int64
-  // 1.09-1.31x at both sizes. Pairs not measured follow
-  // the measured pair of their tile (item and accumulator sizes). Strided axes, older GPUs and those
-  // whose SMs cannot hold the held scan's blocks (held_scan_fits) keep the look-back, which is
-  // measured there.
+  // 1.09-1.31x at both sizes (bench/results/h200/scan_held_dtypes_s45r3_small.txt). Pairs not
+  // measured follow the measured pair of their tile (item and accumulator sizes). Strided axes, older
+  // GPUs and those whose SMs cannot hold the held scan's blocks (held_scan_fits) keep the look-back,
+  // which is measured there.
   const int64_t items = t.len * t.rows;
   if (t.in_step == 1 && l.cc_major >= 9 && items >= (int64_t(1) << 22) && held_scan_fits(l.device)) {
     return ScanAlgorithm::kHeldLookback;

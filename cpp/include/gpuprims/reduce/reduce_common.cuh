@@ -43,9 +43,10 @@ __device__ __forceinline__ Acc accumulate_scalar(const T* row, const ReduceLayou
 // in magnitude, so exact), added to the accumulator once: about 6 instructions a vector where
 // converting each item to the 64-bit accumulator and adding it took 3-4 an item. bool bytes are made
 // 0 / 1 first (__vsetne4), as cast_value reads them. Integer sums are exact (or wrap modulo the
-// accumulator, as numpy's with a narrow dtype=) in any order, so results are unchanged. Session 45
-// device run 6 (H200, `tmp_wt`-local probe, 2^28 items, GB/s of the read): bool / int8 sums into
-// int64 read 53.1 / 43.4 % of copy bandwidth before (docs/reduce.md, "Sums of narrow integers").
+// accumulator, as numpy's with a narrow dtype=) in any order, so results are unchanged. H200, 2^28
+// items into int64, % of copy bandwidth of the bytes read: bool / int8 53.1 / 43.4 before (session
+// 45 device run 6, bench/results/h200/awkward_probe_s45r6.txt), 93.4 / 92.8 after (run 7,
+// narrow_sums_row_scans_s45r7.txt; docs/reduce.md, "Sums of narrow integers").
 template <class Op, class Acc, class T>
 constexpr bool kPackedIntegerSum = Op::kIsSum && std::is_integral<Acc>::value && std::is_integral<T>::value &&
                                    sizeof(T) <= 2;
