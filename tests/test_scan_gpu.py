@@ -234,10 +234,8 @@ def held_tiling(dtype, result):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if result not in ("int64", "uint64", "float64"):
         return LOOKBACK_TILE, 3 * sms
-    return (256 * 12, 4 * sms) if np.dtype(NUMPY_NAMES.get(dtype, dtype)).itemsize >= 4 else (256 * 16, 3 * sms)
-
-
-NUMPY_NAMES = {"bfloat16": "float16"}  # the same item size
+    itemsize = {"bfloat16": 2}.get(dtype) or np.dtype(dtype).itemsize
+    return (256 * 12, 4 * sms) if itemsize >= 4 else (256 * 16, 3 * sms)
 
 
 @pytest.mark.parametrize("dtype,op,result", [

@@ -20,9 +20,13 @@ namespace scan_tune {
 using Sum = gpuprims::reduce_detail::Sum;  // the harnesses' scans are sums
 
 // The item type as the harnesses' lines name it.
+// (2-byte floats are the harnesses' float16: none runs bfloat16.)
 template <class T>
 constexpr const char* type_label() {
-  return std::is_integral<T>::value ? (sizeof(T) == 8 ? "int64" : "int32") : (sizeof(T) == 8 ? "float64" : "float32");
+  if (std::is_integral<T>::value) {
+    return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
+  }
+  return sizeof(T) == 2 ? "float16" : sizeof(T) == 4 ? "float32" : "float64";
 }
 
 template <class T>

@@ -21,13 +21,6 @@ using namespace gpuprims;
 using namespace gpuprims::scan_detail;
 using scan_tune::Sum;
 
-template <class T>
-const char* label() {
-  if (std::is_same<T, half_t>::value) return "float16";
-  if (std::is_floating_point<T>::value) return sizeof(T) == 8 ? "float64" : "float32";
-  return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
-}
-
 template <class In>
 __global__ void fill_items(In* p, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
@@ -95,7 +88,8 @@ void report(const Problem<In, Out>& p, const char* name, int resident, int regs,
             float ms) {
   const double gbps = double(p.n) * (sizeof(storage_t<In>) + sizeof(Out)) / ms / 1e6;
   printf("%s %s->%s n=%lld %-34s resident=%d regs=%d local=%zu  %.4f ms  %6.1f GB/s  %5.1f %% copy  (%d checks failed)\n",
-         checks_failed == 0 ? "PASS" : "FAIL", label<In>(), label<Out>(), (long long)p.n, name, resident, regs, local, ms,
+         checks_failed == 0 ? "PASS" : "FAIL", scan_tune::type_label<In>(), scan_tune::type_label<Out>(),
+         (long long)p.n, name, resident, regs, local, ms,
          gbps, 100.0 * gbps / p.memcpy_gbps, checks_failed);
   fflush(stdout);
 }
@@ -144,10 +138,10 @@ void run_pair(int64_t n, int sms) {
   CHECK(cudaGetLastError());
   const int64_t copy_bytes = int64_t(1) << 30;
   tune::running = "cudaMemcpy";
-  p.memcpy_gbps = 2.0 * copy_bytes /
-                  tune::median_ms([&] { CHECK(cudaMemcpyAsync(p.out, p.expected, copy_bytes, cudaMemcpyDeviceToDevice)); }) /
-                  1e6;
-  printf("== %s -> %s, n = %lld, cudaMemcpy %.1f GB/s\n", label<In>(), label<Out>(), (long long)n, p.memcpy_gbps);
+  const auto copy = [&] { CHECK(cudaMemcpyAsync(p.out, p.expected, copy_bytes, cudaMemcpyDeviceToDevice)); };
+  p.memcpy_gbps = 2.0 * copy_bytes / tune::median_ms(copy) / 1e6;
+  printf("== %s -> %s, n = %lld, cudaMemcpy %.1f GB/s\n", scan_tune::type_label<In>(), scan_tune::type_label<Out>(),
+         (long long)n, p.memcpy_gbps);
   tune::running = "look-back";
   const float lb_ms = tune::median_ms([&] { lookback<In, Out>(p, n, false, p.out); });
   CHECK(cudaGetLastError());

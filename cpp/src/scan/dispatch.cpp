@@ -7,6 +7,7 @@
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/reduce.hpp"
 #include "gpuprims/scan.hpp"
+#include "gpuprims/scan/tile_shapes.hpp"
 #include "launch.hpp"
 #include "layout.hpp"
 
@@ -89,6 +90,14 @@ bool float_sum_or_prod(const ScanLaunch& l) {
 // GPUs) would run fewer blocks, unmeasured.
 bool held_scan_fits(int device) { return sm_holds_shared_memory(device, 3 * 64 * 1024); }
 
+// Where "auto" may take the held scan at all: contiguous along the axis, 2^22 items or more, on a
+// GPU of compute capability 9 or newer whose SMs hold its measured residency. The measurements:
+// the 1-D rule in choose_algorithm and widening_rows_take_held.
+bool held_scan_runs(const ScanLaunch& l) {
+  const scan_detail::ScanLayout& t = l.layout;
+  return t.in_step == 1 && t.len * t.rows >= (int64_t(1) << 22) && l.cc_major >= 9 && held_scan_fits(l.device);
+}
+
 // Contiguous rows of 1- or 2-byte items summed into a result of 4 or 8 bytes (bool / int8 / int16
 // into int64, float16 / bfloat16 into float32 or float64), each at least one of the held scan's full
 // tiles (256 x 16 items for 8-byte results, 256 x 32 for 4-byte ones) and 2^22 items in all, on the
@@ -101,10 +110,11 @@ bool held_scan_fits(int device) { return sm_holds_shared_memory(device, 3 * 64 *
 // be reproducible (deterministic=True) keep the row kernels (choose_algorithm).
 bool widening_rows_take_held(const ScanLaunch& l) {
   const scan_detail::ScanLayout& t = l.layout;
-  const int64_t in = int64_t(dtype_size(l.in_dtype)), out = int64_t(dtype_size(l.out_dtype));
-  if (in > 2 || out < 4 || t.in_step != 1 || t.out_step != 1) return false;
-  const int64_t tile = 256 * (out == 8 ? 16 : 32);
-  return t.len >= tile && t.len * t.rows >= (int64_t(1) << 22) && l.cc_major >= 9 && held_scan_fits(l.device);
+  // Results of 4 or 8 bytes accumulate in their own type, so acc = out for the tile's shape.
+  const size_t in = dtype_size(l.in_dtype), out = dtype_size(l.out_dtype);
+  if (in > 2 || out < 4 || !scan_detail::held_transposes_for(in, out, out) || t.out_step != 1) return false;
+  return t.len >= int64_t(scan_detail::kLookbackThreads) * scan_detail::held_items_for(in, out, out) &&
+         held_scan_runs(l);
 }
 
 // "auto": the single-pass look-back for long rows, the held one for large contiguous scans on
@@ -158,11 +168,7 @@ ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   // measured follow the measured pair of their tile (item and accumulator sizes). Strided axes, older
   // GPUs and those whose SMs cannot hold the held scan's blocks (held_scan_fits) keep the look-back,
   // which is measured there.
-  const int64_t items = t.len * t.rows;
-  if (t.in_step == 1 && l.cc_major >= 9 && items >= (int64_t(1) << 22) && held_scan_fits(l.device)) {
-    return ScanAlgorithm::kHeldLookback;
-  }
-  return ScanAlgorithm::kDecoupledLookback;
+  return held_scan_runs(l) ? ScanAlgorithm::kHeldLookback : ScanAlgorithm::kDecoupledLookback;
 }
 
 Status run_variant(ScanAlgorithm algorithm, const ScanLaunch& l) {

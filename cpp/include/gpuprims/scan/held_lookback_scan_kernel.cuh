@@ -50,7 +50,7 @@ constexpr StorePolicy kHeldScanStore = StorePolicy::kStreaming;
 // 81.9-82.3, float16 into float32 73.2-73.4 -> 89.2-89.4.
 template <class In, class Out>
 constexpr bool held_transposes() {
-  return 16 / sizeof(storage_t<In>) * sizeof(Out) > 16 && sizeof(Out) == sizeof(scan_acc_t<Out>);
+  return held_transposes_for(sizeof(storage_t<In>), sizeof(scan_acc_t<Out>), sizeof(Out));
 }
 
 // A tile's items as 16-byte vectors in a slot: thread r's vector v at v * kThreads + (r ^ swizzle(v))
@@ -148,11 +148,11 @@ constexpr int kHeldScanPerLane = 1;
 // bench/tune/scan_widen_tune.cu, 2^28 items).
 template <class In, class Out>
 constexpr bool held_twelve_items() {
-  return sizeof(scan_acc_t<Out>) == 8 && sizeof(storage_t<In>) >= 4;
+  return held_twelve_items_for(sizeof(storage_t<In>), sizeof(scan_acc_t<Out>));
 }
 template <class In, class Out>
 constexpr int held_items() {
-  return held_twelve_items<In, Out>() ? 12 : lookback_items<In, Out>();
+  return held_items_for(sizeof(storage_t<In>), sizeof(scan_acc_t<Out>), sizeof(Out));
 }
 template <class In, class Out>
 constexpr int held_min_blocks() {

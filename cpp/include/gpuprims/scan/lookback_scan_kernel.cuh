@@ -16,13 +16,13 @@
 
 #include "gpuprims/scan/scan_layout.hpp"
 #include "gpuprims/scan/striped_tile.cuh"
+#include "gpuprims/scan/tile_shapes.hpp"
 #include "gpuprims/scan/tile_status.cuh"
 #include "gpuprims/warp/warp_reduce.cuh"
 
 namespace gpuprims {
 namespace scan_detail {
 
-constexpr int kLookbackThreads = 256;
 constexpr int kLookbackPerLane = 4;  // predecessors each lane inspects per step: 128 tiles per step
 
 // How a look-back step reads its 32 * kPerLane predecessors.
@@ -93,7 +93,7 @@ __device__ Acc look_back(const Status& status, int64_t tile, int64_t row_first_t
 // barriers, the walk) are spread over more bytes.
 template <class In, class Out>
 constexpr int lookback_items() {
-  return sizeof(storage_t<In>) <= 4 && sizeof(scan_acc_t<Out>) <= 4 && sizeof(Out) <= 4 ? 32 : 16;
+  return lookback_items_for(sizeof(storage_t<In>), sizeof(scan_acc_t<Out>), sizeof(Out));
 }
 
 // The look-back tile folds its group prefixes into its items at the warp scan (StripedTile's
