@@ -210,6 +210,20 @@ def test_lookback_stress_against_reduce_then_scan(rng, lookback):
     torch.cuda.synchronize()
 
 
+@pytest.mark.parametrize("algorithm", VARIANTS)
+def test_narrow_min_max_identities_across_tiles(rng, algorithm):
+    """Exclusive min / max of 8- and 16-bit integers over several tiles, all values on the side of
+    zero where the 32-bit accumulator's identity, stored into the result and read back, is 0 (or -1
+    for int8 min): each tile's first item must still get its prefix (session 46's fuzzer: hillis_steele,
+    int16 max, a tile's first item 0 instead of the running max)."""
+    need(TORCH_CUDA)
+    for dtype, op, lo, hi in (("int16", "max", -30000, -1), ("int8", "min", 1, 127), ("int8", "max", -128, -2),
+                              ("uint8", "min", 1, 255)):
+        a = rng.integers(lo, hi, 3 * TILE + 2).astype(dtype)
+        check(TORCH_CUDA, a, dtype, op, exclusive=True, algorithm=algorithm)
+        check(TORCH_CUDA, a[::-1].reshape(5, -1), dtype, op, 1, exclusive=True, algorithm=algorithm)
+
+
 @pytest.mark.parametrize("dtype,op", [("float32", "sum"), ("int32", "max"), ("int64", "sum"), ("float16", "sum"),
                                       ("uint32", "prod")])
 def test_lagged_around_the_lag(rng, dtype, op):

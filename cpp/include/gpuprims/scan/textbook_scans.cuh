@@ -58,7 +58,7 @@ hillis_steele_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
   }
   __syncthreads();
   const Acc inclusive = buffer[current][tid];
-  const Acc before = tid > 0 ? buffer[current][tid - 1] : ScanOperator<Op>::template identity<Acc>();
+  const Acc before = tid > 0 ? buffer[current][tid - 1] : ScanOperator<Op>::template stored_identity<Out, Acc>();
   store_scanned<Acc, Op>(out + c.out_offset, i, layout.out_step, layout.len, inclusive, before, exclusive);
   if (tid == kTextbookThreads - 1) tile_totals[tile] = inclusive;
 }
@@ -94,7 +94,7 @@ blelloch_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
   __syncthreads();
   if (tid == 0) {
     tile_totals[tile] = tree[padded(kItems - 1)];
-    tree[padded(kItems - 1)] = ScanOperator<Op>::template identity<Acc>();
+    tree[padded(kItems - 1)] = ScanOperator<Op>::template stored_identity<Out, Acc>();
   }
   // Down-sweep: each node passes its prefix to its left child and prefix + left total to its right.
   for (int stride = kItems / 2, active = 1; stride > 0; stride >>= 1, active <<= 1) {

@@ -44,6 +44,7 @@ tile_scan_kernel(const storage_t<In>* in, Out* out, ScanLayout layout,
       if (c.chunk > 0) prefix = tile_values[tile];  // a row's first tile keeps the identity (-0.0 stays -0.0)
     } else {
       if (lane == 0) tile_values[tile] = aggregate;
+      prefix = ScanOperator<Op>::template stored_identity<Out, Acc>();  // the local scan is stored, then propagated
     }
     if (lane < Tile::kWarps) warp_prefixes[lane] = op(prefix, warp_exclusive);
   }
