@@ -513,14 +513,16 @@ def gen_scan(c):
         return c.expect(ValueError, fn)
     if axis is None and needs_copy_to_flatten(a):
         return c.expect(TypeError, fn)
-    if det and "lookback" in algo and odt in FLOATS and op in ("sum", "prod"):
+    if det and ("lookback" in algo or algo == "columns") and odt in FLOATS and op in ("sum", "prod"):
         return c.expect(ValueError, fn)
     g = c.result(c.call(fn), oshape, odt, o)
     src, ax = (a.v.reshape(-1), 0) if axis is None else (a.v, axis % nd)
     if not src.size:
         return exact("result", g, np.zeros(src.shape, g.dtype))
+    # "auto" takes the column tiles for strided axes: their chain of prefixes, one per 64 items
     ref, tol = SR.reference(src, op, ax, odt, exclusive=excl, sequential=CPU or a.bcast,
-                            twice_rounded=algo in SR.TWICE_ROUNDED)
+                            twice_rounded=algo in SR.TWICE_ROUNDED,
+                            chain=SR.prefix_chain("columns" if algo == "auto" else algo))
     if op == "prod" and tol is not None:  # each rounding in the subnormal range is absolute
         tol = tol + np.cumsum(np.ones(ref.shape), axis=ax) * TINY[odt]
     if tol is None and odt in ("float16", "bfloat16"):

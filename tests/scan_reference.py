@@ -22,6 +22,13 @@ CONVERTED_PAIRS = (("int32", "float32"), ("int64", "float64"), ("int8", "float16
                    ("float16", "bfloat16"), ("float32", "int64"), ("float64", "int16"), ("bool", "uint8"))
 # Variants that round float16/bfloat16 results twice (tile scan, then the propagated prefix).
 TWICE_ROUNDED = ("hillis_steele", "blelloch", "warp_shuffle")
+# Items of the axis between two links of the chain of tile prefixes: the column tiles' 64, at least
+# 2048 for every other variant.
+COLUMN_TILE_LEN = 64
+
+
+def prefix_chain(algorithm):
+    return COLUMN_TILE_LEN if algorithm == "columns" else 2048
 
 
 def scan_values(rng, n, dtype, op):
@@ -99,7 +106,7 @@ def as_result_dtype(a, out_dtype):
     return x
 
 
-def reference(a, op, axis, out_dtype, *, exclusive=False, sequential=False, twice_rounded=False):
+def reference(a, op, axis, out_dtype, *, exclusive=False, sequential=False, twice_rounded=False, chain=2048):
     """(expected, tolerance or None for exact) of scan(a) along `axis` (a is at least 1-D)."""
     if out_dtype not in FLOAT_DTYPES:
         x = as_result_dtype(a, out_dtype)
@@ -114,8 +121,8 @@ def reference(a, op, axis, out_dtype, *, exclusive=False, sequential=False, twic
             x64 = (bf16_round(x64) if out_dtype == "bfloat16" else x64.astype(out_dtype)).astype(np.float64)
     n = a.shape[axis]
     # Rounding steps on the longest path to an item: sequential on the CPU; on the GPU a thread's
-    # serial run, the warp and block trees, and the chain of tile prefixes (one per 2048+ items).
-    depth = n if sequential else 2 * int(np.ceil(np.log2(max(n, 2)))) + 64 + n // 2048
+    # serial run, the warp and block trees, and the chain of tile prefixes (one per `chain` items).
+    depth = n if sequential else 2 * int(np.ceil(np.log2(max(n, 2)))) + 64 + n // chain
     acc_eps = ACC_EPS["float64" if out_dtype == "float64" else "float32"]
     out_eps = OUT_EPS[out_dtype]
     powers_of_two = bool(np.all(np.abs(np.frexp(x64)[0]) == 0.5))
@@ -183,6 +190,6 @@ def check(fw, a, dtype, op, axis=None, *, exclusive=False, algorithm="auto", res
     out_dtype = reduce_result_dtype(op, dtype, result_dtype)
     a_ref = a.reshape(-1) if axis is None else a
     ref, tol = reference(a_ref, op, 0 if axis is None else axis, out_dtype, exclusive=exclusive,
-                         sequential=sequential, twice_rounded=algorithm in TWICE_ROUNDED)
+                         sequential=sequential, twice_rounded=algorithm in TWICE_ROUNDED, chain=prefix_chain(algorithm))
     compare(got, ref, tol, out_dtype)
     return got

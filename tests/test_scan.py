@@ -27,6 +27,7 @@ def test_variants_listed():
                         "lagged_lookback", "held_lookback", "block_per_row", "warp_per_row", "columns")
     det = {v.name: v.deterministic for v in gpuprims.variants("scan")}
     assert not det["decoupled_lookback"] and not det["lagged_lookback"] and not det["held_lookback"]
+    assert not det["columns"]
     assert det["reduce_then_scan"]
     assert det["block_per_row"] and det["warp_per_row"]
 
@@ -223,6 +224,8 @@ def test_argument_errors():
         gpuprims.cumsum(x, algorithm="lagged_lookback", deterministic=True)
     with pytest.raises(ValueError, match="held_lookback"):
         gpuprims.cumsum(x, algorithm="held_lookback", deterministic=True)
+    with pytest.raises(ValueError, match="columns"):
+        gpuprims.cumsum(x, axis=0, algorithm="columns", deterministic=True)
     with pytest.raises(ValueError, match="0-d"):
         gpuprims.scan(np.float32(1), axis=0)
 

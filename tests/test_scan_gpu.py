@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import Framework, cupy, framework_params, to_numpy, torch
-from scan_reference import CONVERTED_PAIRS, OPS, SCAN_DTYPES, check, compare, reference, scan_values
+from scan_reference import CONVERTED_PAIRS, OPS, SCAN_DTYPES, check, compare, prefix_chain, reference, scan_values
 
 import gpuprims
 from gpuprims._dtypes import reduce_result_dtype
@@ -29,8 +29,8 @@ def need(fw):
 
 
 def sizes_for(algorithm):
-    # one thread per row walks the whole array: correct, but slow on a long 1-D scan
-    return [n for n in SIZES if algorithm != "columns" or n < 5000]
+    # a 1-D scan is one column: its column tiles of 64 items follow each other in one look-back chain
+    return [n for n in SIZES if algorithm != "columns" or n < 10**5]
 
 
 @pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
@@ -50,7 +50,7 @@ def test_converted_pairs(rng, algorithm, dtype, result):
     """Pairs without kernels of their own: x converted into the result, then scanned there in place."""
     need(TORCH_CUDA)
     # float16 sums of int8 values stay finite over a few thousand items (a random walk of ~74 a step)
-    longest = 4097 if algorithm == "columns" or result == "float16" else 70001
+    longest = 4097 if result == "float16" else 70001
     for op in OPS:
         for n in (1, 33, TILE + 1, longest):
             a = scan_values(rng, n, dtype, op)
@@ -100,7 +100,7 @@ def test_strided_and_misaligned_views(rng, algorithm):
         a = view.cpu().numpy()
         axis = None if view.dim() == 1 else 0
         got = gpuprims.cumsum(view, axis=axis, algorithm=algorithm)
-        ref, tol = reference(a.reshape(-1) if axis is None else a, "sum", 0, "float32")
+        ref, tol = reference(a.reshape(-1) if axis is None else a, "sum", 0, "float32", chain=prefix_chain(algorithm))
         compare(got, ref, tol, "float32")
 
 
@@ -124,7 +124,7 @@ def test_out_in_place_and_poisoned_output(rng):
     for algorithm in VARIANTS:
         y = torch.from_numpy(a).cuda()
         gpuprims.cumsum(y, axis=0, out=y, algorithm=algorithm)
-        compare(y, ref, tol, "float32")
+        compare(y, ref, reference(a, "sum", 0, "float32", chain=prefix_chain(algorithm))[1], "float32")
 
 
 @pytest.mark.parametrize("algorithm", ("auto",) + VARIANTS)
@@ -143,7 +143,7 @@ def test_exclusive_in_place_every_variant(rng, algorithm):
             y = fw.make(a, dtype)
             assert gpuprims.scan(y, op, axis, exclusive=True, algorithm=algorithm, out=y) is y
             ref, tol = reference(a.reshape(-1) if axis is None else a, op, 0 if axis is None else axis, dtype,
-                                 exclusive=True)
+                                 exclusive=True, chain=prefix_chain(algorithm))
             compare(y, ref.reshape(shape), tol, dtype)
 
 
@@ -222,6 +222,42 @@ def test_narrow_min_max_identities_across_tiles(rng, algorithm):
         a = rng.integers(lo, hi, 3 * TILE + 2).astype(dtype)
         check(TORCH_CUDA, a, dtype, op, exclusive=True, algorithm=algorithm)
         check(TORCH_CUDA, a[::-1].reshape(5, -1), dtype, op, 1, exclusive=True, algorithm=algorithm)
+
+
+def test_column_tiles_stress_against_torch(rng):
+    """Random shapes scanned along axis 0, integer data (exact): the column tiles' per-column look-back
+    must equal torch.cumsum bitwise on every launch, with another kernel running concurrently."""
+    need(TORCH_CUDA)
+    other = torch.cuda.Stream()
+    busy = torch.randn(4096, 4096, device="cuda")
+    for i in range(300):
+        shape = (int(rng.integers(1, 3000)), int(rng.integers(1, 2000)))
+        x = torch.randint(-1000, 1000, shape, dtype=torch.int32, device="cuda")
+        if i % 25 == 0:
+            with torch.cuda.stream(other):
+                busy = busy @ busy.T * 1e-4
+        got = gpuprims.cumsum(x, axis=0, algorithm="columns")
+        assert torch.equal(got, torch.cumsum(x, 0)), f"launch {i}, shape {shape}"
+    torch.cuda.synchronize()
+
+
+@pytest.mark.parametrize("dtype,op,result", [("float32", "sum", None), ("int64", "max", None), ("int32", "sum", None),
+                                             ("bfloat16", "sum", "float32"), ("bool", "sum", None),
+                                             ("uint8", "min", None), ("float64", "prod", None)])
+def test_column_tiles_shapes(rng, dtype, op, result):
+    """Column tiles (64 columns x 64 items of the axis a block): column counts and axis lengths around
+    the tile's edges, inclusive and exclusive; 3-D arrays whose columns merge, a reversed axis, columns
+    of a strided view (not adjacent), a middle axis."""
+    need(TORCH_CUDA)
+    for rows, cols in ((1, 1), (30, 70), (63, 65), (64, 64), (65, 63), (1000, 130), (129, 1), (3, 200), (4097, 16)):
+        a = scan_values(rng, rows * cols, dtype, op).reshape(rows, cols)
+        for algorithm in ("columns", "auto"):
+            check(TORCH_CUDA, a, dtype, op, 0, exclusive=(rows + cols) % 2 == 0, algorithm=algorithm,
+                  result_dtype=result)
+    a = scan_values(rng, 130 * 7 * 19, dtype, op).reshape(130, 7, 19)
+    for view, axis in ((a, 0), (a[::-1], 0), (a[:, :, ::2], 0), (a, 1)):
+        check(TORCH_CUDA, view, dtype, op, axis, algorithm="columns", result_dtype=result)
+        check(TORCH_CUDA, view, dtype, op, axis, exclusive=True, algorithm="columns", result_dtype=result)
 
 
 @pytest.mark.parametrize("dtype,op", [("float32", "sum"), ("int32", "max"), ("int64", "sum"), ("float16", "sum"),

@@ -22,14 +22,21 @@ PAIRS = [("int32", "int64"), ("int64", "int64"), ("float64", "float64"), ("float
 ALGORITHMS = ("decoupled_lookback", "held_lookback")
 
 
-def make(n, dtype, gen):
+def make(shape, dtype, gen):
+    """Random CUDA data of `shape` (an int or a tuple): normal floats, fair bools, small integers."""
+    shape = shape if isinstance(shape, tuple) else (shape,)
     t = getattr(torch, dtype)
     if t.is_floating_point:
-        return torch.randn(n, device="cuda", generator=gen).to(t)
+        return torch.randn(shape, device="cuda", generator=gen).to(t)
     if t == torch.bool:
-        return torch.rand(n, device="cuda", generator=gen) < 0.5
+        return torch.rand(shape, device="cuda", generator=gen) < 0.5
     bound = 100 if t == torch.int8 else 1000
-    return torch.randint(-bound, bound, (n,), device="cuda", dtype=t, generator=gen)
+    return torch.randint(-bound, bound, shape, device="cuda", dtype=t, generator=gen)
+
+
+def timing_fields(ms, nbytes, copy):
+    """'name time us % of copy' for each timed call (ms: name -> milliseconds)."""
+    return [f"{name} {t * 1e3:8.1f} us {100 * nbytes / t / 1e6 / copy:5.1f} %" for name, t in ms.items()]
 
 
 def case(n, src, dst, l2, copy):
@@ -55,8 +62,7 @@ def case(n, src, dst, l2, copy):
         ms[name] = median_ms(lambda: gpuprims.cumsum(cur[0], dtype=dst, out=out, algorithm=name), before=rotate)
     ms["auto"] = median_ms(lambda: gpuprims.cumsum(cur[0], dtype=dst, out=out), before=rotate)
     ms["torch.cumsum"] = median_ms(lambda: torch.cumsum(cur[0], 0, dtype=out.dtype, out=out), before=rotate)
-    for name, t in ms.items():
-        row.append(f"{name} {t * 1e3:8.1f} us {100 * nbytes / t / 1e6 / copy:5.1f} %")
+    row += timing_fields(ms, nbytes, copy)
     row.append(f"held/lookback {ms['decoupled_lookback'] / ms['held_lookback']:.3f}x")
     print("  ".join(row), flush=True)
 

@@ -41,8 +41,9 @@ def scan(x, op="sum", axis=None, *, exclusive=False, dtype=None, deterministic=F
         or / and.
     deterministic : bool
         Float sums and products bitwise identical from run to run: "auto" then avoids the
-        single-pass look-backs (decoupled_lookback, lagged_lookback, held_lookback: their
-        combination order depends on timing) for reduce_then_scan.
+        single-pass look-backs (decoupled_lookback, lagged_lookback, held_lookback and the column
+        tiles, columns: their combination order depends on timing) for reduce_then_scan or a row
+        kernel, and naming one of them raises ValueError.
     algorithm : str
         "auto" or a name from ``gpuprims.variants("scan")``.
     out : array, optional

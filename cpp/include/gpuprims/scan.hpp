@@ -24,7 +24,7 @@ enum class ScanAlgorithm {
   kHeldLookback,       // single pass, each tile read once and held in shared memory until its prefix is near
   kBlockPerRow,        // one block per row, the row an on-chip tile: many rows of moderate length
   kWarpPerRow,         // one warp per row: many short rows
-  kColumns,            // one thread per row walking the axis: strided axes with many rows
+  kColumns,            // tiles of adjacent columns along a strided axis, a decoupled look-back per column
 };
 
 struct ScanVariantInfo {

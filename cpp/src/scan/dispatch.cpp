@@ -46,7 +46,10 @@ const std::vector<ScanVariantInfo>& scan_variants() {
       {ScanAlgorithm::kWarpPerRow, "warp_per_row", "one warp per row, 4 items per lane per step: many short rows",
        true},
       {ScanAlgorithm::kColumns, "columns",
-       "one thread per row walking the axis: strided axes with many rows (coalesced across rows)", true},
+       "single pass over tiles of 16-256 adjacent columns x 16-256 items of a strided axis (warps read along lines "
+       "of the array), a decoupled look-back per column; float sums and products may differ in the last bits "
+       "between runs",
+       false},
   };
   return variants;
 }
@@ -117,19 +120,27 @@ bool widening_rows_take_held(const ScanLaunch& l) {
          held_scan_runs(l);
 }
 
+// Strided axes with adjacent rows take column tiles from this many rows (columns of the matrix):
+// their warp loads read neighbouring items of a line, where the look-back per row reads one item of
+// each line it touches. Session 46 device run 1 (H200, bench/tune/scan_columns.py, float32, % of
+// copy, column tiles of 64 columns / look-back): 2^23 x 8 5.5 / 3.7 (7 of 8 lanes idle), 2^22 x 16
+// 10.2 / 2.3, 4096 x 8192 69.5 / 8.6; fewer columns were not measured.
+constexpr int64_t kColumnsMinRows = 8;
+
 // "auto": the single-pass look-back for long rows, the held one for large contiguous scans on
 // Hopper-class GPUs (reduce-then-scan when float results must be reproducible); a block per row
 // for many rows of more than 2048 items and for any rows that fit its one tile, a warp per row for
-// many shorter rows; a thread per row when the axis is strided and neighbouring rows are adjacent
-// in memory.
+// many shorter rows; column tiles when the axis is strided and neighbouring rows are adjacent in
+// memory.
 ScanAlgorithm choose_algorithm(const ScanLaunch& l, bool deterministic) {
   const scan_detail::ScanLayout& t = l.layout;
   if (t.rows > 1 && widening_rows_take_held(l) && !(deterministic && float_sum_or_prod(l))) {
     return ScanAlgorithm::kHeldLookback;
   }
-  const int64_t many_rows = int64_t(l.sm_count) * 64;
   const bool rows_adjacent = t.row_ndim > 0 && t.row_in_strides[t.row_ndim - 1] == 1;
-  if (t.in_step != 1 && rows_adjacent && t.rows >= many_rows) return ScanAlgorithm::kColumns;
+  if (t.in_step != 1 && rows_adjacent && t.rows >= kColumnsMinRows && !(deterministic && float_sum_or_prod(l))) {
+    return ScanAlgorithm::kColumns;
+  }
   // Rows of up to 2048 items, four per SM or more: a warp per row. Session 41 device run 2 (H200,
   // bench/tune/scan_small_calls.py, CUDA-event medians, µs): 1000 x 2048 float32 15.2 against
   // block_per_row's 20.5 (float64 23.4 / 27.0), 500 x 1024 15.0 / 15.3 (a tie).

@@ -1,7 +1,6 @@
 #pragma once
 // Scans for layouts where a tile per block idles: many rows of moderate length (one block or one warp
-// per row) and strided axes with many rows (one thread per row, neighbouring threads on neighbouring
-// rows, so each step along the axis is one coalesced access across the warp).
+// per row). Strided axes with adjacent rows have column_tiles.cuh.
 #include <cstdint>
 
 #include "gpuprims/core/numeric.hpp"
@@ -77,29 +76,6 @@ block_per_row_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, bool 
               begin == 0 && threadIdx.x == 0, warp, lane);
       carry = op(carry, warp_prefix[Tile::kWarps]);
       __syncthreads();  // the next tile reuses warp_totals and warp_prefix
-    }
-  }
-}
-
-template <class In, class Out, class Op>
-__global__ void __launch_bounds__(kRowScanThreads)
-columns_kernel(const storage_t<In>* in, Out* out, ScanLayout layout, bool exclusive) {
-  using Acc = scan_acc_t<Out>;
-  const ScanOperator<Op> op;
-  const int64_t threads = int64_t(gridDim.x) * kRowScanThreads;
-  for (int64_t row = int64_t(blockIdx.x) * kRowScanThreads + threadIdx.x; row < layout.rows; row += threads) {
-    int64_t in_offset, out_offset;
-    layout.row_offsets(row, &in_offset, &out_offset);
-    const storage_t<In>* x = in + in_offset;
-    Out* y = out + out_offset;
-    Acc carry = ScanOperator<Op>::template identity<Acc>();
-    for (int64_t i = 0; i < layout.len; ++i) {
-      // Read before writing the same item, so that in-place scans (out is x) stay correct: the
-      // pointers are not __restrict__ (scan_layout.hpp says why).
-      const Acc next = op(carry, cast_value<Acc>(x[i * layout.in_step]));
-      const Acc v = !exclusive ? next : (i == 0 ? ScanOperator<Op>::template public_identity<Out, Acc>() : carry);
-      y[i * layout.out_step] = cast_value<Out>(v);
-      carry = next;
     }
   }
 }

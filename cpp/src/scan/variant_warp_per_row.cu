@@ -1,4 +1,4 @@
-// warp_per_row and columns: scans that give each row a warp or a thread instead of tiles.
+// warp_per_row: a warp per row instead of tiles.
 #include "runners.cuh"
 
 namespace gpuprims {
@@ -21,19 +21,9 @@ struct WarpPerRowRunner {
   }
 };
 
-template <class In, class Out, class Op>
-struct ColumnsRunner {
-  static Status run(const ScanLaunch& l) {
-    columns_kernel<In, Out, Op><<<row_grid(l.layout.rows, kRowScanThreads, l.sm_count), kRowScanThreads, 0, l.stream>>>(
-        static_cast<const storage_t<In>*>(l.in), static_cast<Out*>(l.out), l.layout, l.exclusive);
-    return check_launch("scan", l.stream);
-  }
-};
-
 }  // namespace
 
 Status scan_warp_per_row(const ScanLaunch& l) { return dispatch_scan_types<WarpPerRowRunner>(l); }
-Status scan_columns(const ScanLaunch& l) { return dispatch_scan_types<ColumnsRunner>(l); }
 
 }  // namespace scan_detail
 }  // namespace gpuprims
