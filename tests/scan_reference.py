@@ -22,8 +22,8 @@ CONVERTED_PAIRS = (("int32", "float32"), ("int64", "float64"), ("int8", "float16
                    ("float16", "bfloat16"), ("float32", "int64"), ("float64", "int16"), ("bool", "uint8"))
 # Variants that round float16/bfloat16 results twice (tile scan, then the propagated prefix).
 TWICE_ROUNDED = ("hillis_steele", "blelloch", "warp_shuffle")
-# Items of the axis between two links of the chain of tile prefixes: the column tiles' 64, at least
-# 2048 for every other variant.
+# Items of the axis between two links of the chain of tile prefixes: at least 64 for the column tiles
+# (an axis that needs more than one tile gets tiles of 64 or 256 items), 2048 for every other variant.
 COLUMN_TILE_LEN = 64
 
 

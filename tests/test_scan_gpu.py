@@ -29,7 +29,7 @@ def need(fw):
 
 
 def sizes_for(algorithm):
-    # a 1-D scan is one column: its column tiles of 64 items follow each other in one look-back chain
+    # a 1-D scan is one column: its column tiles of 256 items follow each other in one look-back chain
     return [n for n in SIZES if algorithm != "columns" or n < 10**5]
 
 
@@ -245,9 +245,9 @@ def test_column_tiles_stress_against_torch(rng):
                                              ("bfloat16", "sum", "float32"), ("bool", "sum", None),
                                              ("uint8", "min", None), ("float64", "prod", None)])
 def test_column_tiles_shapes(rng, dtype, op, result):
-    """Column tiles (64 columns x 64 items of the axis a block): column counts and axis lengths around
-    the tile's edges, inclusive and exclusive; 3-D arrays whose columns merge, a reversed axis, columns
-    of a strided view (not adjacent), a middle axis."""
+    """Column tiles (16-256 columns x 16-256 items of the axis a block, by the axis length): column
+    counts and axis lengths around the tile's edges, inclusive and exclusive; 3-D arrays whose columns
+    merge, a reversed axis, columns of a strided view (not adjacent), a middle axis."""
     need(TORCH_CUDA)
     for rows, cols in ((1, 1), (30, 70), (63, 65), (64, 64), (65, 63), (1000, 130), (129, 1), (3, 200), (4097, 16)):
         a = scan_values(rng, rows * cols, dtype, op).reshape(rows, cols)

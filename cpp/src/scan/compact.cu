@@ -49,19 +49,15 @@ Status compact_device(const CompactArgs& a, const Strided1D& s, MaskBits keep, i
     return Status::ok();
   }
   const int64_t tiles = ceil_div(s.n, compact_tile<Bits>());
-  const std::size_t counter_bytes = 256, bytes = counter_bytes + align_up(CountStatus::bytes(tiles));
-  StreamScratch scratch;
-  GPUPRIMS_TRY(scratch.allocate(bytes, device, stream, "compact"));
-  GPUPRIMS_CUDA_CHECK("compact", cudaMemsetAsync(scratch.data(), 0, bytes, stream));
-  auto* counter = static_cast<unsigned long long*>(scratch.data());
-  const CountStatus status = CountStatus::at(static_cast<char*>(scratch.data()) + counter_bytes, tiles);
+  CounterAndStatus<CountStatus> scratch;
+  GPUPRIMS_TRY(scratch.allocate(tiles, device, stream, "compact"));
   const auto* mask = static_cast<const MaskBits*>(a.mask->data);
   const bool mask_vector_ok = s.mask_step == 1 && reinterpret_cast<uintptr_t>(mask) % 16 == 0;
   const Bits* values = a.values ? static_cast<const Bits*>(a.values->data) : nullptr;
   const bool values_vector_ok = values && s.value_step == 1 && reinterpret_cast<uintptr_t>(values) % 16 == 0;
   return for_each_grid(tiles, "compact", stream, [&](int64_t, unsigned blocks) {
     compact_kernel<Bits, MaskBits><<<blocks, kCompactThreads, 0, stream>>>(
-        values, mask, keep, a.out->data, static_cast<int64_t*>(a.count->data), s, tiles, counter, status,
+        values, mask, keep, a.out->data, static_cast<int64_t*>(a.count->data), s, tiles, scratch.counter, scratch.status,
         mask_vector_ok, values_vector_ok);
   });
 }

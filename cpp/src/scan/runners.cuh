@@ -65,27 +65,35 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) & ~std::size_t(255); }
 
-// The single-pass scans' tiles (Tile::kTileItems items, never across rows) and their scratch,
-// zeroed on the launch's stream by one memset (so every launch, also inside a CUDA graph, starts
-// from "no tile published"): the tile counter, then the status words of the tiles (a TileStatus of
-// tile_status.cuh). The scratch lives as long as the object.
-template <class Tile>
-struct SinglePassTiles {
-  int64_t per_row = 0, count = 0;
+// A single pass's scratch: the tile counter, then `words` status words (a TileStatus or CountStatus
+// of tile_status.cuh), zeroed on the launch's stream by one memset, so every launch, also inside a
+// CUDA graph, starts from "no tile published". The scratch lives as long as the object.
+template <class StatusWords>
+struct CounterAndStatus {
   unsigned long long* counter = nullptr;
-  TileStatus<typename Tile::Acc> status{};
+  StatusWords status{};
   StreamScratch scratch;
+
+  Status allocate(int64_t words, int device, cudaStream_t stream, const char* op) {
+    constexpr std::size_t kCounterBytes = 256;
+    const std::size_t bytes = kCounterBytes + align_up(StatusWords::bytes(words));
+    GPUPRIMS_TRY(scratch.allocate(bytes, device, stream, op));
+    GPUPRIMS_CUDA_CHECK(op, cudaMemsetAsync(scratch.data(), 0, bytes, stream));
+    counter = static_cast<unsigned long long*>(scratch.data());
+    status = StatusWords::at(static_cast<char*>(scratch.data()) + kCounterBytes, words);
+    return Status::ok();
+  }
+};
+
+// The single-pass scans' tiles (Tile::kTileItems items, never across rows), a status word each.
+template <class Tile>
+struct SinglePassTiles : CounterAndStatus<TileStatus<typename Tile::Acc>> {
+  int64_t per_row = 0, count = 0;
 
   Status prepare(const ScanLaunch& l) {
     per_row = ceil_div(l.layout.len, Tile::kTileItems);
     count = l.layout.rows * per_row;
-    const std::size_t counter_bytes = 256;
-    const std::size_t bytes = counter_bytes + align_up(decltype(status)::bytes(count));
-    GPUPRIMS_TRY(scratch.allocate(bytes, l.device, l.stream, "scan"));
-    GPUPRIMS_CUDA_CHECK("scan", cudaMemsetAsync(scratch.data(), 0, bytes, l.stream));
-    counter = static_cast<unsigned long long*>(scratch.data());
-    status = decltype(status)::at(static_cast<char*>(scratch.data()) + counter_bytes, count);
-    return Status::ok();
+    return this->allocate(count, l.device, l.stream, "scan");
   }
 };
 

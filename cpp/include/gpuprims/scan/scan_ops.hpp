@@ -37,21 +37,21 @@ struct ScanOperator {
     if constexpr (std::is_floating_point<A>::value && std::is_same<Op, Sum>::value) return A(-0.0);
     else return Op::template identity<A>();
   }
-  // The identity as written into a result and read back for a later combination (the
-  // scan-then-propagate variants store each tile's local scan, then combine the tile's prefix into
-  // it): the result type's own identity where the accumulator is a wider integer (int32's lowest()
-  // stored as an int16 reads back as 0, so a tile's first exclusive max became max(prefix, 0): the
-  // API fuzzer, session 46), the accumulator's elsewhere (-0.0 for float sums).
-  template <class Out, class A> GPUPRIMS_HD static A stored_identity() {
-    if constexpr (std::is_integral<Out>::value && sizeof(Out) < sizeof(A)) return A(Op::template identity<Out>());
-    else return identity<A>();
-  }
   // The identity as an output value (an exclusive scan's first element), in the accumulator A of
   // result type Out: an integer result's own identity (int8's 127 for min, not int32's), a float
   // one's in A (float16 results have no identity of their own here: +-inf and 0 are A's too).
   template <class Out, class A> GPUPRIMS_HD static A public_identity() {
     if constexpr (std::is_integral<Out>::value) return A(Op::template identity<Out>());
     else return Op::template identity<A>();
+  }
+  // The identity as written into a result and read back for a later combination (the
+  // scan-then-propagate variants store each tile's local scan, then combine the tile's prefix into
+  // it): an integer result's own (int32's lowest() stored as an int16 reads back as 0, so a tile's
+  // first exclusive max became max(prefix, 0): the API fuzzer, session 46), the internal one for
+  // floats (-0.0 for sums, which a stored +0.0 would not be).
+  template <class Out, class A> GPUPRIMS_HD static A stored_identity() {
+    if constexpr (std::is_integral<Out>::value) return public_identity<Out, A>();
+    else return identity<A>();
   }
 };
 
