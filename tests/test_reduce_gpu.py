@@ -177,6 +177,19 @@ class MisalignedTorch:
         return TORCH_CUDA.is_native(x)
 
 
+class TorchView:
+    """TORCH_CUDA, but make() returns view(the CUDA tensor of base): pass view(base) as the array."""
+
+    def __init__(self, base, view):
+        self.base, self.view = base, view
+
+    def make(self, a, dtype):
+        return self.view(TORCH_CUDA.make(self.base, dtype))
+
+    def is_native(self, x):
+        return TORCH_CUDA.is_native(x)
+
+
 @pytest.mark.parametrize("algorithm", ("auto", "bulk_copy", "window", "vectorized"))
 @pytest.mark.parametrize("dtype", ("uint8", "int32", "int64", "bfloat16", "float32", "float64"))
 def test_long_contiguous_rows(rng, algorithm, dtype):
@@ -190,6 +203,39 @@ def test_long_contiguous_rows(rng, algorithm, dtype):
         a = values_for(rng, 3 * row, dtype, op)
         check(MisalignedTorch(1), a.reshape(3, row), dtype, op, -1, algorithm=algorithm)
         check(MisalignedTorch(3), a, dtype, op, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ("auto", "column_tiles"))
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32", "int32", "uint16"))
+def test_column_tiles_vector_loads(rng, algorithm, dtype):
+    """Reductions along outer axes where column_tiles loads each lane's adjacent outputs as one
+    16-byte vector (2- and 4-byte items into 4-byte accumulators), next to the layouts that fall back
+    to a scalar load an output: whole tiles, a last tile of partial vectors, odd column counts, views
+    16 bytes and one element into their rows, every other row, two reduced axes, a reduced dimension
+    split over many blocks, NaN and Inf in a column."""
+    need(TORCH_CUDA)
+    cases = []
+    for shape, axis in (((257, 2048), 0), ((300, 1000), 0), ((129, 1001), 0), ((20, 6, 512), (0, 1)),
+                        ((4096, 520), 0), ((3, 40, 2056), 1)):
+        cases.append((shape, axis, lambda a: a))
+    cases.append(((200, 1032), 0, lambda a: a[:, 8:]))  # 16 and 32 bytes in: still aligned
+    cases.append(((200, 1032), 0, lambda a: a[:, 1:]))  # one element in: scalar loads
+    cases.append(((400, 1024), 0, lambda a: a[::2]))    # every other row
+    for op in OPS:
+        for shape, axis, view in cases:
+            base = values_for(rng, int(np.prod(shape)), dtype, op).reshape(shape)
+            check(TorchView(base, view), view(base), dtype, op, axis, algorithm=algorithm)
+    if dtype in ("float16", "bfloat16", "float32"):
+        a = random_values(rng, 64 * 1024, dtype).reshape(64, 1024)
+        a[5, 3], a[60, 700], a[7, 1023], a[9, 1023] = np.nan, np.inf, np.inf, -np.inf
+        x, a64 = TORCH_CUDA.make(a, dtype), a.astype(np.float64)
+        for op in ("min", "max"):
+            got = to_numpy(gpuprims.reduce(x, op, 0, algorithm=algorithm)).astype(np.float64)
+            np.testing.assert_array_equal(got, getattr(np, op)(a64, axis=0), err_msg=op)
+        with np.errstate(invalid="ignore"):
+            want = a64.sum(axis=0)  # NaN where inf meets -inf
+        got = to_numpy(gpuprims.reduce(x, "sum", 0, dtype="float32", algorithm=algorithm))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, equal_nan=True)
 
 
 @pytest.mark.parametrize("algorithm", ("auto", "window"))

@@ -2,16 +2,20 @@
 // Reductions along an outer axis (a column sum of a row-major matrix): neighbouring outputs are
 // adjacent in memory, each output's own elements are far apart.
 //
-// A block owns a tile of kTileWidth consecutive outputs and one slice of the reduced dimension.
-// Lane tx of a warp takes outputs tx, tx + 32, tx + 64, tx + 96 of the tile, so for every reduced
-// index a warp reads kTileWidth adjacent elements (512 bytes of float32: four whole lines per DRAM
-// page opened, where one output per lane read a single 128-byte line); threadIdx.y walks the
-// reduced index, kColumnUnroll steps in flight. The kTileRows partial sums of a column meet in
-// shared memory. When there are too few tiles to fill the GPU the reduced dimension is split across
-// gridDim.y blocks; their per-column partials are combined, in split order, by the last block of
-// the tile to finish (an atomic ticket, with the fences described in reduce_vectorized.cuh), so
-// results stay run-to-run deterministic. Any strides work; only adjacency makes it fast.
+// A block owns a tile of 32 x kOut consecutive outputs (kOut = column_outputs_per_lane: 4, or 8 for
+// 2-byte items) and one slice of the reduced dimension. Where the layout and types allow, lane tx
+// takes the kOut adjacent outputs kOut tx ... and reads them as one 16-byte vector; elsewhere (misaligned views, strides that are not a multiple of kOut, the last
+// tile's partial vectors) it takes outputs tx, tx + 32, ... with one scalar load each. Either way a
+// warp reads the whole tile's width of adjacent items for every reduced index (512 bytes of float32:
+// four whole lines per DRAM page opened, where one output per lane read a single 128-byte line);
+// threadIdx.y walks the reduced index, kColumnUnroll steps in flight. The kTileRows partial sums of
+// a column meet in shared memory. When there are too few tiles to fill the GPU the reduced
+// dimension is split across gridDim.y blocks; their per-column partials are combined, in an order
+// fixed by the shape, by the last block of the tile to finish (an atomic ticket, with the fences
+// described in reduce_vectorized.cuh), so results stay run-to-run deterministic. Any strides work; only
+// adjacency makes it fast.
 #include <cstdint>
+#include <cstring>
 
 #include "gpuprims/reduce/reduce_common.cuh"
 #include "gpuprims/util/math.cuh"
@@ -19,70 +23,156 @@
 namespace gpuprims {
 namespace reduce_detail {
 
-constexpr int kColumnOutputsPerLane = 4;
-constexpr int kTileWidth = 32 * kColumnOutputsPerLane;
 constexpr int kTileRows = 8;
 constexpr int kColumnUnroll = 2;
 constexpr int kColumnThreads = 32 * kTileRows;
 
+// Whether adjacent outputs may load as one 16-byte vector: 2- and 4-byte items into 4-byte
+// accumulators (float16, bfloat16 and float32 sums, products, minima and maxima). The other kernels
+// keep one scalar load an output: a vector path doubled their code for no measured case, and put
+// ptxas over its register budget where the accumulators are 8 bytes (spills, or 100 registers).
+template <class T, class Acc>
+constexpr bool kColumnVectors = (sizeof(T) == 2 || sizeof(T) == 4) && sizeof(Acc) == 4;
+
+// Outputs a lane takes: 8 of 2-byte items loaded as vectors, else 4. With 4 of 2-byte items, one
+// scalar load each, a float16 column sum of 16384 x 8192 read 61.5 % of copy bandwidth against
+// torch.sum's 85.2 % (session 45 device run 6, bench/results/h200/awkward_probe_s45r6.txt): 16 bytes
+// in flight a thread, where 4-byte items had 32.
+template <class T, class Acc>
+constexpr int column_outputs_per_lane() {
+  return kColumnVectors<T, Acc> && sizeof(T) == 2 ? 8 : 4;
+}
+
+// Lane tx's j-th output within its tile: kOut adjacent columns (one vector load a reduced index,
+// where the host proved the layout allows it) or columns 32 apart (one scalar load each; a warp
+// still reads 32 adjacent items a load).
+template <int kOut>
+__device__ __forceinline__ int column_in_tile(int tx, int j, bool adjacent) {
+  return adjacent ? kOut * tx + j : tx + 32 * j;
+}
+
+// The kN adjacent items at p (16 bytes, aligned).
+template <class Item, int kN>
+__device__ __forceinline__ void load_adjacent(const void* p, Item (&v)[kN]) {
+  static_assert(kN * sizeof(Item) == 16, "load_adjacent: one 16-byte vector");
+  const uint4 bits = __ldg(static_cast<const uint4*>(p));
+  memcpy(v, &bits, 16);
+}
+
+// acc[j] = fold(acc[j], item j) for the items of reduced indices begin, begin + kTileRows, ... <
+// end; load(off, v) fills v with the kN items at reduced offset off. kUnroll indices in flight.
+template <int kUnroll, int kN, class Item, class A, class Load, class Fold>
+__device__ __forceinline__ void sweep_columns(const ReduceLayout& layout, int64_t begin, int64_t end, Load load,
+                                              Fold fold, A (&acc)[kN]) {
+  int64_t i = begin;
+  for (; i + (kUnroll - 1) * kTileRows < end; i += kUnroll * kTileRows) {
+    Item v[kUnroll][kN];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) load(layout.elem_offset(i + u * kTileRows), v[u]);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int j = 0; j < kN; ++j) acc[j] = fold(acc[j], v[u][j]);
+    }
+  }
+  for (; i < end; i += kTileRows) {
+    Item v[kN];
+    load(layout.elem_offset(i), v);
+#pragma unroll
+    for (int j = 0; j < kN; ++j) acc[j] = fold(acc[j], v[j]);
+  }
+}
+
+// The vector path of a tile: lane tx's kOut adjacent columns from `columns`, one 16-byte load a
+// reduced index, kColumnVectorUnroll of them in flight (with 2, float16 column sums stayed at 62 %
+// of copy, session 47 device run 1, H200; with 4, 65 %, the rest of the gap being the grid and the
+// combine: variant_column_tiles.cu). float16 / bfloat16 minima and maxima stay in packed pairs
+// (exact), as in fold_vector: float16 column maxima of 16384 x 8192 30 -> 39 % (run 2) -> 73 %
+// (run 3, with the grid and combine; torch.amax 58 %).
+constexpr int kColumnVectorUnroll = 4;
+
+template <int kOut, class T, class Acc, class Op>
+__device__ __forceinline__ void sweep_column_vectors(const ReduceLayout& layout, const T* columns, int64_t begin,
+                                                     int64_t end, Op op, Acc (&acc)[kOut]) {
+  const auto load = [&](int64_t off, auto& v) { load_adjacent(columns + off, v); };
+  if constexpr (kPackedHalfMinMax<Op, T>) {
+    using Pair = half_pair_t<T>;
+    Pair pairs[kOut / 2];
+#pragma unroll
+    for (int k = 0; k < kOut / 2; ++k) pairs[k] = packed_identity<Op, T>();
+    sweep_columns<kColumnVectorUnroll, kOut / 2, Pair>(
+        layout, begin, end, load, [](Pair a, Pair b) { return packed_min_max<Op>(a, b); }, pairs);
+#pragma unroll
+    for (int k = 0; k < kOut / 2; ++k) {
+      T two[2];
+      memcpy(two, &pairs[k], sizeof(two));
+      acc[2 * k] = cast_value<Acc>(two[0]);
+      acc[2 * k + 1] = cast_value<Acc>(two[1]);
+    }
+  } else {
+    sweep_columns<kColumnVectorUnroll, kOut, T>(
+        layout, begin, end, load, [op](Acc a, T x) { return op(a, cast_value<Acc>(x)); }, acc);
+  }
+}
+
+// adjacent_vectors: the host's proof (columns_load_as_vectors) that column c of reduced index i
+// lies at in + c + elem_offset(i), every elem_offset a multiple of kOut, and `in` aligned to 16
+// bytes, so each lane's kOut adjacent columns load as one vector in every tile of whole vectors.
 template <class T, class Acc, class Op>
 __global__ void __launch_bounds__(kColumnThreads)
-    reduce_column_tiles_kernel(ReduceKernelParams<T> p, Acc* partials, unsigned int* tickets) {
-  __shared__ Acc slice[kTileRows][kTileWidth + 1];
+    reduce_column_tiles_kernel(ReduceKernelParams<T> p, bool adjacent_vectors, Acc* partials, unsigned int* tickets) {
+  constexpr int kOut = column_outputs_per_lane<T, Acc>();
+  const bool adjacent = kColumnVectors<T, Acc> && adjacent_vectors;  // a constant false for the other types
+  constexpr int kWidth = 32 * kOut;
+  // Partials by slot tx + 32 j whatever the mapping: conflict-free stores and folds.
+  __shared__ Acc slice[kTileRows][kWidth + 1];
   __shared__ bool is_last_block;
   const Op op;
   const ReduceLayout& layout = p.layout;
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-  const int64_t num_tiles = ceil_div<int64_t>(layout.num_rows, kTileWidth);
+  const int64_t num_tiles = ceil_div<int64_t>(layout.num_rows, kWidth);
   const int64_t splits = gridDim.y;
   const int64_t per_split = ceil_div<int64_t>(layout.row_len, splits);
-  const int64_t begin = blockIdx.y * per_split;
-  const int64_t end = min_of(layout.row_len, begin + per_split);
+  const int64_t begin = blockIdx.y * per_split + ty;
+  const int64_t end = min_of(layout.row_len, blockIdx.y * per_split + per_split);
 
   for (int64_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-    const T* in_rows[kColumnOutputsPerLane];
-    Acc acc[kColumnOutputsPerLane];
+    const int64_t first = tile * kWidth;
+    Acc acc[kOut];
 #pragma unroll
-    for (int o = 0; o < kColumnOutputsPerLane; ++o) {
-      const int64_t row = min_of(tile * kTileWidth + tx + 32 * o, layout.num_rows - 1);  // clamp: read, never stored
-      in_rows[o] = p.in + layout.in_row_offset(row);
-      acc[o] = Op::template identity<Acc>();
-    }
-    int64_t i = begin + ty;
-    for (; i + (kColumnUnroll - 1) * kTileRows < end; i += kColumnUnroll * kTileRows) {
-      T v[kColumnUnroll][kColumnOutputsPerLane];
+    for (int j = 0; j < kOut; ++j) acc[j] = Op::template identity<Acc>();
+    if (adjacent && first + kWidth <= layout.num_rows) {
+      if constexpr (kColumnVectors<T, Acc>) sweep_column_vectors(layout, p.in + first + kOut * tx, begin, end, op, acc);
+    } else {
+      const T* columns[kOut];
 #pragma unroll
-      for (int u = 0; u < kColumnUnroll; ++u) {
-        const int64_t off = layout.elem_offset(i + u * kTileRows);
-#pragma unroll
-        for (int o = 0; o < kColumnOutputsPerLane; ++o) v[u][o] = in_rows[o][off];
+      for (int j = 0; j < kOut; ++j) {  // clamped: read, never stored
+        const int64_t row = min_of(first + column_in_tile<kOut>(tx, j, adjacent), layout.num_rows - 1);
+        columns[j] = p.in + layout.in_row_offset(row);
       }
+      sweep_columns<kColumnUnroll, kOut, T>(
+          layout, begin, end,
+          [&](int64_t off, T(&v)[kOut]) {
 #pragma unroll
-      for (int u = 0; u < kColumnUnroll; ++u) {
-#pragma unroll
-        for (int o = 0; o < kColumnOutputsPerLane; ++o) acc[o] = op(acc[o], cast_value<Acc>(v[u][o]));
-      }
-    }
-    for (; i < end; i += kTileRows) {
-      const int64_t off = layout.elem_offset(i);
-#pragma unroll
-      for (int o = 0; o < kColumnOutputsPerLane; ++o) acc[o] = op(acc[o], cast_value<Acc>(in_rows[o][off]));
+            for (int j = 0; j < kOut; ++j) v[j] = columns[j][off];
+          },
+          [op](Acc a, T x) { return op(a, cast_value<Acc>(x)); }, acc);
     }
 #pragma unroll
-    for (int o = 0; o < kColumnOutputsPerLane; ++o) slice[ty][tx + 32 * o] = acc[o];
+    for (int j = 0; j < kOut; ++j) slice[ty][tx + 32 * j] = acc[j];
     __syncthreads();
 
     // Warp 0 folds the kTileRows partials of each column and finishes the tile.
     if (ty == 0) {
 #pragma unroll
-      for (int o = 0; o < kColumnOutputsPerLane; ++o) {
-        for (int y = 1; y < kTileRows; ++y) acc[o] = op(acc[o], slice[y][tx + 32 * o]);
-        const int64_t row = tile * kTileWidth + tx + 32 * o;
+      for (int j = 0; j < kOut; ++j) {
+        for (int y = 1; y < kTileRows; ++y) acc[j] = op(acc[j], slice[y][tx + 32 * j]);
+        const int64_t row = first + column_in_tile<kOut>(tx, j, adjacent);
         if (row >= layout.num_rows) continue;
         if (splits == 1) {
-          store_as(p.out, layout.out_offset(row), p.out_dtype, acc[o]);
+          store_as(p.out, layout.out_offset(row), p.out_dtype, acc[j]);
         } else {
-          partials[row * splits + blockIdx.y] = acc[o];
+          partials[blockIdx.y * layout.num_rows + row] = acc[j];
         }
       }
     }
@@ -91,17 +181,36 @@ __global__ void __launch_bounds__(kColumnThreads)
       __syncthreads();
       if (threadIdx.x == 0) is_last_block = atomicAdd(&tickets[tile], 1u) == splits - 1;
       __syncthreads();
-      if (is_last_block && ty == 0) {
+      // The last block of the tile combines its splits' partials: warp ty folds splits ty, ty + 8,
+      // ... (each split's kOut partials of a lane loaded together), then warp 0 folds the 8 warps'
+      // results in warp order: ceil(splits / 8) round trips to L2, where warp 0 alone made up to
+      // splits of them a column. The order depends only on the shape: deterministic.
+      if (is_last_block) {
         __threadfence();
 #pragma unroll
-        for (int o = 0; o < kColumnOutputsPerLane; ++o) {
-          const int64_t row = tile * kTileWidth + tx + 32 * o;
-          if (row >= layout.num_rows) continue;
-          Acc total = Op::template identity<Acc>();
-          for (int64_t s = 0; s < splits; ++s) total = op(total, load_published(&partials[row * splits + s]));
-          store_as(p.out, layout.out_offset(row), p.out_dtype, total);
+        for (int j = 0; j < kOut; ++j) acc[j] = Op::template identity<Acc>();
+#pragma unroll 1
+        for (int64_t s = ty; s < splits; s += kTileRows) {
+          const Acc* split = partials + s * layout.num_rows;
+#pragma unroll
+          for (int j = 0; j < kOut; ++j) {
+            const int64_t row = min_of(first + column_in_tile<kOut>(tx, j, adjacent), layout.num_rows - 1);
+            acc[j] = op(acc[j], load_published(split + row));
+          }
         }
-        if (tx == 0) tickets[tile] = 0;  // return the ticket to zero (see stream_counters)
+#pragma unroll
+        for (int j = 0; j < kOut; ++j) slice[ty][tx + 32 * j] = acc[j];
+        __syncthreads();
+        if (ty == 0) {
+#pragma unroll
+          for (int j = 0; j < kOut; ++j) {
+            const int64_t row = first + column_in_tile<kOut>(tx, j, adjacent);
+            Acc total = slice[0][tx + 32 * j];
+            for (int y = 1; y < kTileRows; ++y) total = op(total, slice[y][tx + 32 * j]);
+            if (row < layout.num_rows) store_as(p.out, layout.out_offset(row), p.out_dtype, total);
+          }
+          if (tx == 0) tickets[tile] = 0;  // return the ticket to zero (see stream_counters)
+        }
       }
     }
     __syncthreads();  // slice and is_last_block are reused by the next tile
