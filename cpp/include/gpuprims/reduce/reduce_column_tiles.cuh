@@ -115,6 +115,23 @@ __device__ __forceinline__ void sweep_column_vectors(const ReduceLayout& layout,
   }
 }
 
+// Each warp's kOut partials a lane meet in shared memory (slot tx + 32 j, whatever the column
+// mapping: conflict-free), and warp 0 folds the other warps' into its own in warp order. The caller
+// syncs before slice is written again.
+template <int kOut, int kSlots, class Acc, class Op>
+__device__ __forceinline__ void fold_warp_partials(Acc (&slice)[kTileRows][kSlots], Acc (&acc)[kOut], Op op, int tx,
+                                                   int ty) {
+#pragma unroll
+  for (int j = 0; j < kOut; ++j) slice[ty][tx + 32 * j] = acc[j];
+  __syncthreads();
+  if (ty == 0) {
+#pragma unroll
+    for (int j = 0; j < kOut; ++j) {
+      for (int y = 1; y < kTileRows; ++y) acc[j] = op(acc[j], slice[y][tx + 32 * j]);
+    }
+  }
+}
+
 // adjacent_vectors: the host's proof (columns_load_as_vectors) that column c of reduced index i
 // lies at in + c + elem_offset(i), every elem_offset a multiple of kOut, and `in` aligned to 16
 // bytes, so each lane's kOut adjacent columns load as one vector in every tile of whole vectors.
@@ -124,8 +141,7 @@ __global__ void __launch_bounds__(kColumnThreads)
   constexpr int kOut = column_outputs_per_lane<T, Acc>();
   const bool adjacent = kColumnVectors<T, Acc> && adjacent_vectors;  // a constant false for the other types
   constexpr int kWidth = 32 * kOut;
-  // Partials by slot tx + 32 j whatever the mapping: conflict-free stores and folds.
-  __shared__ Acc slice[kTileRows][kWidth + 1];
+  __shared__ Acc slice[kTileRows][kWidth + 1];  // fold_warp_partials
   __shared__ bool is_last_block;
   const Op op;
   const ReduceLayout& layout = p.layout;
@@ -158,15 +174,11 @@ __global__ void __launch_bounds__(kColumnThreads)
           },
           [op](Acc a, T x) { return op(a, cast_value<Acc>(x)); }, acc);
     }
-#pragma unroll
-    for (int j = 0; j < kOut; ++j) slice[ty][tx + 32 * j] = acc[j];
-    __syncthreads();
-
     // Warp 0 folds the kTileRows partials of each column and finishes the tile.
+    fold_warp_partials(slice, acc, op, tx, ty);
     if (ty == 0) {
 #pragma unroll
       for (int j = 0; j < kOut; ++j) {
-        for (int y = 1; y < kTileRows; ++y) acc[j] = op(acc[j], slice[y][tx + 32 * j]);
         const int64_t row = first + column_in_tile<kOut>(tx, j, adjacent);
         if (row >= layout.num_rows) continue;
         if (splits == 1) {
@@ -198,16 +210,12 @@ __global__ void __launch_bounds__(kColumnThreads)
             acc[j] = op(acc[j], load_published(split + row));
           }
         }
-#pragma unroll
-        for (int j = 0; j < kOut; ++j) slice[ty][tx + 32 * j] = acc[j];
-        __syncthreads();
+        fold_warp_partials(slice, acc, op, tx, ty);
         if (ty == 0) {
 #pragma unroll
           for (int j = 0; j < kOut; ++j) {
             const int64_t row = first + column_in_tile<kOut>(tx, j, adjacent);
-            Acc total = slice[0][tx + 32 * j];
-            for (int y = 1; y < kTileRows; ++y) total = op(total, slice[y][tx + 32 * j]);
-            if (row < layout.num_rows) store_as(p.out, layout.out_offset(row), p.out_dtype, total);
+            if (row < layout.num_rows) store_as(p.out, layout.out_offset(row), p.out_dtype, acc[j]);
           }
           if (tx == 0) tickets[tile] = 0;  // return the ticket to zero (see stream_counters)
         }
