@@ -35,7 +35,8 @@ const std::vector<ReduceVariantInfo>& reduce_variants() {
        "a warp per row (4, 8 or 16 lanes for rows under 2 KiB), about 4 16-byte loads in flight per lane, "
        "shuffles, no workspace: for many contiguous rows of 64 bytes to a few KiB", true},
       {ReduceAlgorithm::kColumnTiles, "column_tiles",
-       "tiles of 128 adjacent outputs x 8 reduced rows (each warp reads 512 contiguous bytes), split across "
+       "tiles of 128 adjacent outputs (256 of 2-byte items) x 8 reduced rows, each lane's adjacent outputs "
+       "read as one 16-byte vector where aligned (each warp reads 512 contiguous bytes), split across "
        "blocks with a deterministic last-block combine: reductions along an outer axis", true},
       {ReduceAlgorithm::kBulkCopy, "bulk_copy",
        "vectorized's partition, each block's chunk streamed into 5 shared-memory stages of 8 KiB by sm_90 "

@@ -4,16 +4,17 @@
 //
 // A block owns a tile of 32 x kOut consecutive outputs (kOut = column_outputs_per_lane: 4, or 8 for
 // 2-byte items) and one slice of the reduced dimension. Where the layout and types allow, lane tx
-// takes the kOut adjacent outputs kOut tx ... and reads them as one 16-byte vector; elsewhere (misaligned views, strides that are not a multiple of kOut, the last
-// tile's partial vectors) it takes outputs tx, tx + 32, ... with one scalar load each. Either way a
-// warp reads the whole tile's width of adjacent items for every reduced index (512 bytes of float32:
-// four whole lines per DRAM page opened, where one output per lane read a single 128-byte line);
-// threadIdx.y walks the reduced index, kColumnUnroll steps in flight. The kTileRows partial sums of
-// a column meet in shared memory. When there are too few tiles to fill the GPU the reduced
-// dimension is split across gridDim.y blocks; their per-column partials are combined, in an order
-// fixed by the shape, by the last block of the tile to finish (an atomic ticket, with the fences
-// described in reduce_vectorized.cuh), so results stay run-to-run deterministic. Any strides work; only
-// adjacency makes it fast.
+// takes the kOut adjacent outputs kOut tx ... and reads them as one 16-byte vector,
+// kColumnVectorUnroll reduced indices in flight; elsewhere (misaligned views, strides that are not
+// a multiple of kOut, the last tile's partial vectors) it takes outputs tx, tx + 32, ... with one
+// scalar load each, kColumnUnroll indices in flight. Either way a warp reads the whole tile's width
+// of adjacent items for every reduced index (512 bytes of float32: four whole lines per DRAM page
+// opened, where one output per lane read a single 128-byte line); threadIdx.y walks the reduced
+// index. The kTileRows partial sums of a column meet in shared memory. When there are too few tiles
+// to fill the GPU the reduced dimension is split across gridDim.y blocks; their per-column partials
+// are combined, in an order fixed by the shape, by the last block of the tile to finish (an atomic
+// ticket, with the fences described in reduce_vectorized.cuh), so results stay run-to-run
+// deterministic. Any strides work; only adjacency makes it fast.
 #include <cstdint>
 #include <cstring>
 

@@ -56,7 +56,8 @@ constexpr bool kPackedIntegerSum = Op::kIsSum && std::is_integral<Acc>::value &&
 // pair, and only that pair converts to the float accumulator: 3 packed instructions, 2 conversions
 // and 2 NaN-checking folds where each of the 8 items took a conversion and a NaN-checking fold.
 // H200, max of 2^28 bfloat16: 68.3 % of copy bandwidth against torch.amax's 76.9 % before (session
-// 45 device run 6, bench/results/h200/awkward_probe_s45r6.txt).
+// 45 device run 6, bench/results/h200/awkward_probe_s45r6.txt), 98.2 % against 77.1 % after (session
+// 47 run 3, bench/results/h200/reduce_torch_gaps_s47r3.txt).
 template <class Op, class T>
 constexpr bool kPackedHalfMinMax = (std::is_same<Op, Min>::value || std::is_same<Op, Max>::value) &&
                                    (std::is_same<T, half_t>::value || std::is_same<T, bfloat16_t>::value);
