@@ -11,6 +11,7 @@ import torch
 
 import gpuprims
 from gpuprims.bench._timing import copy_gbps, median_ms
+from scan_held_dtypes import Rotation  # this folder: run as a script
 
 
 def main():
@@ -19,12 +20,9 @@ def main():
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     for n, density in ((1 << 28, 0.5), (1 << 28, 0.05), (1 << 24, 0.5)):
         gen = torch.Generator(device="cuda").manual_seed(n)
-        masks = [torch.rand(n, device="cuda", generator=gen) < density for _ in range(max(1, -(-4 * l2 // n)))]
+        inputs = Rotation(lambda: torch.rand(n, device="cuda", generator=gen) < density, l2)
+        masks, rotate = inputs.bufs, inputs.rotate
         values = torch.randn(n, device="cuda", generator=gen)
-        cur = [masks[0]]
-
-        def rotate(i):
-            cur[0] = masks[i % len(masks)]
 
         want = torch.nonzero(masks[0]).flatten()
         ok = torch.equal(gpuprims.nonzero(masks[0]), want)
@@ -32,12 +30,12 @@ def main():
         _, count = gpuprims.nonzero(masks[0], out=out)
         ok = ok and int(count) == want.numel() and torch.equal(out[: want.numel()], want)
         vout = torch.empty(n, device="cuda")
-        ms = {"nonzero": median_ms(lambda: gpuprims.nonzero(cur[0]), before=rotate),
-              "nonzero out=": median_ms(lambda: gpuprims.nonzero(cur[0], out=out), before=rotate),
-              "sum (count)": median_ms(lambda: gpuprims.sum(cur[0]), before=rotate),
-              "torch.nonzero": median_ms(lambda: torch.nonzero(cur[0]), before=rotate),
-              "torch.count_nonzero": median_ms(lambda: torch.count_nonzero(cur[0]), before=rotate),
-              "compact f32 out=": median_ms(lambda: gpuprims.compact(values, cur[0], out=vout), before=rotate)}
+        ms = {"nonzero": median_ms(lambda: gpuprims.nonzero(inputs.cur), before=rotate),
+              "nonzero out=": median_ms(lambda: gpuprims.nonzero(inputs.cur, out=out), before=rotate),
+              "sum (count)": median_ms(lambda: gpuprims.sum(inputs.cur), before=rotate),
+              "torch.nonzero": median_ms(lambda: torch.nonzero(inputs.cur), before=rotate),
+              "torch.count_nonzero": median_ms(lambda: torch.count_nonzero(inputs.cur), before=rotate),
+              "compact f32 out=": median_ms(lambda: gpuprims.compact(values, inputs.cur, out=vout), before=rotate)}
         selected = want.numel()
         print(f"2^{n.bit_length() - 1} bool, {density:.0%} set: {'ok' if ok else 'MISMATCH'}; minimum bytes of nonzero "
               f"{(n + 8 * selected) / 1e6:.0f} MB", flush=True)

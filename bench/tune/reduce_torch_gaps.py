@@ -15,7 +15,7 @@ import torch
 
 import gpuprims
 from gpuprims.bench._timing import copy_gbps, median_ms
-from scan_held_dtypes import make, timing_fields  # this folder: run as a script
+from scan_held_dtypes import Rotation, make, timing_fields  # this folder: run as a script
 
 TORCH_OPS = {"sum": torch.sum, "max": torch.amax, "min": torch.amin}
 # (op, shape, dtype, axis, view): view "offset1" reads x[:, 1:] (no 16-byte vectors in column tiles)
@@ -30,14 +30,9 @@ CASES = [("sum", (16384, 8192), "float16", 0, None), ("sum", (16384, 8192), "bfl
 def case(op, shape, dtype, axis, view, l2, copy):
     gen = torch.Generator(device="cuda").manual_seed(sum(shape))
     pick = (lambda t: t[:, 1:]) if view == "offset1" else (lambda t: t)
-    first = pick(make(shape, dtype, gen))
-    in_bytes = first.numel() * first.element_size()
-    bufs = [first] + [pick(make(shape, dtype, gen)) for _ in range(max(1, -(-4 * l2 // in_bytes)) - 1)]
-    cur = [bufs[0]]
-
-    def rotate(i):
-        cur[0] = bufs[i % len(bufs)]
-
+    inputs = Rotation(lambda: pick(make(shape, dtype, gen)), l2)
+    bufs, rotate = inputs.bufs, inputs.rotate
+    in_bytes = bufs[0].numel() * bufs[0].element_size()
     dims = () if axis is None else (axis,)
     result = gpuprims.reduce(bufs[0], op, axis)
     got = result.double()
@@ -50,8 +45,8 @@ def case(op, shape, dtype, axis, view, l2, copy):
         ref = TORCH_OPS[op](bufs[0].double(), dims)
         ok = bool((got == ref).all())
     nbytes = in_bytes + result.numel() * result.element_size()
-    ms = {"gpuprims": median_ms(lambda: gpuprims.reduce(cur[0], op, axis), before=rotate),
-          f"torch.{TORCH_OPS[op].__name__}": median_ms(lambda: TORCH_OPS[op](cur[0], dims), before=rotate)}
+    ms = {"gpuprims": median_ms(lambda: gpuprims.reduce(inputs.cur, op, axis), before=rotate),
+          f"torch.{TORCH_OPS[op].__name__}": median_ms(lambda: TORCH_OPS[op](inputs.cur, dims), before=rotate)}
     t_gp, t_torch = ms.values()
     label = f"{op} {dtype} {'x'.join(map(str, shape))}{' ' + view if view else ''} axis={axis}"
     print("  ".join([f"{label:44s}", "ok" if ok else "MISMATCH"] + timing_fields(ms, nbytes, copy)

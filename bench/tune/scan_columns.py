@@ -14,7 +14,7 @@ import torch
 
 import gpuprims
 from gpuprims.bench._timing import copy_gbps, median_ms
-from scan_held_dtypes import make, timing_fields  # this folder: run as a script
+from scan_held_dtypes import Rotation, make, timing_fields  # this folder: run as a script
 
 # (shape, input dtype, result dtype)
 CASES = [((4096, 8192), "float32", "float32"), ((8192, 4096), "int64", "int64"), ((8192, 4096), "int32", "int64"),
@@ -34,12 +34,8 @@ def case(shape, src, dst, l2, copy, algorithms):
         n *= s
     in_bytes = n * torch.empty((), dtype=getattr(torch, src)).element_size()
     out = torch.empty(shape, device="cuda", dtype=getattr(torch, dst))
-    bufs = [make(shape, src, gen) for _ in range(max(1, -(-4 * l2 // in_bytes)))]
-    cur = [bufs[0]]
-
-    def rotate(i):
-        cur[0] = bufs[i % len(bufs)]
-
+    inputs = Rotation(lambda: make(shape, src, gen), l2)
+    bufs, rotate = inputs.bufs, inputs.rotate
     ref = torch.cumsum(bufs[0], 0, dtype=out.dtype).double()
     scale = ref.abs().amax(0, keepdim=True) + 1.0
     row = [f"{src}->{dst} {'x'.join(map(str, shape))}"]
@@ -49,16 +45,16 @@ def case(shape, src, dst, l2, copy, algorithms):
         err = ((got - ref).abs() / scale).max().item()
         ok = err == 0 if dst.startswith("int") else err <= 1e-3
         row.append(f"{name} {'ok' if ok else f'MISMATCH {err:.2e}'}")
-        ms[name] = median_ms(lambda: gpuprims.cumsum(cur[0], axis=0, dtype=dst, out=out, algorithm=name),
+        ms[name] = median_ms(lambda: gpuprims.cumsum(inputs.cur, axis=0, dtype=dst, out=out, algorithm=name),
                              before=rotate)
     # torch.cumsum along axis 0 of a few columns takes seconds a call: one call is timed there
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
-    torch.cumsum(cur[0], 0, dtype=out.dtype, out=out)
+    torch.cumsum(inputs.cur, 0, dtype=out.dtype, out=out)
     end.record()
     end.synchronize()
     once = start.elapsed_time(end)
-    ms["torch.cumsum"] = once if once > 20 else median_ms(lambda: torch.cumsum(cur[0], 0, dtype=out.dtype, out=out),
+    ms["torch.cumsum"] = once if once > 20 else median_ms(lambda: torch.cumsum(inputs.cur, 0, dtype=out.dtype, out=out),
                                                           before=rotate)
     nbytes = in_bytes + out.numel() * out.element_size()
     row += timing_fields(ms, nbytes, copy)

@@ -34,6 +34,20 @@ def make(shape, dtype, gen):
     return torch.randint(-bound, bound, shape, device="cuda", dtype=t, generator=gen)
 
 
+class Rotation:
+    """Inputs cycled through 4x the L2, so that timed calls read them from DRAM: `cur` is the input
+    in use, `rotate(i)` (median_ms's `before`) moves to the next. make_one() returns a new input."""
+
+    def __init__(self, make_one, l2):
+        first = make_one()
+        nbytes = first.numel() * first.element_size()
+        self.bufs = [first] + [make_one() for _ in range(max(1, -(-4 * l2 // nbytes)) - 1)]
+        self.cur = first
+
+    def rotate(self, i):
+        self.cur = self.bufs[i % len(self.bufs)]
+
+
 def timing_fields(ms, nbytes, copy):
     """'name time us % of copy' for each timed call (ms: name -> milliseconds)."""
     return [f"{name} {t * 1e3:8.1f} us {100 * nbytes / t / 1e6 / copy:5.1f} %" for name, t in ms.items()]
@@ -43,12 +57,8 @@ def case(n, src, dst, l2, copy):
     gen = torch.Generator(device="cuda").manual_seed(n)
     in_bytes = n * torch.empty((), dtype=getattr(torch, src)).element_size()
     out = torch.empty(n, device="cuda", dtype=getattr(torch, dst))
-    bufs = [make(n, src, gen) for _ in range(max(1, -(-4 * l2 // in_bytes)))]
-    cur = [bufs[0]]
-
-    def rotate(i):
-        cur[0] = bufs[i % len(bufs)]
-
+    inputs = Rotation(lambda: make(n, src, gen), l2)
+    bufs, rotate = inputs.bufs, inputs.rotate
     results = {}
     for name in ALGORITHMS:
         results[name] = gpuprims.cumsum(bufs[0], dtype=dst, algorithm=name).double()
@@ -59,9 +69,9 @@ def case(n, src, dst, l2, copy):
     row = [f"{src}->{dst}", f"2^{n.bit_length() - 1}", "ok" if ok else "MISMATCH"]
     ms = {}
     for name in ALGORITHMS:
-        ms[name] = median_ms(lambda: gpuprims.cumsum(cur[0], dtype=dst, out=out, algorithm=name), before=rotate)
-    ms["auto"] = median_ms(lambda: gpuprims.cumsum(cur[0], dtype=dst, out=out), before=rotate)
-    ms["torch.cumsum"] = median_ms(lambda: torch.cumsum(cur[0], 0, dtype=out.dtype, out=out), before=rotate)
+        ms[name] = median_ms(lambda: gpuprims.cumsum(inputs.cur, dtype=dst, out=out, algorithm=name), before=rotate)
+    ms["auto"] = median_ms(lambda: gpuprims.cumsum(inputs.cur, dtype=dst, out=out), before=rotate)
+    ms["torch.cumsum"] = median_ms(lambda: torch.cumsum(inputs.cur, 0, dtype=out.dtype, out=out), before=rotate)
     row += timing_fields(ms, nbytes, copy)
     row.append(f"held/lookback {ms['decoupled_lookback'] / ms['held_lookback']:.3f}x")
     print("  ".join(row), flush=True)

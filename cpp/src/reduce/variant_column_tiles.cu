@@ -21,15 +21,17 @@ constexpr int kColumnWaves = 2;
 // aligned, so each lane's 16-byte vector starts on a 16-byte boundary.
 template <class T, class Acc>
 bool columns_load_as_vectors(const ReduceLaunch& a) {
-  constexpr int kOut = column_outputs_per_lane<T, Acc>();
-  const ReduceLayout& layout = a.layout;
-  if (!kColumnVectors<T, Acc> || layout.row_contiguous || layout.keep_ndim != 1 || layout.keep_in_strides[0] != 1) {
+  if constexpr (!kColumnVectors<T, Acc>) {
     return false;
+  } else {
+    constexpr int kOut = column_outputs_per_lane<T, Acc>();
+    const ReduceLayout& layout = a.layout;
+    if (layout.row_contiguous || layout.keep_ndim != 1 || layout.keep_in_strides[0] != 1) return false;
+    for (int d = 0; d < layout.red_ndim; ++d) {
+      if (layout.red_sizes[d] > 1 && layout.red_strides[d] % kOut != 0) return false;
+    }
+    return reinterpret_cast<uintptr_t>(a.in) % 16 == 0;
   }
-  for (int d = 0; d < layout.red_ndim; ++d) {
-    if (layout.red_sizes[d] > 1 && layout.red_strides[d] % kOut != 0) return false;
-  }
-  return reinterpret_cast<uintptr_t>(a.in) % 16 == 0;
 }
 
 template <class T, class Acc, class Op>
@@ -37,7 +39,7 @@ struct ColumnTilesRunner {
   static Status run(const ReduceLaunch& a) {
     const ReduceLayout& layout = a.layout;
     if (layout.num_rows == 0) return Status::ok();
-    const int64_t tiles = ceil_div<int64_t>(layout.num_rows, 32 * column_outputs_per_lane<T, Acc>());
+    const int64_t tiles = ceil_div<int64_t>(layout.num_rows, column_tile_width<T, Acc>());
     static const int resident = resident_blocks_per_sm(reduce_column_tiles_kernel<T, Acc, Op>, kColumnThreads);
     const int64_t target = int64_t(a.sm_count) * resident * kColumnWaves;
     // Split the reduced dimension only while each split keeps several unrolled sweeps of work.

@@ -17,9 +17,11 @@
 // deterministic. Any strides work; only adjacency makes it fast.
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "gpuprims/reduce/reduce_common.cuh"
 #include "gpuprims/util/math.cuh"
+#include "gpuprims/util/vec.cuh"
 
 namespace gpuprims {
 namespace reduce_detail {
@@ -44,6 +46,12 @@ constexpr int column_outputs_per_lane() {
   return kColumnVectors<T, Acc> && sizeof(T) == 2 ? 8 : 4;
 }
 
+// Outputs of a tile: a warp's lanes times each lane's outputs.
+template <class T, class Acc>
+constexpr int column_tile_width() {
+  return 32 * column_outputs_per_lane<T, Acc>();
+}
+
 // Lane tx's j-th output within its tile: kOut adjacent columns (one vector load a reduced index,
 // where the host proved the layout allows it) or columns 32 apart (one scalar load each; a warp
 // still reads 32 adjacent items a load).
@@ -52,13 +60,6 @@ __device__ __forceinline__ int column_in_tile(int tx, int j, bool adjacent) {
   return adjacent ? kOut * tx + j : tx + 32 * j;
 }
 
-// The kN adjacent items at p (16 bytes, aligned).
-template <class Item, int kN>
-__device__ __forceinline__ void load_adjacent(const void* p, Item (&v)[kN]) {
-  static_assert(kN * sizeof(Item) == 16, "load_adjacent: one 16-byte vector");
-  const uint4 bits = __ldg(static_cast<const uint4*>(p));
-  memcpy(v, &bits, 16);
-}
 
 // acc[j] = fold(acc[j], item j) for the items of reduced indices begin, begin + kTileRows, ... <
 // end; load(off, v) fills v with the kN items at reduced offset off. kUnroll indices in flight.
@@ -95,7 +96,12 @@ constexpr int kColumnVectorUnroll = 4;
 template <int kOut, class T, class Acc, class Op>
 __device__ __forceinline__ void sweep_column_vectors(const ReduceLayout& layout, const T* columns, int64_t begin,
                                                      int64_t end, Op op, Acc (&acc)[kOut]) {
-  const auto load = [&](int64_t off, auto& v) { load_adjacent(columns + off, v); };
+  // the kOut adjacent items at columns + off as kN items of the sweep (T, or packed pairs of T)
+  const auto load = [&](int64_t off, auto& v) {
+    using Item = std::remove_reference_t<decltype(v[0])>;
+    const Vec16<Item> x = load_vec16(reinterpret_cast<const Item*>(columns + off));
+    memcpy(v, x.lane, sizeof(x.lane));
+  };
   if constexpr (kPackedHalfMinMax<Op, T>) {
     using Pair = half_pair_t<T>;
     Pair pairs[kOut / 2];
@@ -141,7 +147,7 @@ __global__ void __launch_bounds__(kColumnThreads)
     reduce_column_tiles_kernel(ReduceKernelParams<T> p, bool adjacent_vectors, Acc* partials, unsigned int* tickets) {
   constexpr int kOut = column_outputs_per_lane<T, Acc>();
   const bool adjacent = kColumnVectors<T, Acc> && adjacent_vectors;  // a constant false for the other types
-  constexpr int kWidth = 32 * kOut;
+  constexpr int kWidth = column_tile_width<T, Acc>();
   __shared__ Acc slice[kTileRows][kWidth + 1];  // fold_warp_partials
   __shared__ bool is_last_block;
   const Op op;
