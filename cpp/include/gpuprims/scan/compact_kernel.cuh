@@ -26,8 +26,9 @@ constexpr int kCompactThreads = 256;
 // H200, 2^28 4-byte values, 50 % mask, against DeviceSelect::Flagged in the same program):
 // 8192-item tiles (32 per thread) with serial look-back reads 1.050-1.055x; 4096-item tiles with
 // parallel reads 0.932-0.938x (serial 0.864x); 8192 with parallel reads 0.94x; 512 threads x 16
-// 1.01x. 8-byte items (float64 values, nonzero's int64 indices) keep 4096-item tiles: 8192 of them
-// staged would exceed the 48 KB of static shared memory.
+// 1.01x. 8-byte values (float64) keep 4096-item tiles: 8192 of them staged would exceed the 48 KB of
+// static shared memory. nonzero() stages each selected index as its 32-bit offset in the tile
+// (staged_t), so it takes the 4-byte shape: 8192-item tiles, serial reads.
 template <class Item>
 constexpr int compact_items() {
   return sizeof(Item) <= 4 ? 32 : 16;
@@ -36,8 +37,10 @@ template <class Item>
 constexpr LookbackReads compact_reads() {
   return compact_items<Item>() == 32 ? LookbackReads::kSerial : LookbackReads::kParallel;
 }
+// What a tile stages in shared memory: the values (Bits), or for nonzero() (Bits = void) each
+// selected index's offset in its tile, widened to the int64 index when written.
 template <class Bits>
-using compact_item_t = std::conditional_t<std::is_void<Bits>::value, int64_t, Bits>;
+using compact_item_t = std::conditional_t<std::is_void<Bits>::value, uint32_t, Bits>;
 template <class Bits>
 constexpr int64_t compact_tile() {
   return int64_t(kCompactThreads) * compact_items<compact_item_t<Bits>>();
@@ -107,7 +110,7 @@ compact_kernel(const Bits* __restrict__ values, const MaskBits* __restrict__ mas
   Item item[kItems];
   if constexpr (std::is_void<Bits>::value) {
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) item[j] = first + j;
+    for (int j = 0; j < kItems; ++j) item[j] = Item(threadIdx.x * kItems + j);  // the offset in the tile
   } else if (values_vector_ok && first + kItems <= shape.n) {
     constexpr int kPerVector = 16 / sizeof(Bits);
 #pragma unroll
@@ -158,7 +161,13 @@ compact_kernel(const Bits* __restrict__ values, const MaskBits* __restrict__ mas
   const int64_t base = tile_prefix;
   // out= shorter than the count: what does not fit is not written (the count still says how many)
   const int64_t fits = base >= shape.out_len ? 0 : (shape.out_len - base < tile_count ? shape.out_len - base : tile_count);
-  for (int i = threadIdx.x; i < fits; i += kThreads) static_cast<Item*>(out)[(base + i) * shape.out_step] = staged[i];
+  if constexpr (std::is_void<Bits>::value) {
+    for (int i = threadIdx.x; i < fits; i += kThreads) {
+      static_cast<int64_t*>(out)[(base + i) * shape.out_step] = tile * kTile + int64_t(staged[i]);
+    }
+  } else {
+    for (int i = threadIdx.x; i < fits; i += kThreads) static_cast<Item*>(out)[(base + i) * shape.out_step] = staged[i];
+  }
 }
 
 }  // namespace scan_detail
