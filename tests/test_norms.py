@@ -269,7 +269,7 @@ def test_algorithm_of_another_op_is_refused():
     x = np.ones((3, 4), np.float32)
     with pytest.raises(ValueError, match="softmax: argument 'algorithm': expected one of 'auto', 'three_pass', "
                                          "'online', 'row_on_chip', 'split_row', 'cluster_row', 'row_lag', "
-                                         "'row_hold', 'row_staged', got 'welford'"):
+                                         "'row_hold', 'row_staged', 'columns', got 'welford'"):
         gpuprims.softmax(x, algorithm="welford")
     with pytest.raises(ValueError, match="rms_norm: argument 'algorithm'.*got 'welford'"):
         gpuprims.rms_norm(x, algorithm="welford")
@@ -277,11 +277,12 @@ def test_algorithm_of_another_op_is_refused():
 
 def test_variant_tables():
     assert variants("softmax") == ("three_pass", "online", "row_on_chip", "split_row", "cluster_row", "row_lag",
-                                   "row_hold", "row_staged")
+                                   "row_hold", "row_staged", "columns")
     assert variants("log_softmax") == variants("softmax")
     assert variants("layer_norm") == ("two_pass", "welford", "row_on_chip", "split_row", "cluster_row", "row_lag",
-                                      "row_hold")
-    assert variants("rms_norm") == ("two_pass", "row_on_chip", "split_row", "cluster_row", "row_lag", "row_hold")
+                                      "row_hold", "columns")
+    assert variants("rms_norm") == ("two_pass", "row_on_chip", "split_row", "cluster_row", "row_lag", "row_hold",
+                                    "columns")
     for op in OPS:
         for v in gpuprims.variants(op):
             assert v.description and v.deterministic
@@ -294,12 +295,13 @@ def test_row_staged_is_a_softmax_variant(rng, op):
     check(NUMPY_CPU, op, data(rng, (5, 63), "float32"), "float32", algorithm="row_staged", rng=rng)
     x = np.ones((3, 4), np.float32)
     for norm in ("layer_norm", "rms_norm"):
-        with pytest.raises(ValueError, match=f"{norm}: argument 'algorithm'.*'row_hold', got 'row_staged'"):
+        with pytest.raises(ValueError, match=f"{norm}: argument 'algorithm'.*'columns', got 'row_staged'"):
             getattr(gpuprims, norm)(x, algorithm="row_staged")
 
 
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("algorithm", ("auto", "row_on_chip", "split_row", "cluster_row", "row_lag", "row_hold"))
+@pytest.mark.parametrize("algorithm", ("auto", "row_on_chip", "split_row", "cluster_row", "row_lag", "row_hold",
+                                       "columns"))
 def test_every_algorithm_name_is_accepted_on_the_cpu(rng, op, algorithm):
     """CPU arrays always run the reference; algorithm= is still validated and accepted."""
     check(NUMPY_CPU, op, data(rng, (3, 17), "float32"), "float32", algorithm=algorithm, rng=rng)

@@ -123,6 +123,76 @@ def test_views_take_the_element_wise_path(rng, op, dtype):
         check(TORCH_CUDA, op, b, dtype, axis=axis, rng=rng)
 
 
+# Rows along a strided axis whose neighbours lie one element apart (the columns kernel,
+# column_rows.cuh): (planes, row_len, width) arrays along axis 1 -- NCHW channels, axis 0 of a
+# matrix. Widths around its 32-row groups (16 is the least it takes; 15 runs row_on_chip), row lengths
+# on both sides of its block shapes (a thread a row up to 16, 4 / 16 / 32 warps a group up to 64 /
+# 256 / beyond) and of a thread's batch of 8 loads, groups that leave a block's last groups idle
+# (8 groups a block for the shortest rows), rows of one element.
+SIDE_BY_SIDE = ((3, 7, 45), (1, 16, 40), (2, 17, 33), (1, 65, 33), (3, 257, 16), (1, 64, 100), (2, 256, 31),
+                (2, 1000, 40), (2, 3, 20), (1, 1, 50), (4, 9, 15), (1, 9, 300))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", OPS)
+def test_rows_side_by_side(rng, op, dtype):
+    need(TORCH_CUDA)
+    for shape in SIDE_BY_SIDE:
+        a = data(rng, shape, dtype)
+        for algorithm in ("auto", "columns"):
+            res = check(TORCH_CUDA, op, a, dtype, axis=1, rng=rng, algorithm=algorithm)
+            y = res[0] if op in NORM_OPS else res
+            x = TORCH_CUDA.make(a, dtype)
+            out = poisoned_like(x)
+            w = None if op not in NORM_OPS else TORCH_CUDA.make(round_to(rng.uniform(0.5, 1.5, shape[1]), dtype), dtype)
+            want = run_op(op, x, w, axis=1, algorithm=algorithm)
+            assert run_op(op, x, w, axis=1, algorithm=algorithm, out=out) is out
+            assert torch.equal(out, want), (shape, algorithm)
+            assert y.shape == x.shape
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_rows_side_by_side_special_values(rng, op):
+    """The columns kernel per row: rows of -inf, with one +inf, with a NaN, half -inf (softmax kind,
+    against torch); constant rows (layer_norm gives the bias exactly), first elements 0 to 100
+    deviations off the mean (the statistics move their frame to the mean for those rows only), rows
+    near 1e30 -- each in one lane among ordinary rows."""
+    need(TORCH_CUDA)
+    for n in (5, 700):
+        a = data(rng, (2, n, 40), "float32")
+        a[0, :, 3] = -np.inf
+        a[0, n // 2, 4] = np.inf
+        a[1, n - 1, 5] = np.nan
+        a[1, : n // 2, 6] = -np.inf
+        t = torch.from_numpy(a).cuda()
+        moved = t.movedim(1, -1)
+        want = {"softmax": lambda: torch.softmax(t, 1), "log_softmax": lambda: torch.log_softmax(t, 1),
+                "layer_norm": lambda: torch.nn.functional.layer_norm(moved, (n,)).movedim(-1, 1),
+                "rms_norm": lambda: torch.nn.functional.rms_norm(moved.cpu(), (n,), eps=1e-6).movedim(-1, 1)}[op]()
+        want = want.cpu().numpy()
+        for algorithm in ("auto", "columns"):
+            got = to_numpy(run_op(op, t, axis=1, algorithm=algorithm))
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{algorithm} n={n}")
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6, err_msg=f"{algorithm} n={n}")
+    if op not in NORM_OPS:
+        return
+    for dtype in ("float16", "float32", "float64"):
+        for n in (40, 700):
+            a = data(rng, (n, 64), dtype).astype(np.float64)
+            a[0, :32] = a[1:, :32].mean(axis=0) + np.linspace(0.0, 100.0, 32) * a[1:, :32].std(axis=0)
+            a[:, 40:44] = 1234.567  # constant rows
+            if dtype != "float16":
+                a[:, 50:54] = 1e30 * (1.0 + 0.05 * rng.standard_normal((n, 4)))
+            a = round_to(a, dtype)
+            for algorithm in ("auto", "columns"):
+                check(TORCH_CUDA, op, a, dtype, axis=0, rng=rng, algorithm=algorithm)
+            if op == "layer_norm":
+                x = TORCH_CUDA.make(a, dtype)
+                b = TORCH_CUDA.make(round_to(rng.standard_normal(n), dtype), dtype)
+                y = gpuprims.layer_norm(x, None, b, axis=0)
+                assert torch.equal(y[:, 40:44], b[:, None].expand(n, 4)), (dtype, n)
+
+
 @pytest.mark.parametrize("fw", framework_params("cuda"))
 @pytest.mark.parametrize("op", ("softmax", "log_softmax"))
 def test_softmax_dtype_casts_first(fw, rng, op):

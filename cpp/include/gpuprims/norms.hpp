@@ -35,6 +35,9 @@ enum class NormAlgorithm {
   kRowStaged,  // softmax: kRowOnChip with rows of up to 128 elements that lie back to back but are not
                // aligned 16-byte vectors (odd lengths, offset views) copied through shared memory a
                // run of rows at a time; elsewhere it runs kRowOnChip
+  kColumns,    // rows that lie side by side (the row axis strided, the next axis contiguous: softmax
+               // over NCHW channels, axis 0 of a matrix): a warp reads one element of 32 adjacent rows
+               // per load; elsewhere it runs kRowOnChip
 };
 
 struct NormVariantInfo {

@@ -84,6 +84,15 @@ const NormVariantInfo kRowStaged{
     "runs row_on_chip",
     true};
 
+const NormVariantInfo kColumns{
+    NormAlgorithm::kColumns, "columns",
+    "rows that lie side by side (the row axis strided, the next axis contiguous: softmax over the "
+    "channels of NCHW, axis 0 of a matrix): a block takes 32 adjacent rows, a lane each, so every warp "
+    "load reads one element of 32 neighbouring rows; its warps split the rows' elements and combine "
+    "their statistics in shared memory (2 reads + 1 write; \"auto\" takes it for such rows); elsewhere "
+    "it runs row_on_chip",
+    true};
+
 }  // namespace
 
 const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
@@ -94,7 +103,7 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
       {NormAlgorithm::kOnline, "online",
        "block per row: running (max, sum) in one read (Milakov & Gimelshein), then normalize (2 reads + 1 write)",
        true},
-      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold, kRowStaged};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold, kRowStaged, kColumns};
   static const std::vector<NormVariantInfo> layer_norm = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row: mean, then the centered second moment, then normalize, each pass reading the row "
@@ -102,11 +111,11 @@ const std::vector<NormVariantInfo>& norm_variants(NormOp op) {
       {NormAlgorithm::kWelford, "welford",
        "block per row: Welford (mean, M2) per thread in one read, merged in closed form, then normalize "
        "(2 reads + 1 write)", true},
-      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold, kColumns};
   static const std::vector<NormVariantInfo> rms_norm = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row: sum of squares, then normalize, each pass reading the row (2 reads + 1 write)", true},
-      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold};
+      kRowOnChip, kSplitRow, kClusterRow, kRowLag, kRowHold, kColumns};
   switch (op) {
     case NormOp::kSoftmax:
     case NormOp::kLogSoftmax: return softmax;
@@ -126,11 +135,13 @@ using norms::NormLaunch;
 using norms::check_affine;
 using norms::check_stats;
 
-// "auto": the one-pass kernel, staged where that measured faster (RowStaging::kWhereFaster); rows
-// beyond one block's registers run row_hold where it measured fastest (row_hold_preferred), else
-// cluster_row (which runs split_row where it cannot, or where it measured slower).
+// "auto": rows that lie side by side run columns; otherwise the one-pass kernel, staged where that
+// measured faster (RowStaging::kWhereFaster); rows beyond one block's registers run row_hold where it
+// measured fastest (row_hold_preferred), else cluster_row (which runs split_row where it cannot, or
+// where it measured slower).
 Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
   switch (algorithm) {
+    case NormAlgorithm::kColumns: return norms::norms_columns(l);
     case NormAlgorithm::kClusterRow: return norms::norms_cluster_row(l);
     case NormAlgorithm::kThreePass: return norms::norms_three_pass(l);
     case NormAlgorithm::kOnline: return norms::norms_online(l);
@@ -140,6 +151,7 @@ Status run_variant(NormAlgorithm algorithm, const NormLaunch& l) {
     case NormAlgorithm::kRowLag: return norms::norms_row_lag(l);
     case NormAlgorithm::kRowHold: return norms::norms_row_hold(l);
     case NormAlgorithm::kAuto:
+      if (norms::rows_side_by_side(l.params.layout)) return norms::norms_columns(l);
       if (l.params.layout.row_len > norms::row_on_chip_capacity(l.dtype)) {
         if (norms::row_hold_preferred(l)) return norms::norms_row_hold(l);
         return norms::norms_cluster_row(l, /*automatic=*/true);
@@ -235,8 +247,11 @@ Status norm_forward(const NormTensors& t, const NormOptions& options, cudaStream
     GPUPRIMS_TRY(norms::check_like(name, x, "x", *t.sum, "sum"));
     GPUPRIMS_TRY(check_no_overlap(name, *t.residual, "residual", y, "out", /*in_place_ok=*/true));
     if (t.sum->readonly) return type_error(arg_error_prefix(name, "sum") + "expected a writable array, got a read-only one");
+    // Rows side by side: "auto" writes the sum element-wise and normalizes it with the columns
+    // kernel, where the fused kernel would walk each row along its stride.
     const bool fused = x.device.kind == DeviceKind::kCUDA && x.shape[axis] <= norms::row_on_chip_capacity(x.dtype) &&
-                       (options.algorithm == NormAlgorithm::kAuto || options.algorithm == NormAlgorithm::kRowOnChip);
+                       ((options.algorithm == NormAlgorithm::kAuto && !norms::rows_side_by_side(p.layout)) ||
+                        options.algorithm == NormAlgorithm::kRowOnChip);
     // After the checks above, so that argument errors come before the unfused path's first write.
     if (!fused) {  // sum first (element-wise, one rounding like the fused kernel), then the plain op
       GPUPRIMS_TRY(bias_dropout_add(DropoutTensors{x, nullptr, *t.residual, *t.sum}, DropoutOptions{0.0, 0, 0, false},

@@ -76,6 +76,8 @@ Status norms_row_lag(const NormLaunch& launch);
 Status norms_row_hold(const NormLaunch& launch);
 // Whether "auto" runs row_hold for these rows (variant_row_hold.cu: where it measured fastest).
 bool row_hold_preferred(const NormLaunch& launch);
+// Rows side by side (layout.hpp's rows_side_by_side): column_rows_kernel; row_on_chip elsewhere.
+Status norms_columns(const NormLaunch& launch);
 Status norms_three_pass(const NormLaunch& launch);
 Status norms_online(const NormLaunch& launch);
 Status norms_two_pass(const NormLaunch& launch);

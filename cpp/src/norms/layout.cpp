@@ -48,6 +48,21 @@ Status make_row_layout(const TensorView& x, const TensorView& y, int axis, const
   return Status::ok();
 }
 
+bool rows_side_by_side(const RowLayout& l, ColumnShape* shape) {
+  if (l.outer_ndim < 1 || l.x_elem_stride == 1) return false;
+  const int inner = l.outer_ndim - 1;
+  if (l.x_outer_strides[inner] != 1 || l.y_outer_strides[inner] != 1) return false;
+  const int64_t width = l.outer_sizes[inner];
+  if (width < kColumnMinWidth) return false;
+  if (shape != nullptr) {
+    shape->width = width;
+    shape->groups_per_plane = (width + kColumnLanes - 1) / kColumnLanes;
+    shape->plane_of = FastDivmod64(shape->groups_per_plane);
+    shape->groups = l.num_rows / width * shape->groups_per_plane;
+  }
+  return true;
+}
+
 bool rows_vector_aligned(const RowLayout& l, const void* x, const void* y, DType dtype, DType y_dtype) {
   // x's rows whole aligned 16-byte vectors (every slot of a row full or empty), and y's rows
   // misaligned as x's, i.e. aligned too: its unit, the outputs of one 16-byte slot of x (8, 16 or

@@ -2,6 +2,7 @@
 #include "gpuprims/core/error.hpp"
 #include "gpuprims/core/tensor_view.hpp"
 #include "gpuprims/norms/norm_params.hpp"
+#include "gpuprims/norms/column_shape.hpp"
 
 namespace gpuprims {
 namespace norms {
@@ -29,6 +30,13 @@ bool rows_ragged_vectors(const RowLayout& layout, const void* x, const void* y, 
 // previous one ends (one contiguous run of num_rows * row_len elements), rows not empty.
 // row_on_chip's kStaged kernels copy runs of such rows through shared memory (row_staged.cuh).
 bool rows_back_to_back(const RowLayout& layout);
+
+// Whether the rows lie side by side -- the row axis strided, the innermost other dimension of unit
+// stride in x and y, at least kColumnMinWidth rows long -- and if so their shape for
+// column_rows_kernel (column_rows.cuh): `width` adjacent rows a plane, groups of kColumnLanes.
+// Fewer adjacent rows than that would leave most of a warp's lanes idle (not measured).
+constexpr int64_t kColumnMinWidth = 16;
+bool rows_side_by_side(const RowLayout& layout, ColumnShape* shape = nullptr);
 
 }  // namespace norms
 }  // namespace gpuprims

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "gpuprims/core/config.hpp"
@@ -154,6 +155,42 @@ GPUPRIMS_HD void norm_mean_rstd(Acc mean_u, Acc m2_u, int64_t n, RowFrame<Acc> f
   const bool overflow = var - var != Acc(0) && var_u - var_u == Acc(0);  // var is inf, var_u finite
   *rstd = overflow ? f.inv_scale * rsqrt_of(var_u) : rsqrt_of(var + static_cast<Acc>(eps));
 }
+
+// A thread's running softmax statistics over the values it visits (Milakov & Gimelshein): m the
+// max so far, s the sum of exp(v - m); only a new max rescales s (a second exponential: where the
+// max holds, s * exp(0) is s, so one exponential a value). Values while the max is still -inf add
+// nothing, so a thread that saw only -inf keeps s = 0; a NaN makes both NaN (NaN != NaN takes the
+// rescale). The streaming `online` rung and the column kernels (column_rows.cuh) accumulate this
+// way, then combine the threads' (m, s) about the row's max.
+template <class Acc>
+struct OnlineSoftmax {
+  Acc m = -std::numeric_limits<Acc>::infinity();
+  Acc s = Acc(0);
+  GPUPRIMS_HD void add(Acc v) {
+    const Acc m_new = nan_max(m, v);
+    if (m_new == -std::numeric_limits<Acc>::infinity()) return;
+    if (m_new != m) {
+      s = s * exp_of(m - m_new);
+      m = m_new;
+    }
+    s += exp_of(v - m);
+  }
+};
+
+// Welford's running (count, mean, M2) of the values d a thread visits; threads merge in closed
+// form afterwards (the streaming `welford` rung, the column kernels).
+template <class Acc>
+struct WelfordMoments {
+  Acc count = Acc(0);
+  Acc mean = Acc(0);
+  Acc m2 = Acc(0);
+  GPUPRIMS_HD void add(Acc d) {
+    count += Acc(1);
+    const Acc delta = d - mean;
+    mean += delta * reciprocal_of(count);
+    m2 += delta * (d - mean);
+  }
+};
 
 // Mean of a sum of n >= 0 terms (0 for n = 0), by a reciprocal (see reciprocal_of).
 template <class Acc>

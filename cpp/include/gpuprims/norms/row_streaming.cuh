@@ -61,17 +61,10 @@ row_streaming_kernel(NormParams p) {
       stats = {m, m == kNegInf ? Acc(0) : s};
     } else if constexpr (kAlgorithm == NormAlgorithm::kOnline) {
       // Each thread keeps (m, s) with s = sum exp(x - m) over its elements; a larger x rescales s.
-      Acc m = kNegInf, s = Acc(0);
-      for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) {
-        const Acc v = at(i);
-        const Acc m_new = nan_max(m, v);
-        if (m_new == kNegInf) continue;  // only -inf so far: nothing to add
-        s = s * exp_of(m - m_new) + exp_of(v - m_new);
-        m = m_new;
-      }
-      const Acc row_max = Group::all(m, NanMaxOp{}, temp);
-      s = Group::all(m == kNegInf ? Acc(0) : s * exp_of(m - row_max), SumOp{}, temp);
-      stats = {row_max, s};
+      OnlineSoftmax<Acc> o;
+      for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) o.add(at(i));
+      const Acc row_max = Group::all(o.m, NanMaxOp{}, temp);
+      stats = {row_max, Group::all(o.m == kNegInf ? Acc(0) : o.s * exp_of(o.m - row_max), SumOp{}, temp)};
     } else if constexpr (kAlgorithm == NormAlgorithm::kTwoPass) {
       RowFrame<Acc> f = row_frame(xr, n, p.center);
       Acc mean = Acc(0);
@@ -93,18 +86,12 @@ row_streaming_kernel(NormParams p) {
       static_assert(kAlgorithm == NormAlgorithm::kWelford, "unknown streaming algorithm");
       // Welford per thread on u, then the threads' (count, mean, M2) merged in closed form.
       RowFrame<Acc> f = row_frame(xr, n, p.center);
-      Acc count = Acc(0), mean = Acc(0), m2 = Acc(0);
+      WelfordMoments<Acc> w;
 #pragma unroll 1  // a loop-carried recurrence: unrolling only lengthens live ranges
-      for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) {
-        const Acc d = (at(i) - f.shift) * f.inv_scale;
-        count += Acc(1);
-        const Acc delta = d - mean;
-        mean += delta * reciprocal_of(count);
-        m2 += delta * (d - mean);
-      }
-      Acc row_mean = mean_of(Group::all(count * mean, SumOp{}, temp), n);
-      const Acc dm = mean - row_mean;
-      Acc row_m2 = Group::all(m2 + count * dm * dm, SumOp{}, temp);
+      for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) w.add((at(i) - f.shift) * f.inv_scale);
+      Acc row_mean = mean_of(Group::all(w.count * w.mean, SumOp{}, temp), n);
+      const Acc dm = w.mean - row_mean;
+      Acc row_m2 = Group::all(w.m2 + w.count * dm * dm, SumOp{}, temp);
       recentre(f, row_mean, row_m2);
       stats = norm_row_stats(RowStats<Acc>{row_mean, row_m2}, f, n, p.eps);
       shift = f.shift;

@@ -1,0 +1,252 @@
+#pragma once
+// Rows that lie side by side: the row axis strided and the rows themselves one element apart (the
+// innermost other dimension has unit stride in x and y) -- softmax over the channels of an NCHW
+// batch, layer_norm along axis 0 of a matrix. A kernel that walks each row along its own stride
+// reads one element per 32-byte sector there (the block-per-row kernels measured 5-15 % of copy,
+// session 48 device run 1, docs/norms.md "Rows side by side"). Here a block takes 32 adjacent rows,
+// one per lane, so each warp load reads element i of 32 neighbouring rows: consecutive addresses.
+// The block's kSlices warps split every row's elements (warp w: elements w, w + kSlices, ...) and
+// combine their per-row statistics through shared memory, in slice order (deterministic).
+//
+// Rows of up to kSlices * kHeld elements are held in registers (ColumnSlice): one read and one
+// write, the statistics by two passes over the registers (softmax: the max, then the sum of
+// exponentials; layer_norm: the mean of u = (x - shift) * inv_scale, then M2 about it, the row frame
+// of row_math.hpp). Longer rows take two reads and one write, as the streaming rungs: pass 1
+// accumulates per thread (OnlineSoftmax; WelfordMoments of u; rms_norm the sum of u^2), pass 2 reads
+// x again and writes y; a block reads its 32 rows soon enough for pass 2 to find many of them in L2.
+// Each thread issues its loads before it uses the first (held: all of them; streamed: batches of
+// kColumnBatch -- the accumulations are loop-carried recurrences, and without the batch a thread
+// would keep one load in flight).
+#include <cstdint>
+#include <limits>
+
+#include "gpuprims/norms/column_shape.hpp"
+#include "gpuprims/norms/norm_params.hpp"
+#include "gpuprims/norms/row_math.hpp"
+#include "gpuprims/norms/row_stats.cuh"
+#include "gpuprims/norms/row_tile.cuh"
+
+namespace gpuprims {
+namespace norms {
+
+constexpr int kColumnBatch = 8;  // loads a thread issues before using the first
+
+// The kSlices values of one lane (one row) combined in slice order; every thread of the lane gets
+// the result. `exchange` holds kGroups x kSlices x kColumnLanes values. One slice: the value itself.
+template <int kSlices, class V, class Op>
+__device__ __forceinline__ V column_all(V v, Op op, V* exchange) {
+  if constexpr (kSlices == 1) {
+    return v;
+  } else {
+    V* mine = exchange + threadIdx.z * kSlices * kColumnLanes + threadIdx.x;
+    __syncthreads();  // the previous exchange has been read by every thread
+    mine[threadIdx.y * kColumnLanes] = v;
+    __syncthreads();
+    V r = mine[0];
+#pragma unroll
+    for (int s = 1; s < kSlices; ++s) r = op(r, mine[s * kColumnLanes]);
+    return r;
+  }
+}
+
+// f(i, load(i)) for this thread's elements of its row (slice, slice + kSlices, ... < n), each batch's
+// kColumnBatch loads issued before the first f; nothing where `active` is false.
+template <int kSlices, class Load, class F>
+__device__ __forceinline__ void column_slice_for_each(int64_t n, bool active, Load load, F f) {
+  using V = decltype(load(int64_t(0)));
+  constexpr int64_t kStep = kSlices;
+  for (int64_t base = threadIdx.y; base < n; base += kStep * kColumnBatch) {
+    V v[kColumnBatch];
+#pragma unroll
+    for (int j = 0; j < kColumnBatch; ++j) {
+      const int64_t i = base + j * kStep;
+      v[j] = active && i < n ? load(i) : V{};
+    }
+#pragma unroll
+    for (int j = 0; j < kColumnBatch; ++j) {
+      const int64_t i = base + j * kStep;
+      if (active && i < n) f(i, v[j]);
+    }
+  }
+}
+
+// An element of x with the affine values of its position (the output pass's loads).
+template <class Acc>
+struct ColumnElement {
+  Acc x = Acc(0);
+  Acc w = Acc(1);
+  Acc b = Acc(0);
+};
+
+// A thread's elements of its row (slice, slice + kSlices, ... < n): kHeld > 0 holds them in
+// registers (rows of up to kSlices * kHeld elements, read once: load() issues every load before
+// the first use), kHeld = 0 reads them again on every pass (column_slice_for_each).
+template <int kSlices, int kHeld, class Acc>
+struct ColumnSlice {
+  Acc v[kHeld > 0 ? kHeld : 1];
+
+  template <class Load>
+  __device__ __forceinline__ void load(int64_t n, bool active, Load x_at) {
+    if constexpr (kHeld > 0) {
+#pragma unroll
+      for (int j = 0; j < kHeld; ++j) {
+        const int64_t i = threadIdx.y + int64_t(j) * kSlices;
+        v[j] = active && i < n ? x_at(i) : Acc(0);
+      }
+    }
+  }
+  template <class Load, class F>
+  __device__ __forceinline__ void for_each(int64_t n, bool active, Load x_at, F f) const {
+    if constexpr (kHeld > 0) {
+#pragma unroll
+      for (int j = 0; j < kHeld; ++j) {
+        const int64_t i = threadIdx.y + int64_t(j) * kSlices;
+        if (active && i < n) f(i, v[j]);
+      }
+    } else {
+      column_slice_for_each<kSlices>(n, active, x_at, f);
+    }
+  }
+};
+
+// A block of kGroups x kSlices warps: group z (threadIdx.z) takes 32 adjacent rows, its kSlices
+// warps (threadIdx.y) split their elements; kHeld: ColumnSlice.
+// Registers: at most 64 a thread for 2- and 4-byte types (1024 resident threads an SM), 128 for
+// float64. Unbounded, ptxas gave the float32 norm kind's 16-warp held kernel 128 registers and 76
+// bytes of spill, where under 64 the 32-warp one has none (CUDA 13.0, sm_90a).
+template <class T, int kThreads>
+constexpr int column_min_blocks() {
+  const int resident = sizeof(T) == 8 ? 512 : 1024;
+  return resident / kThreads > 1 ? resident / kThreads : 1;
+}
+
+template <class T, RowKind kKind, int kSlices, int kGroups, int kHeld>
+__global__ void __launch_bounds__(kColumnLanes * kSlices * kGroups,
+                                  column_min_blocks<T, kColumnLanes * kSlices * kGroups>())
+column_rows_kernel(NormParams p, ColumnShape shape) {
+  using Acc = acc_t<T>;
+  constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
+  __shared__ Acc exchange[kGroups * kSlices * kColumnLanes];
+  const RowLayout& layout = p.layout;
+  const int64_t n = layout.row_len;
+  // The loop is uniform over the block (its barriers); a group past the last joins them idle.
+  for (int64_t first = int64_t(blockIdx.x) * kGroups; first < shape.groups; first += int64_t(gridDim.x) * kGroups) {
+    const int64_t g = first + threadIdx.z < shape.groups ? first + threadIdx.z : first;
+    const int64_t plane = shape.plane_of.div(g);
+    const int64_t column = (g - plane * shape.groups_per_plane) * kColumnLanes + threadIdx.x;
+    // lanes past the plane's last row (or in a group past the last) only join the exchanges
+    const bool valid = column < shape.width && first + threadIdx.z < shape.groups;
+    const int64_t row = plane * shape.width + (valid ? column : 0);
+    const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
+    const int64_t xs = layout.x_elem_stride;
+    const auto all = [&](Acc v, auto op) { return column_all<kSlices>(v, op, exchange); };
+    const auto x_at = [=](int64_t i) { return cast_value<Acc>(xr[i * xs]); };
+
+    ColumnSlice<kSlices, kHeld, Acc> slice;
+    slice.load(n, valid, x_at);
+    const auto each = [&](bool active, auto f) { slice.for_each(n, active, x_at, f); };
+
+    RowStats<Acc> stats;
+    Acc shift = Acc(0);
+    if constexpr (kKind == RowKind::kSoftmax) {
+      if constexpr (kHeld > 0) {  // the max, then the sum of exponentials about it, from registers
+        Acc m = kNegInf;
+        each(valid, [&](int64_t, Acc v) { m = nan_max(m, v); });
+        const Acc row_max = all(m, NanMaxOp{});
+        Acc sum = Acc(0);
+        each(valid, [&](int64_t, Acc v) { sum += exp_of(v - row_max); });
+        const Acc total = all(sum, SumOp{});  // every thread: the exchange holds barriers
+        stats = {row_max, row_max == kNegInf ? Acc(0) : total};
+      } else {
+        OnlineSoftmax<Acc> o;
+        each(valid, [&](int64_t, Acc v) { o.add(v); });
+        const Acc row_max = all(o.m, NanMaxOp{});
+        stats = {row_max, all(o.m == kNegInf ? Acc(0) : o.s * exp_of(o.m - row_max), SumOp{})};
+      }
+    } else {
+      RowFrame<Acc> f = row_frame(xr, valid ? n : 0, p.center);
+      Acc mean = Acc(0), m2;
+      if (p.center && kHeld > 0) {
+        // From registers: the mean of u about the first element's u0, then the sums of d and d^2
+        // about c = u0 + mean (rounded), and the frame moved to c: the corrected two-pass
+        // statistics, mean = c + sum d / n, M2 = sum d^2 - (sum d) * (sum d / n), with every
+        // output's x - shift rounded at its own deviation however far the first element lies
+        // (what row_partial does for a first element beyond 4 deviations, here for every row: it
+        // costs no pass more). A constant row has mean 0 and d = 0 exactly: its outputs are the bias.
+        const Acc inv = f.inv_scale;
+        Acc t = Acc(0);
+        each(valid, [&](int64_t, Acc v) { t += (v - f.shift) * inv; });
+        const Acc c = f.shift * inv + mean_of(all(t, SumOp{}), n);
+        Acc sd = Acc(0), sd2 = Acc(0);
+        each(valid, [&](int64_t, Acc v) {
+          const Acc d = fma(v, inv, -c);
+          sd += d;
+          sd2 = fma(d, d, sd2);
+        });
+        const Acc total = all(sd, SumOp{});
+        mean = mean_of(total, n);
+        m2 = fma(-total, mean, all(sd2, SumOp{}));
+        f.shift = c * f.scale;
+      } else if (p.center) {
+        // One read: Welford per thread, merged in closed form
+        WelfordMoments<Acc> moments;
+        each(valid, [&](int64_t, Acc v) { moments.add((v - f.shift) * f.inv_scale); });
+        mean = mean_of(all(moments.count * moments.mean, SumOp{}), n);
+        const Acc dm = moments.mean - mean;
+        m2 = all(moments.m2 + moments.count * dm * dm, SumOp{});
+        // A first element (the frame's shift) beyond 4 deviations from the mean: the corrected
+        // two-pass statistics about c = u0 + mean (row_partial in row_stats.cuh says why), two
+        // more reads of those rows. Per row; every thread joins the exchanges if any row needs it.
+        const bool far = valid && mean_far_from_shift(mean, m2, n);
+        if (__syncthreads_or(far)) {
+          const Acc inv = f.inv_scale, c = f.shift * inv + mean;
+          Acc t = Acc(0);
+          each(far, [&](int64_t, Acc v) { t += fma(v, inv, -c); });
+          const Acc delta = mean_of(all(t, SumOp{}), n);
+          Acc q = Acc(0);
+          each(far, [&](int64_t, Acc v) {
+            const Acc d = fma(v, inv, -c) - delta;
+            q += d * d;
+          });
+          const Acc q_all = all(q, SumOp{});
+          if (far) {
+            m2 = q_all;
+            mean = delta;
+            f.shift = c * f.scale;
+          }
+        }
+      } else {
+        Acc s2 = Acc(0);
+        each(valid, [&](int64_t, Acc v) {
+          const Acc u = v * f.inv_scale;
+          s2 += u * u;
+        });
+        m2 = all(s2, SumOp{});
+      }
+      stats = norm_row_stats(RowStats<Acc>{mean, m2}, f, n, p.eps);
+      shift = f.shift;
+      if (valid && threadIdx.y == 0) write_row_stats(p, row, stats, shift);
+    }
+
+    const RowOutput<kKind, Acc> out(stats, shift, p.log);
+    const T* w = static_cast<const T*>(p.weight);
+    const T* b = static_cast<const T*>(p.bias);
+    T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
+    const int64_t ys = layout.y_elem_stride;
+    const auto write = [&](int64_t i, Acc v, Acc wi, Acc bi) { yr[i * ys] = cast_value<T>(out(v, wi, bi)); };
+    if constexpr (kHeld > 0) {
+      each(valid, [&](int64_t i, Acc v) {
+        write(i, v, w ? cast_value<Acc>(w[i * p.weight_stride]) : Acc(1), b ? cast_value<Acc>(b[i * p.bias_stride]) : Acc(0));
+      });
+    } else {  // x again, with the affine values in the same batch of loads
+      const auto element_at = [=](int64_t i) {
+        return ColumnElement<Acc>{cast_value<Acc>(xr[i * xs]), w ? cast_value<Acc>(w[i * p.weight_stride]) : Acc(1),
+                                  b ? cast_value<Acc>(b[i * p.bias_stride]) : Acc(0)};
+      };
+      column_slice_for_each<kSlices>(n, valid, element_at, [&](int64_t i, ColumnElement<Acc> e) { write(i, e.x, e.w, e.b); });
+    }
+  }
+}
+
+}  // namespace norms
+}  // namespace gpuprims
