@@ -34,7 +34,8 @@ bool rows_back_to_back(const RowLayout& layout);
 // Whether the rows lie side by side -- the row axis strided, the innermost other dimension of unit
 // stride in x and y, at least kColumnMinWidth rows long -- and if so their shape for
 // column_rows_kernel (column_rows.cuh): `width` adjacent rows a plane, groups of kColumnLanes.
-// Fewer adjacent rows than that would leave most of a warp's lanes idle (not measured).
+// Narrower, most of a warp's lanes would idle: 16 rows wide read 22.3 % of copy against
+// row_on_chip's 19.8 % (session 48 run 5, softmax 8192 x 64 x 16 float32, axis 1); narrower not measured.
 constexpr int64_t kColumnMinWidth = 16;
 bool rows_side_by_side(const RowLayout& layout, ColumnShape* shape = nullptr);
 
