@@ -10,8 +10,8 @@
 //
 // Rows of up to kSlices * kHeld elements are held in registers (ColumnSlice): one read and one
 // write, the statistics by two passes over the registers (softmax: the max, then the sum of
-// exponentials; layer_norm: the mean of u = (x - shift) * inv_scale, then M2 about it, the row frame
-// of row_math.hpp). Longer rows take two reads and one write, as the streaming rungs: pass 1
+// exponentials; layer_norm: the mean of u = (x - shift) * inv_scale, the row frame of row_math.hpp,
+// then the sums of deviations and their squares about it). Longer rows take two reads and one write, as the streaming rungs: pass 1
 // accumulates per thread (OnlineSoftmax; WelfordMoments of u; rms_norm the sum of u^2), pass 2 reads
 // x again and writes y; a block reads its 32 rows soon enough for pass 2 to find many of them in L2.
 // Each thread issues its loads before it uses the first (held: all of them; streamed: batches of
@@ -112,8 +112,10 @@ struct ColumnSlice {
 // A block of kGroups x kSlices warps: group z (threadIdx.z) takes 32 adjacent rows, its kSlices
 // warps (threadIdx.y) split their elements; kHeld: ColumnSlice.
 // Registers: at most 64 a thread for 2- and 4-byte types (1024 resident threads an SM), 128 for
-// float64. Unbounded, ptxas gave the float32 norm kind's 16-warp held kernel 128 registers and 76
-// bytes of spill, where under 64 the 32-warp one has none (CUDA 13.0, sm_90a).
+// float64: the bounds session 48's run 5 measured under. (Unbounded, run 4's float32 norm-kind
+// held kernel of 16 warps took 128 registers and still spilled 76 bytes; that spill came from a
+// conditional re-centring pass since replaced by the unconditional one below. CUDA 13.0, sm_90a:
+// float16 / bfloat16 norm-kind held kernels of 16 / 32 warps spill 16 / 8 bytes under the bound.)
 template <class T, int kThreads>
 constexpr int column_min_blocks() {
   const int resident = sizeof(T) == 8 ? 512 : 1024;
