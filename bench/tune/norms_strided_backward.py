@@ -1,0 +1,74 @@
+"""Backward passes along an axis that is not the contiguous one (the gradients of softmax over
+NCHW channels, of a channels-first LayerNorm), against torch autograd's backward in the same
+process. The forward side's `columns` kernel (session 48) does not cover them: they still run the
+block-per-row kernels. Each result is checked against torch first. Bytes: y (or x), dy read, dx
+written (the weight and statistics vectors not counted). Inputs rotate through 4x L2.
+
+    python3 bench/tune/norms_strided_backward.py
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+import gpuprims
+from gpuprims.bench._timing import copy_gbps, median_ms
+from scan_held_dtypes import Rotation  # this folder: run as a script
+
+CASES = [  # (op, shape, axis, dtype)
+    ("softmax", (32, 21, 256, 256), 1, "float32"),
+    ("log_softmax", (16, 150, 128, 128), 1, "float16"),
+    ("softmax", (8192, 4096), 0, "float32"),
+    ("layer_norm", (64, 96, 56, 56), 1, "float32"),
+    ("rms_norm", (256, 64, 4096), 1, "bfloat16"),
+]
+
+
+def torch_forward(op, x, axis, w):
+    if op == "softmax":
+        return torch.softmax(x, axis)
+    if op == "log_softmax":
+        return torch.log_softmax(x, axis)
+    moved = x.movedim(axis, -1)
+    n = moved.shape[-1]
+    if op == "layer_norm":
+        return F.layer_norm(moved, (n,), w).movedim(-1, axis)
+    return F.rms_norm(moved, (n,), w, eps=1e-6).movedim(-1, axis)
+
+
+def main():
+    copy = copy_gbps(1 << 30)
+    print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s")
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    for op, shape, axis, dtype in CASES:
+        gen = torch.Generator(device="cuda").manual_seed(len(shape) * 1000 + axis)
+        dt = getattr(torch, dtype)
+        n = shape[axis]
+        w = (torch.rand(n, device="cuda", generator=gen) + 0.5).to(dt) if op in ("layer_norm", "rms_norm") else None
+        x = (torch.randn(shape, device="cuda", generator=gen) * 3).to(dt)
+        dys = Rotation(lambda: torch.randn(shape, device="cuda", generator=gen).to(dt), l2)
+        xr = x.detach().requires_grad_()
+        y = torch_forward(op, xr, axis, w)
+        if op in ("softmax", "log_softmax"):
+            ours = lambda dy: getattr(gpuprims, f"{op}_backward")(y.detach(), dy, axis)  # noqa: E731
+        elif op == "layer_norm":
+            _, mean, rstd = gpuprims.layer_norm(x, w, None, axis=axis, return_stats=True)
+            ours = lambda dy: gpuprims.layer_norm_backward(dy, x, w, mean, rstd, axis=axis)[0]  # noqa: E731
+        else:
+            _, rstd = gpuprims.rms_norm(x, w, axis=axis, return_stats=True)
+            ours = lambda dy: gpuprims.rms_norm_backward(dy, x, w, rstd, axis=axis)[0]  # noqa: E731
+        theirs = lambda dy: torch.autograd.grad(y, xr, dy, retain_graph=True)[0]  # noqa: E731
+        dy = dys.bufs[0]
+        err = (ours(dy).double() - theirs(dy).double()).abs().max().item()
+        scale = theirs(dy).double().abs().max().item()
+        nbytes = 3 * x.numel() * x.element_size()
+        t_ours = median_ms(lambda: ours(dys.cur), before=dys.rotate)
+        t_torch = median_ms(lambda: theirs(dys.cur), before=dys.rotate)
+        label = f"{op}_backward axis={axis} {dtype} {'x'.join(map(str, shape))}"
+        print(f"{label:52s} max |ours - torch| {err:.1e} (of {scale:.1e})  gpuprims {t_ours * 1e3:8.1f} us "
+              f"{100 * nbytes / t_ours / 1e6 / copy:5.1f} %  torch {t_torch * 1e3:8.1f} us "
+              f"{100 * nbytes / t_torch / 1e6 / copy:5.1f} %  x torch {t_torch / t_ours:5.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
