@@ -37,7 +37,8 @@ CASES = [  # (op, shape, axis, dtype); widths of 16 and 32 adjacent rows last
 ]
 
 
-def torch_op(op, x, axis):
+def torch_op(op, x, axis, weight=None):
+    """torch's op along `axis` (its norms normalize the last axis: moved there and back)."""
     if op == "softmax":
         return torch.softmax(x, axis)
     if op == "log_softmax":
@@ -45,21 +46,27 @@ def torch_op(op, x, axis):
     moved = x.movedim(axis, -1)
     n = moved.shape[-1]
     if op == "layer_norm":
-        return F.layer_norm(moved, (n,)).movedim(-1, axis)
-    return F.rms_norm(moved, (n,), eps=1e-6).movedim(-1, axis)
+        return F.layer_norm(moved, (n,), weight).movedim(-1, axis)
+    return F.rms_norm(moved, (n,), weight, eps=1e-6).movedim(-1, axis)
 
 
 def ours(op, x, axis, algorithm="auto"):
     return getattr(gpuprims, op)(x, axis=axis, algorithm=algorithm)
 
 
-def main():
+def probe_cases(cases):
+    """(copy GB/s, L2 bytes, then per case op, shape, axis, dtype name, torch dtype, a seeded
+    generator), the GPU and the copy ceiling printed first."""
     copy = copy_gbps(1 << 30)
     print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s")
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    for op, shape, axis, dtype in CASES:
+    for op, shape, axis, dtype in cases:
         gen = torch.Generator(device="cuda").manual_seed(len(shape) * 1000 + axis)
-        dt = getattr(torch, dtype)
+        yield copy, l2, op, shape, axis, dtype, getattr(torch, dtype), gen
+
+
+def main():
+    for copy, l2, op, shape, axis, dtype, dt, gen in probe_cases(CASES):
         inputs = Rotation(lambda: (torch.randn(shape, device="cuda", generator=gen) * 3).to(dt), l2)
         x = inputs.bufs[0]
         want = torch_op(op, x.double(), axis)

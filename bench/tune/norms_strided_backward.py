@@ -9,11 +9,11 @@ written (the weight and statistics vectors not counted). Inputs rotate through 4
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 import gpuprims
-from gpuprims.bench._timing import copy_gbps, median_ms
-from scan_held_dtypes import Rotation  # this folder: run as a script
+from gpuprims.bench._timing import median_ms
+from norms_strided_axis import probe_cases, torch_op  # this folder: run as a script
+from scan_held_dtypes import Rotation
 
 CASES = [  # (op, shape, axis, dtype)
     ("softmax", (32, 21, 256, 256), 1, "float32"),
@@ -24,31 +24,14 @@ CASES = [  # (op, shape, axis, dtype)
 ]
 
 
-def torch_forward(op, x, axis, w):
-    if op == "softmax":
-        return torch.softmax(x, axis)
-    if op == "log_softmax":
-        return torch.log_softmax(x, axis)
-    moved = x.movedim(axis, -1)
-    n = moved.shape[-1]
-    if op == "layer_norm":
-        return F.layer_norm(moved, (n,), w).movedim(-1, axis)
-    return F.rms_norm(moved, (n,), w, eps=1e-6).movedim(-1, axis)
-
-
 def main():
-    copy = copy_gbps(1 << 30)
-    print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s")
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    for op, shape, axis, dtype in CASES:
-        gen = torch.Generator(device="cuda").manual_seed(len(shape) * 1000 + axis)
-        dt = getattr(torch, dtype)
+    for copy, l2, op, shape, axis, dtype, dt, gen in probe_cases(CASES):
         n = shape[axis]
         w = (torch.rand(n, device="cuda", generator=gen) + 0.5).to(dt) if op in ("layer_norm", "rms_norm") else None
         x = (torch.randn(shape, device="cuda", generator=gen) * 3).to(dt)
         dys = Rotation(lambda: torch.randn(shape, device="cuda", generator=gen).to(dt), l2)
         xr = x.detach().requires_grad_()
-        y = torch_forward(op, xr, axis, w)
+        y = torch_op(op, xr, axis, w)
         if op in ("softmax", "log_softmax"):
             ours = lambda dy: getattr(gpuprims, f"{op}_backward")(y.detach(), dy, axis)  # noqa: E731
         elif op == "layer_norm":

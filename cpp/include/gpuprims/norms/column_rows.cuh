@@ -201,19 +201,13 @@ column_rows_kernel(NormParams p, ColumnShape shape) {
         // more reads of those rows. Per row; every thread joins the exchanges if any row needs it.
         const bool far = valid && mean_far_from_shift(mean, m2, n);
         if (__syncthreads_or(far)) {
-          const Acc inv = f.inv_scale, c = f.shift * inv + mean;
-          Acc t = Acc(0);
-          each(far, [&](int64_t, Acc v) { t += fma(v, inv, -c); });
-          const Acc delta = mean_of(all(t, SumOp{}), n);
-          Acc q = Acc(0);
-          each(far, [&](int64_t, Acc v) {
-            const Acc d = fma(v, inv, -c) - delta;
-            q += d * d;
-          });
-          const Acc q_all = all(q, SumOp{});
+          const Acc c = f.shift * f.inv_scale + mean;
+          const auto each_far = [&](auto g) { each(far, [&](int64_t, Acc v) { g(v); }); };
+          const RowStats<Acc> about_c =
+              moments_about(c, f.inv_scale, n, each_far, [&](Acc v) { return all(v, SumOp{}); });
           if (far) {
-            m2 = q_all;
-            mean = delta;
+            mean = about_c.a;
+            m2 = about_c.b;
             f.shift = c * f.scale;
           }
         }

@@ -156,6 +156,24 @@ __device__ __forceinline__ bool mean_far_from_shift(Acc mean, Acc m2, Count len)
   return mean * mean * Acc(len) > Acc(16) * m2;
 }
 
+// The corrected two-pass moments about c (in u units: c = u0 + mean, a row's first-element frame
+// moved to its mean) of a row read element by element -- what the streaming rungs and the columns
+// kernel take where mean_far_from_shift: (mean of d, sum of (d - that mean)^2), d = x * inv_scale - c.
+// each(f) calls f(x) for each of this thread's elements (one read of them per call); sum(v) is
+// the row's total of v over its threads (the same on each).
+template <class Acc, class Each, class Sum>
+__device__ __forceinline__ RowStats<Acc> moments_about(Acc c, Acc inv_scale, int64_t n, Each each, Sum sum) {
+  Acc t = Acc(0);
+  each([&](Acc x) { t += fma(x, inv_scale, -c); });
+  const Acc delta = mean_of(sum(t), n);
+  Acc q = Acc(0);
+  each([&](Acc x) {
+    const Acc d = fma(x, inv_scale, -c) - delta;
+    q += d * d;
+  });
+  return {delta, sum(q)};
+}
+
 template <RowKind kKind, bool kLean, bool kFold = false, class Tile, class Reduce>
 __device__ __forceinline__ RowStats<typename Tile::Acc> row_partial(const Tile& tile, int len, int rank,
                                                                     RowFrame<typename Tile::Acc>& frame, bool center,

@@ -36,17 +36,14 @@ row_streaming_kernel(NormParams p) {
     // statistics about c = u0 + mean, two more reads of the row (row_partial in row_stats.cuh says why).
     const auto recentre = [&](RowFrame<Acc>& f, Acc& mean, Acc& m2) {
       if (!(p.center && mean_far_from_shift(mean, m2, n))) return;  // uniform over the block
-      const Acc inv = f.inv_scale, c = f.shift * inv + mean;
-      Acc t = Acc(0);
-      for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) t += fma(at(i), inv, -c);
-      const Acc delta = mean_of(Group::all(t, SumOp{}, temp), n);
-      Acc q = Acc(0);
-      for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) {
-        const Acc d = fma(at(i), inv, -c) - delta;
-        q += d * d;
-      }
-      m2 = Group::all(q, SumOp{}, temp);
-      mean = delta;
+      const Acc c = f.shift * f.inv_scale + mean;
+      const auto each = [&](auto g) {
+        for (int64_t i = threadIdx.x; i < n; i += kStreamingThreads) g(at(i));
+      };
+      const RowStats<Acc> about_c =
+          moments_about(c, f.inv_scale, n, each, [&](Acc v) { return Group::all(v, SumOp{}, temp); });
+      mean = about_c.a;
+      m2 = about_c.b;
       f.shift = c * f.scale;
     };
     RowStats<Acc> stats;
