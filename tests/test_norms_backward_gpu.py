@@ -64,6 +64,20 @@ def test_views_take_the_element_wise_path(rng, op, dtype):
         check_backward(TORCH_CUDA, op, data(rng, (3, 5, 7), dtype), dtype, rng, algorithm=algorithm, axis=1)
 
 
+# The softmax kind's columns backward (column_backward.cuh): rows side by side along axis 1 of
+# (planes, row_len, width) arrays, around its block shapes (8 elements a thread held: rows of 8, 16,
+# 32, 64, 128, 256 on 1-32 warps; float64 half) and beyond (read twice), widths around its 32-row
+# groups (15 runs row_on_chip).
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", SOFTMAX_OPS)
+def test_rows_side_by_side(rng, op, dtype):
+    need()
+    for shape in ((3, 7, 45), (1, 8, 40), (2, 9, 33), (1, 65, 33), (3, 257, 16), (2, 256, 31), (2, 1000, 40),
+                  (1, 1, 50), (4, 9, 15)):
+        for algorithm in ("auto", "columns"):
+            check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng, algorithm=algorithm, axis=1)
+
+
 @pytest.mark.skipif(cupy is None, reason="cupy is not installed")
 @pytest.mark.parametrize("op", BACKWARD_OPS)
 def test_negative_strides(rng, op):

@@ -26,8 +26,8 @@ const char* backward_name(NormOp op) {
 
 }  // namespace
 
-const std::vector<NormVariantInfo>& norm_backward_variants(NormOp) {
-  static const std::vector<NormVariantInfo> variants = {
+const std::vector<NormVariantInfo>& norm_backward_variants(NormOp op) {
+  static const std::vector<NormVariantInfo> norm_kind = {
       {NormAlgorithm::kTwoPass, "two_pass",
        "block per row, any length: the row sums from a first read of dy and the saved row, dx from a "
        "second (2 reads of each + 1 write); dweight/dbias partial rows per block in global memory, "
@@ -38,7 +38,16 @@ const std::vector<NormVariantInfo>& norm_backward_variants(NormOp) {
        "staged through shared memory by cp.async rows ahead, the rest in registers; one read of each "
        "+ one write of dx; dweight/dbias accumulated in registers per group and summed by a second "
        "kernel in a fixed order; longer rows run two_pass", true}};
-  return variants;
+  static const std::vector<NormVariantInfo> softmax_kind = [] {
+    std::vector<NormVariantInfo> v = norm_kind;
+    v.push_back({NormAlgorithm::kColumns, "columns",
+                 "rows that lie side by side (the row axis strided, the next axis contiguous: the gradient of a "
+                 "softmax over NCHW channels): a block takes 32 adjacent rows, a lane each, as the forward's "
+                 "columns; y and dy held in registers up to 256 elements (float64 128), read twice beyond; "
+                 "elsewhere it runs row_on_chip", true});
+    return v;
+  }();
+  return norms::row_kind(op) == norms::RowKind::kSoftmax ? softmax_kind : norm_kind;
 }
 
 Status parse_norm_backward_algorithm(NormOp op, const std::string& name, NormAlgorithm* out) {
@@ -148,6 +157,10 @@ Status norm_backward(const NormBackwardTensors& t, const NormOptions& options, c
   GPUPRIMS_TRY(multiprocessor_count(l.device, &l.sm_count));
   if (rows == 0) return norms::backward_column_sums(l, nullptr, nullptr, 0);  // zero gradients
   if (options.algorithm == NormAlgorithm::kTwoPass) return norms::norms_backward_two_pass(l);
+  if (options.algorithm == NormAlgorithm::kColumns ||
+      (options.algorithm == NormAlgorithm::kAuto && norms::backward_rows_side_by_side(l))) {
+    return norms::norms_backward_columns(l);
+  }
   return norms::norms_backward_row_on_chip(l);
 }
 

@@ -4,6 +4,7 @@
 
 #include "gpuprims/core/error.hpp"
 #include "gpuprims/norms.hpp"
+#include "gpuprims/norms/column_shape.hpp"
 #include "gpuprims/norms/norm_params.hpp"
 
 namespace gpuprims {
@@ -26,6 +27,10 @@ struct NormBackwardLaunch {
 Status norms_backward_row_on_chip(const NormBackwardLaunch& launch);
 Status norms_backward_two_pass(const NormBackwardLaunch& launch);
 Status norms_backward_host(const NormBackwardLaunch& launch);
+// softmax / log_softmax on rows side by side (dy, y and dx alike: layout.hpp's rows_side_by_side):
+// column_softmax_backward_kernel; row_on_chip elsewhere (variant_backward_columns.cu).
+bool backward_rows_side_by_side(const NormBackwardLaunch& launch, ColumnShape* shape = nullptr);
+Status norms_backward_columns(const NormBackwardLaunch& launch);
 
 // dweight / dbias (those requested) from `groups` partial rows (backward_column_sums.cu); groups
 // = 0 writes zeros.

@@ -81,9 +81,10 @@ struct ColumnElement {
 // A thread's elements of its row (slice, slice + kSlices, ... < n): kHeld > 0 holds them in
 // registers (rows of up to kSlices * kHeld elements, read once: load() issues every load before
 // the first use), kHeld = 0 reads them again on every pass (column_slice_for_each).
-template <int kSlices, int kHeld, class Acc>
+// V: what load(i) returns (a value, or the backward's pair of values).
+template <int kSlices, int kHeld, class V>
 struct ColumnSlice {
-  Acc v[kHeld > 0 ? kHeld : 1];
+  V v[kHeld > 0 ? kHeld : 1];
 
   template <class Load>
   __device__ __forceinline__ void load(int64_t n, bool active, Load x_at) {
@@ -91,7 +92,7 @@ struct ColumnSlice {
 #pragma unroll
       for (int j = 0; j < kHeld; ++j) {
         const int64_t i = threadIdx.y + int64_t(j) * kSlices;
-        v[j] = active && i < n ? x_at(i) : Acc(0);
+        v[j] = active && i < n ? x_at(i) : V{};
       }
     }
   }
@@ -108,6 +109,21 @@ struct ColumnSlice {
     }
   }
 };
+
+// This thread's row in the group first + threadIdx.z of a block's loop over groups (the loop is
+// uniform over the block for its barriers: a group past the last, or a lane past its plane's last
+// row, joins the exchanges with valid false and a row that exists).
+struct ColumnRow {
+  int64_t row;
+  bool valid;
+};
+__device__ __forceinline__ ColumnRow column_row(const ColumnShape& shape, int64_t first) {
+  const int64_t g = first + threadIdx.z < shape.groups ? first + threadIdx.z : first;
+  const int64_t plane = shape.plane_of.div(g);
+  const int64_t column = (g - plane * shape.groups_per_plane) * kColumnLanes + threadIdx.x;
+  const bool valid = column < shape.width && first + threadIdx.z < shape.groups;
+  return {plane * shape.width + (valid ? column : 0), valid};
+}
 
 // A block of kGroups x kSlices warps: group z (threadIdx.z) takes 32 adjacent rows, its kSlices
 // warps (threadIdx.y) split their elements; kHeld: ColumnSlice.
@@ -131,14 +147,10 @@ column_rows_kernel(NormParams p, ColumnShape shape) {
   __shared__ Acc exchange[kGroups * kSlices * kColumnLanes];
   const RowLayout& layout = p.layout;
   const int64_t n = layout.row_len;
-  // The loop is uniform over the block (its barriers); a group past the last joins them idle.
   for (int64_t first = int64_t(blockIdx.x) * kGroups; first < shape.groups; first += int64_t(gridDim.x) * kGroups) {
-    const int64_t g = first + threadIdx.z < shape.groups ? first + threadIdx.z : first;
-    const int64_t plane = shape.plane_of.div(g);
-    const int64_t column = (g - plane * shape.groups_per_plane) * kColumnLanes + threadIdx.x;
-    // lanes past the plane's last row (or in a group past the last) only join the exchanges
-    const bool valid = column < shape.width && first + threadIdx.z < shape.groups;
-    const int64_t row = plane * shape.width + (valid ? column : 0);
+    const ColumnRow mine = column_row(shape, first);
+    const int64_t row = mine.row;
+    const bool valid = mine.valid;
     const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
     const int64_t xs = layout.x_elem_stride;
     const auto all = [&](Acc v, auto op) { return column_all<kSlices>(v, op, exchange); };

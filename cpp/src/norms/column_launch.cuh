@@ -1,0 +1,60 @@
+#pragma once
+// The block shapes of the columns kernels (column_rows.cuh, column_backward.cuh) by row length, and
+// their launch: shared by the forward (variant_columns.cu) and the backward
+// (variant_backward_columns.cu).
+#include <cstdint>
+
+#include "gpuprims/core/error.hpp"
+#include "gpuprims/norms/column_rows.cuh"
+#include "launch.hpp"
+
+namespace gpuprims {
+namespace norms {
+
+// A block of kGroups groups of 32 adjacent rows, kSlices warps a row, kHeld elements a thread held
+// in registers (0: rows read again on every pass).
+template <int kSlices_, int kGroups_, int kHeld_>
+struct ColumnBlock {
+  static constexpr int kSlices = kSlices_;
+  static constexpr int kGroups = kGroups_;
+  static constexpr int kHeld = kHeld_;
+};
+
+// The block's shape by row length: each thread holds up to kHeld elements in registers (one read),
+// as few warps a row as that allows (each exchange costs two barriers and a loop over the warps):
+// rows of up to kHeld elements a thread each (no exchange), 8 groups of 32 rows a block; up to 2,
+// 4, 8, 16, 32 x kHeld elements 2, 4, 8, 16, 32 warps a row (float64: at most 16), 256 threads a
+// block or more. Longer rows stream (two reads) through 32 warps (float64: 16, under 128
+// registers; 64 spilled), so that few groups (axis 0 of a wide matrix: 4096 columns are 128
+// blocks) still keep 32 warps an SM loading, and a block reads its 32 rows soon enough for pass 2
+// to find them in L2. Session 48, H200, % of copy (forward, kHeld 16): rows of 21 float32 elements
+// read 18.1 with one 8-warp group, two reads (run 2), 30.4 with two 4-warp groups, two reads
+// (run 3), 26.2 held (run 4), 41.5 with this table (run 5); layer_norm of 96 elements 26.1 on 16
+// warps, held (run 4), 50.0 (run 5). run(ColumnBlock<...>{}) for the shape of rows of n elements.
+template <class T, int kHeld, class Run>
+Status run_column_block(int64_t n, Run run) {
+  constexpr int kWide = sizeof(T) == 8 ? 16 : 32;
+  if (n <= 1 * kHeld) return run(ColumnBlock<1, 8, kHeld>{});
+  if (n <= 2 * kHeld) return run(ColumnBlock<2, 4, kHeld>{});
+  if (n <= 4 * kHeld) return run(ColumnBlock<4, 2, kHeld>{});
+  if (n <= 8 * kHeld) return run(ColumnBlock<8, 1, kHeld>{});
+  if (n <= 16 * kHeld) return run(ColumnBlock<16, 1, kHeld>{});
+  if (n <= kWide * kHeld) return run(ColumnBlock<kWide, 1, kHeld>{});
+  return run(ColumnBlock<kWide, 1, 0>{});
+}
+
+// One launch of a columns kernel taking (Params, ColumnShape) with Block's shape.
+template <class Block, class Params>
+Status launch_column_kernel(const void* kernel, const Params& params, const ColumnShape& shape, const char* op,
+                            cudaStream_t stream) {
+  Params p = params;
+  ColumnShape s = shape;
+  void* args[] = {&p, &s};
+  const int64_t blocks = (shape.groups + Block::kGroups - 1) / Block::kGroups;
+  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)),
+                                           dim3(kColumnLanes, Block::kSlices, Block::kGroups), args, 0, stream));
+  return check_launch(op, stream);
+}
+
+}  // namespace norms
+}  // namespace gpuprims
