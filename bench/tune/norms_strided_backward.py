@@ -1,8 +1,9 @@
 """Backward passes along an axis that is not the contiguous one (the gradients of softmax over
 NCHW channels, of a channels-first LayerNorm), against torch autograd's backward in the same
-process. The forward side's `columns` kernel (session 48) does not cover them: they still run the
-block-per-row kernels. Each result is checked against torch first. Bytes: y (or x), dy read, dx
-written (the weight and statistics vectors not counted). Inputs rotate through 4x L2.
+process, "auto" next to "row_on_chip" (the block-per-row kernels). The softmax kind's "auto" runs
+the columns kernel on such rows; the norm kind's still runs the block-per-row kernels. Each result
+is checked against torch first. Bytes: y (or x), dy read, dx written (the weight and statistics
+vectors not counted). Inputs rotate through 4x L2.
 
     python3 bench/tune/norms_strided_backward.py
 """
@@ -33,13 +34,13 @@ def main():
         xr = x.detach().requires_grad_()
         y = torch_op(op, xr, axis, w)
         if op in ("softmax", "log_softmax"):
-            ours = lambda dy: getattr(gpuprims, f"{op}_backward")(y.detach(), dy, axis)  # noqa: E731
+            ours = lambda dy, a="auto": getattr(gpuprims, f"{op}_backward")(y.detach(), dy, axis, algorithm=a)  # noqa: E731
         elif op == "layer_norm":
             _, mean, rstd = gpuprims.layer_norm(x, w, None, axis=axis, return_stats=True)
-            ours = lambda dy: gpuprims.layer_norm_backward(dy, x, w, mean, rstd, axis=axis)[0]  # noqa: E731
+            ours = lambda dy, a="auto": gpuprims.layer_norm_backward(dy, x, w, mean, rstd, axis=axis, algorithm=a)[0]  # noqa: E731
         else:
             _, rstd = gpuprims.rms_norm(x, w, axis=axis, return_stats=True)
-            ours = lambda dy: gpuprims.rms_norm_backward(dy, x, w, rstd, axis=axis)[0]  # noqa: E731
+            ours = lambda dy, a="auto": gpuprims.rms_norm_backward(dy, x, w, rstd, axis=axis, algorithm=a)[0]  # noqa: E731
         theirs = lambda dy: torch.autograd.grad(y, xr, dy, retain_graph=True)[0]  # noqa: E731
         dy = dys.bufs[0]
         err = (ours(dy).double() - theirs(dy).double()).abs().max().item()
@@ -47,10 +48,12 @@ def main():
         nbytes = 3 * x.numel() * x.element_size()
         t_ours = median_ms(lambda: ours(dys.cur), before=dys.rotate)
         t_torch = median_ms(lambda: theirs(dys.cur), before=dys.rotate)
+        t_chip = median_ms(lambda: ours(dys.cur, "row_on_chip"), before=dys.rotate)
         label = f"{op}_backward axis={axis} {dtype} {'x'.join(map(str, shape))}"
         print(f"{label:52s} max |ours - torch| {err:.1e} (of {scale:.1e})  gpuprims {t_ours * 1e3:8.1f} us "
               f"{100 * nbytes / t_ours / 1e6 / copy:5.1f} %  torch {t_torch * 1e3:8.1f} us "
-              f"{100 * nbytes / t_torch / 1e6 / copy:5.1f} %  x torch {t_torch / t_ours:5.2f}", flush=True)
+              f"{100 * nbytes / t_torch / 1e6 / copy:5.1f} %  x torch {t_torch / t_ours:5.2f}  row_on_chip "
+              f"{100 * nbytes / t_chip / 1e6 / copy:5.1f} %", flush=True)
 
 
 if __name__ == "__main__":
