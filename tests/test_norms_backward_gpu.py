@@ -78,6 +78,28 @@ def test_rows_side_by_side(rng, op, dtype):
             check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng, algorithm=algorithm, axis=1)
 
 
+# Aligned rows side by side of more than 32 elements are staged through shared memory
+# (column_staged.cuh, in the register kernel's shapes); the same rows one element off alignment run
+# the register kernel: the same values summed in the same order, so bitwise equal. (64, 40, 4096)
+# gives each staged block several steps; rows of 257 and 512 are beyond the held shapes (both read
+# twice from global memory), rows of 21 stay in registers either way.
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", SOFTMAX_OPS)
+def test_rows_side_by_side_staged_equals_registers(rng, op, dtype):
+    need()
+    for shape in ((2, 21, 64), (2, 33, 64), (1, 150, 48), (3, 256, 16), (3, 257, 16), (2, 512, 40), (64, 40, 4096)):
+        wide = shape[:-1] + (shape[-1] + 1,)
+        x = TORCH_CUDA.make(data(rng, wide, dtype), dtype)[..., 1:]
+        dy = TORCH_CUDA.make(data(rng, wide, dtype), dtype)[..., 1:]
+        y = getattr(gpuprims, op)(x, axis=1)
+        y_shifted = TORCH_CUDA.make(data(rng, wide, dtype), dtype)[..., 1:]
+        y_shifted.copy_(y)  # y's values one element off alignment
+        for algorithm in ("auto", "columns"):
+            got = run_backward(op, dy.contiguous(), y, axis=1, algorithm=algorithm)[0]
+            assert torch.equal(got, run_backward(op, dy, y_shifted, axis=1, algorithm=algorithm)[0]), (shape, algorithm)
+    check_backward(TORCH_CUDA, op, data(rng, (64, 40, 4096), dtype), dtype, rng, axis=1)
+
+
 @pytest.mark.skipif(cupy is None, reason="cupy is not installed")
 @pytest.mark.parametrize("op", BACKWARD_OPS)
 def test_negative_strides(rng, op):

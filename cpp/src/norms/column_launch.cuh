@@ -2,9 +2,11 @@
 // The block shapes of the columns kernels (column_rows.cuh, column_backward.cuh) by row length, and
 // their launch: shared by the forward (variant_columns.cu) and the backward
 // (variant_backward_columns.cu).
+#include <algorithm>
 #include <cstdint>
 
 #include "gpuprims/core/error.hpp"
+#include "gpuprims/core/stream.hpp"
 #include "gpuprims/norms/column_rows.cuh"
 #include "launch.hpp"
 
@@ -53,6 +55,40 @@ Status launch_column_kernel(const void* kernel, const Params& params, const Colu
   const int64_t blocks = (shape.groups + Block::kGroups - 1) / Block::kGroups;
   GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)),
                                            dim3(kColumnLanes, Block::kSlices, Block::kGroups), args, 0, stream));
+  return check_launch(op, stream);
+}
+
+// Rows of more elements than this are staged where the layout allows (column_staged.cuh); shorter
+// ones stay in registers. Session 49 run 2 (H200, % of copy, register kernels of session 48 run 5
+// -> staged): softmax over 21 float32 channels 41.5 -> 40.6, bfloat16 21.5 -> 19.4, its backward
+// 65.8 -> 43.9; 16 channels 46.1 -> 42.2; layer_norm over 3 channels 18.2 -> 9.8 (a step of so few
+// bytes is mostly barriers); from 64 elements on it gained: rms_norm 64 float32 68.4 -> 69.7,
+// bfloat16 23.9 -> 30.8, layer_norm 96 float32 50.0 -> 57.3, bfloat16 21.3 -> 25.4, log_softmax
+// 150 float16 17.5 -> 27.1 (backward 14.9 -> 26.8), softmax 256 float32 40.8 -> 70.7.
+constexpr int64_t kColumnStagedMinLen = 32;
+
+// One launch of a staged columns kernel (column_staged.cuh) with Block's shape and `smem` bytes of
+// dynamic shared memory: a grid of the blocks resident at once (each block's next step is copied
+// while it works on this one). *launched false, nothing launched, where the device's shared memory
+// per block is smaller.
+template <class Block, class Params>
+Status launch_column_staged(const void* kernel, const Params& params, const ColumnShape& shape, int64_t smem,
+                            const char* op, int device, int sm_count, cudaStream_t stream, bool* launched) {
+  int optin = 0;
+  GPUPRIMS_TRY(shared_memory_per_block_optin(device, &optin));
+  *launched = smem <= optin;
+  if (!*launched) return Status::ok();
+  const int threads = kColumnLanes * Block::kSlices * Block::kGroups;
+  GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int per_sm = 0;
+  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, size_t(smem)));
+  const int64_t steps = (shape.groups + Block::kGroups - 1) / Block::kGroups;
+  const int64_t blocks = std::min<int64_t>(steps, int64_t(std::max(per_sm, 1)) * sm_count);
+  Params p = params;
+  ColumnShape s = shape;
+  void* args[] = {&p, &s};
+  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)),
+                                           dim3(kColumnLanes, Block::kSlices, Block::kGroups), args, size_t(smem), stream));
   return check_launch(op, stream);
 }
 

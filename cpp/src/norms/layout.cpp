@@ -63,6 +63,15 @@ bool rows_side_by_side(const RowLayout& l, ColumnShape* shape) {
   return true;
 }
 
+bool rows_side_by_side_staged(const RowLayout& l, const void* x, DType dtype) {
+  const int64_t lanes = 16 / static_cast<int64_t>(dtype_size(dtype));
+  if (!rows_side_by_side(l) || reinterpret_cast<uintptr_t>(x) % 16 != 0 || l.x_elem_stride % lanes != 0) return false;
+  for (int d = 0; d < l.outer_ndim; ++d) {  // the innermost: the width, for unit stride
+    if ((d == l.outer_ndim - 1 ? l.outer_sizes[d] : l.x_outer_strides[d]) % lanes != 0) return false;
+  }
+  return true;
+}
+
 bool rows_vector_aligned(const RowLayout& l, const void* x, const void* y, DType dtype, DType y_dtype) {
   // x's rows whole aligned 16-byte vectors (every slot of a row full or empty), and y's rows
   // misaligned as x's, i.e. aligned too: its unit, the outputs of one 16-byte slot of x (8, 16 or

@@ -39,5 +39,11 @@ bool rows_back_to_back(const RowLayout& layout);
 constexpr int64_t kColumnMinWidth = 16;
 bool rows_side_by_side(const RowLayout& layout, ColumnShape* shape = nullptr);
 
+// Whether such rows of x can be staged by column_staged_kernel (column_staged.cuh): every run of a
+// group's elements (32 adjacent rows at one position) starts 16-byte aligned and every 16-byte
+// piece of it lies inside its plane -- x aligned, and the row stride, the plane strides and the
+// width multiples of 16 bytes.
+bool rows_side_by_side_staged(const RowLayout& layout, const void* x, DType dtype);
+
 }  // namespace norms
 }  // namespace gpuprims

@@ -1,6 +1,6 @@
 // columns (backward of softmax / log_softmax): rows that lie side by side (column_backward.cuh);
 // row_on_chip for every other layout.
-#include "gpuprims/norms/column_backward.cuh"
+#include "gpuprims/norms/column_staged.cuh"
 #include "backward_launch.hpp"
 #include "column_launch.cuh"
 #include "layout.hpp"
@@ -17,15 +17,29 @@ bool backward_rows_side_by_side(const NormBackwardLaunch& l, ColumnShape* shape)
 Status norms_backward_columns(const NormBackwardLaunch& l) {
   ColumnShape shape;
   if (!backward_rows_side_by_side(l, &shape)) return norms_backward_row_on_chip(l);
+  const bool staged = l.params.dy_layout.row_len > kColumnStagedMinLen &&
+                      rows_side_by_side_staged(l.params.dy_layout, l.params.dy, l.dtype) &&
+                      rows_side_by_side_staged(l.params.saved_layout, l.params.saved, l.dtype);
   return visit_float_dtype(l.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    // y and dy held: half the forward's elements a thread (the same registers).
+    // y and dy held: half the forward's elements a thread (the same registers). The staged kernel
+    // takes the same shapes, so that its results are bitwise the register kernel's.
     constexpr int kHeld = sizeof(T) == 8 ? 4 : 8;
-    return run_column_block<T, kHeld>(l.params.dy_layout.row_len, [&](auto block) {
+    return run_column_block<T, kHeld>(l.params.dy_layout.row_len, [&](auto block) -> Status {
       using B = decltype(block);
+      const char* op = norm_op_name(l.op);
+      if constexpr (B::kHeld > 0) {  // staged where aligned and two stages of dy and y fit
+        bool launched = false;
+        if (staged) {
+          const void* kernel = reinterpret_cast<const void*>(&column_softmax_backward_staged_kernel<T, B::kSlices, B::kGroups>);
+          GPUPRIMS_TRY(launch_column_staged<B>(kernel, l.params, shape,
+                                               column_staged_bytes<T, B::kGroups, 2>(l.params.dy_layout.row_len), op,
+                                               l.device, l.sm_count, l.stream, &launched));
+        }
+        if (launched) return Status::ok();
+      }
       const void* kernel = reinterpret_cast<const void*>(&column_softmax_backward_kernel<T, B::kSlices, B::kGroups, B::kHeld>);
-      return launch_column_kernel<B>(kernel, l.params, shape, norm_op_name(l.op),
-                                     l.stream);
+      return launch_column_kernel<B>(kernel, l.params, shape, op, l.stream);
     });
   });
 }

@@ -84,6 +84,7 @@ struct ColumnElement {
 // V: what load(i) returns (a value, or the backward's pair of values).
 template <int kSlices, int kHeld, class V>
 struct ColumnSlice {
+  static constexpr bool kHolds = kHeld > 0;
   V v[kHeld > 0 ? kHeld : 1];
 
   template <class Load>
@@ -138,121 +139,132 @@ constexpr int column_min_blocks() {
   return resident / kThreads > 1 ? resident / kThreads : 1;
 }
 
+// One group's pass over this thread's row (`row`; nothing read or written where `valid` is false,
+// but every exchange joined): the statistics, then the output. `slice` gives the thread's elements
+// (for_each): Slice::kHolds, from registers or a staged tile on every pass (the two-pass
+// statistics); otherwise streamed through x_at, read again on every pass. `x0` points at the row's
+// element 0 (the norm kind's frame).
+template <class T, RowKind kKind, int kSlices, class Slice, class XAt>
+__device__ __forceinline__ void column_rows_group(const NormParams& p, int64_t row, bool valid, const T* x0,
+                                                  const Slice& slice, XAt x_at, acc_t<T>* exchange) {
+  using Acc = acc_t<T>;
+  constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
+  constexpr bool kHolds = Slice::kHolds;
+  const RowLayout& layout = p.layout;
+  const int64_t n = layout.row_len;
+  const auto all = [&](Acc v, auto op) { return column_all<kSlices>(v, op, exchange); };
+  const auto each = [&](bool active, auto f) { slice.for_each(n, active, x_at, f); };
+
+  RowStats<Acc> stats;
+  Acc shift = Acc(0);
+  if constexpr (kKind == RowKind::kSoftmax) {
+    if constexpr (kHolds) {  // the max, then the sum of exponentials about it, from the held values
+      Acc m = kNegInf;
+      each(valid, [&](int64_t, Acc v) { m = nan_max(m, v); });
+      const Acc row_max = all(m, NanMaxOp{});
+      Acc sum = Acc(0);
+      each(valid, [&](int64_t, Acc v) { sum += exp_of(v - row_max); });
+      const Acc total = all(sum, SumOp{});  // every thread: the exchange holds barriers
+      stats = {row_max, row_max == kNegInf ? Acc(0) : total};
+    } else {
+      OnlineSoftmax<Acc> o;
+      each(valid, [&](int64_t, Acc v) { o.add(v); });
+      const Acc row_max = all(o.m, NanMaxOp{});
+      stats = {row_max, all(o.m == kNegInf ? Acc(0) : o.s * exp_of(o.m - row_max), SumOp{})};
+    }
+  } else {
+    RowFrame<Acc> f = row_frame(x0, valid ? n : 0, p.center);
+    Acc mean = Acc(0), m2;
+    if (p.center && kHolds) {
+      // From the held values: the mean of u about the first element's u0, then the sums of d and d^2
+      // about c = u0 + mean (rounded), and the frame moved to c: the corrected two-pass
+      // statistics, mean = c + sum d / n, M2 = sum d^2 - (sum d) * (sum d / n), with every
+      // output's x - shift rounded at its own deviation however far the first element lies
+      // (what row_partial does for a first element beyond 4 deviations, here for every row: it
+      // costs no pass more). A constant row has mean 0 and d = 0 exactly: its outputs are the bias.
+      const Acc inv = f.inv_scale;
+      Acc t = Acc(0);
+      each(valid, [&](int64_t, Acc v) { t += (v - f.shift) * inv; });
+      const Acc c = f.shift * inv + mean_of(all(t, SumOp{}), n);
+      Acc sd = Acc(0), sd2 = Acc(0);
+      each(valid, [&](int64_t, Acc v) {
+        const Acc d = fma(v, inv, -c);
+        sd += d;
+        sd2 = fma(d, d, sd2);
+      });
+      const Acc total = all(sd, SumOp{});
+      mean = mean_of(total, n);
+      m2 = fma(-total, mean, all(sd2, SumOp{}));
+      f.shift = c * f.scale;
+    } else if (p.center) {
+      // One read: Welford per thread, merged in closed form
+      WelfordMoments<Acc> moments;
+      each(valid, [&](int64_t, Acc v) { moments.add((v - f.shift) * f.inv_scale); });
+      mean = mean_of(all(moments.count * moments.mean, SumOp{}), n);
+      const Acc dm = moments.mean - mean;
+      m2 = all(moments.m2 + moments.count * dm * dm, SumOp{});
+      // A first element (the frame's shift) beyond 4 deviations from the mean: the corrected
+      // two-pass statistics about c = u0 + mean (row_partial in row_stats.cuh says why), two
+      // more reads of those rows. Per row; every thread joins the exchanges if any row needs it.
+      const bool far = valid && mean_far_from_shift(mean, m2, n);
+      if (__syncthreads_or(far)) {
+        const Acc c = f.shift * f.inv_scale + mean;
+        const auto each_far = [&](auto g) { each(far, [&](int64_t, Acc v) { g(v); }); };
+        const RowStats<Acc> about_c =
+            moments_about(c, f.inv_scale, n, each_far, [&](Acc v) { return all(v, SumOp{}); });
+        if (far) {
+          mean = about_c.a;
+          m2 = about_c.b;
+          f.shift = c * f.scale;
+        }
+      }
+    } else {
+      Acc s2 = Acc(0);
+      each(valid, [&](int64_t, Acc v) {
+        const Acc u = v * f.inv_scale;
+        s2 += u * u;
+      });
+      m2 = all(s2, SumOp{});
+    }
+    stats = norm_row_stats(RowStats<Acc>{mean, m2}, f, n, p.eps);
+    shift = f.shift;
+    if (valid && threadIdx.y == 0) write_row_stats(p, row, stats, shift);
+  }
+
+  const RowOutput<kKind, Acc> out(stats, shift, p.log);
+  const T* w = static_cast<const T*>(p.weight);
+  const T* b = static_cast<const T*>(p.bias);
+  T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
+  const int64_t ys = layout.y_elem_stride;
+  const auto write = [&](int64_t i, Acc v, Acc wi, Acc bi) { yr[i * ys] = cast_value<T>(out(v, wi, bi)); };
+  if constexpr (kHolds) {
+    each(valid, [&](int64_t i, Acc v) {
+      write(i, v, w ? cast_value<Acc>(w[i * p.weight_stride]) : Acc(1), b ? cast_value<Acc>(b[i * p.bias_stride]) : Acc(0));
+    });
+  } else {  // x again, with the affine values in the same batch of loads
+    const auto element_at = [=](int64_t i) {
+      return ColumnElement<Acc>{x_at(i), w ? cast_value<Acc>(w[i * p.weight_stride]) : Acc(1),
+                                b ? cast_value<Acc>(b[i * p.bias_stride]) : Acc(0)};
+    };
+    column_slice_for_each<kSlices>(n, valid, element_at, [&](int64_t i, ColumnElement<Acc> e) { write(i, e.x, e.w, e.b); });
+  }
+}
+
 template <class T, RowKind kKind, int kSlices, int kGroups, int kHeld>
 __global__ void __launch_bounds__(kColumnLanes * kSlices * kGroups,
                                   column_min_blocks<T, kColumnLanes * kSlices * kGroups>())
 column_rows_kernel(NormParams p, ColumnShape shape) {
   using Acc = acc_t<T>;
-  constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
   __shared__ Acc exchange[kGroups * kSlices * kColumnLanes];
   const RowLayout& layout = p.layout;
-  const int64_t n = layout.row_len;
   for (int64_t first = int64_t(blockIdx.x) * kGroups; first < shape.groups; first += int64_t(gridDim.x) * kGroups) {
     const ColumnRow mine = column_row(shape, first);
-    const int64_t row = mine.row;
-    const bool valid = mine.valid;
-    const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(row);
+    const T* xr = static_cast<const T*>(p.x) + layout.x_row_offset(mine.row);
     const int64_t xs = layout.x_elem_stride;
-    const auto all = [&](Acc v, auto op) { return column_all<kSlices>(v, op, exchange); };
     const auto x_at = [=](int64_t i) { return cast_value<Acc>(xr[i * xs]); };
-
     ColumnSlice<kSlices, kHeld, Acc> slice;
-    slice.load(n, valid, x_at);
-    const auto each = [&](bool active, auto f) { slice.for_each(n, active, x_at, f); };
-
-    RowStats<Acc> stats;
-    Acc shift = Acc(0);
-    if constexpr (kKind == RowKind::kSoftmax) {
-      if constexpr (kHeld > 0) {  // the max, then the sum of exponentials about it, from registers
-        Acc m = kNegInf;
-        each(valid, [&](int64_t, Acc v) { m = nan_max(m, v); });
-        const Acc row_max = all(m, NanMaxOp{});
-        Acc sum = Acc(0);
-        each(valid, [&](int64_t, Acc v) { sum += exp_of(v - row_max); });
-        const Acc total = all(sum, SumOp{});  // every thread: the exchange holds barriers
-        stats = {row_max, row_max == kNegInf ? Acc(0) : total};
-      } else {
-        OnlineSoftmax<Acc> o;
-        each(valid, [&](int64_t, Acc v) { o.add(v); });
-        const Acc row_max = all(o.m, NanMaxOp{});
-        stats = {row_max, all(o.m == kNegInf ? Acc(0) : o.s * exp_of(o.m - row_max), SumOp{})};
-      }
-    } else {
-      RowFrame<Acc> f = row_frame(xr, valid ? n : 0, p.center);
-      Acc mean = Acc(0), m2;
-      if (p.center && kHeld > 0) {
-        // From registers: the mean of u about the first element's u0, then the sums of d and d^2
-        // about c = u0 + mean (rounded), and the frame moved to c: the corrected two-pass
-        // statistics, mean = c + sum d / n, M2 = sum d^2 - (sum d) * (sum d / n), with every
-        // output's x - shift rounded at its own deviation however far the first element lies
-        // (what row_partial does for a first element beyond 4 deviations, here for every row: it
-        // costs no pass more). A constant row has mean 0 and d = 0 exactly: its outputs are the bias.
-        const Acc inv = f.inv_scale;
-        Acc t = Acc(0);
-        each(valid, [&](int64_t, Acc v) { t += (v - f.shift) * inv; });
-        const Acc c = f.shift * inv + mean_of(all(t, SumOp{}), n);
-        Acc sd = Acc(0), sd2 = Acc(0);
-        each(valid, [&](int64_t, Acc v) {
-          const Acc d = fma(v, inv, -c);
-          sd += d;
-          sd2 = fma(d, d, sd2);
-        });
-        const Acc total = all(sd, SumOp{});
-        mean = mean_of(total, n);
-        m2 = fma(-total, mean, all(sd2, SumOp{}));
-        f.shift = c * f.scale;
-      } else if (p.center) {
-        // One read: Welford per thread, merged in closed form
-        WelfordMoments<Acc> moments;
-        each(valid, [&](int64_t, Acc v) { moments.add((v - f.shift) * f.inv_scale); });
-        mean = mean_of(all(moments.count * moments.mean, SumOp{}), n);
-        const Acc dm = moments.mean - mean;
-        m2 = all(moments.m2 + moments.count * dm * dm, SumOp{});
-        // A first element (the frame's shift) beyond 4 deviations from the mean: the corrected
-        // two-pass statistics about c = u0 + mean (row_partial in row_stats.cuh says why), two
-        // more reads of those rows. Per row; every thread joins the exchanges if any row needs it.
-        const bool far = valid && mean_far_from_shift(mean, m2, n);
-        if (__syncthreads_or(far)) {
-          const Acc c = f.shift * f.inv_scale + mean;
-          const auto each_far = [&](auto g) { each(far, [&](int64_t, Acc v) { g(v); }); };
-          const RowStats<Acc> about_c =
-              moments_about(c, f.inv_scale, n, each_far, [&](Acc v) { return all(v, SumOp{}); });
-          if (far) {
-            mean = about_c.a;
-            m2 = about_c.b;
-            f.shift = c * f.scale;
-          }
-        }
-      } else {
-        Acc s2 = Acc(0);
-        each(valid, [&](int64_t, Acc v) {
-          const Acc u = v * f.inv_scale;
-          s2 += u * u;
-        });
-        m2 = all(s2, SumOp{});
-      }
-      stats = norm_row_stats(RowStats<Acc>{mean, m2}, f, n, p.eps);
-      shift = f.shift;
-      if (valid && threadIdx.y == 0) write_row_stats(p, row, stats, shift);
-    }
-
-    const RowOutput<kKind, Acc> out(stats, shift, p.log);
-    const T* w = static_cast<const T*>(p.weight);
-    const T* b = static_cast<const T*>(p.bias);
-    T* yr = static_cast<T*>(p.y) + layout.y_row_offset(row);
-    const int64_t ys = layout.y_elem_stride;
-    const auto write = [&](int64_t i, Acc v, Acc wi, Acc bi) { yr[i * ys] = cast_value<T>(out(v, wi, bi)); };
-    if constexpr (kHeld > 0) {
-      each(valid, [&](int64_t i, Acc v) {
-        write(i, v, w ? cast_value<Acc>(w[i * p.weight_stride]) : Acc(1), b ? cast_value<Acc>(b[i * p.bias_stride]) : Acc(0));
-      });
-    } else {  // x again, with the affine values in the same batch of loads
-      const auto element_at = [=](int64_t i) {
-        return ColumnElement<Acc>{cast_value<Acc>(xr[i * xs]), w ? cast_value<Acc>(w[i * p.weight_stride]) : Acc(1),
-                                  b ? cast_value<Acc>(b[i * p.bias_stride]) : Acc(0)};
-      };
-      column_slice_for_each<kSlices>(n, valid, element_at, [&](int64_t i, ColumnElement<Acc> e) { write(i, e.x, e.w, e.b); });
-    }
+    slice.load(layout.row_len, mine.valid, x_at);
+    column_rows_group<T, kKind, kSlices>(p, mine.row, mine.valid, xr, slice, x_at, exchange);
   }
 }
 

@@ -234,6 +234,14 @@ GPUPRIMS_HD Acc softmax_backward_term(Acc y, Acc dy, bool log) {
   return log ? dy : dy * y;
 }
 
+// part + softmax_backward_term(y, dy, log) with softmax's product fused into the add: the same bits
+// whether or not the compiler unswitches the loop on `log` (which decides whether it can contract
+// the product through the select), so the columns kernels' staged and register paths agree.
+template <class Acc>
+GPUPRIMS_HD Acc softmax_backward_add(Acc part, Acc y, Acc dy, bool log) {
+  return log ? part + dy : fma(dy, y, part);
+}
+
 template <class Acc>
 GPUPRIMS_HD Acc softmax_backward_out(Acc y, Acc dy, Acc s, bool log) {
   return log ? dy - exp_of(y) * s : y * (dy - s);
