@@ -28,7 +28,9 @@ Status norms_backward_columns(const NormBackwardLaunch& l) {
     return run_column_block<T, kHeld>(l.params.dy_layout.row_len, [&](auto block) -> Status {
       using B = decltype(block);
       const char* op = norm_op_name(l.op);
-      if constexpr (B::kHeld > 0) {  // staged where aligned and two stages of dy and y fit
+      // Staged where aligned and two stages of dy and y fit (as the forward: no staged kernel for
+      // shapes whose rows are all within kColumnStagedMinLen).
+      if constexpr (B::kHeld > 0 && B::kSlices * B::kHeld > kColumnStagedMinLen) {
         bool launched = false;
         if (staged) {
           const void* kernel = reinterpret_cast<const void*>(&column_softmax_backward_staged_kernel<T, B::kSlices, B::kGroups>);

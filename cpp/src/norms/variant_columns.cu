@@ -20,7 +20,9 @@ Status launch_columns(const NormLaunch& l, const ColumnShape& shape) {
                       rows_side_by_side_staged(l.params.layout, l.params.x, l.dtype);
   return run_column_block<T, kColumnHeld<T>>(l.params.layout.row_len, [&](auto block) {
     using B = decltype(block);
-    if constexpr (B::kHeld > 0) {  // rows that the registers would hold: staged where aligned and two stages fit
+    // Rows that the registers would hold: staged where aligned and two stages fit (no staged kernel
+    // for shapes whose rows are all within kColumnStagedMinLen: never launched).
+    if constexpr (B::kHeld > 0 && B::kSlices * B::kHeld > kColumnStagedMinLen) {
       bool launched = false;
       if (staged) {
         const void* kernel = reinterpret_cast<const void*>(&column_staged_kernel<T, kKind, B::kSlices, B::kGroups>);
