@@ -43,7 +43,8 @@ const std::vector<NormVariantInfo>& norm_backward_variants(NormOp op) {
     v.push_back({NormAlgorithm::kColumns, "columns",
                  "rows that lie side by side (the row axis strided, the next axis contiguous: the gradient of a "
                  "softmax over NCHW channels): a block takes 32 adjacent rows, a lane each, as the forward's "
-                 "columns; y and dy held in registers up to 256 elements (float64 128), read twice beyond; "
+                 "columns; y and dy held up to 256 elements (float64 128) -- staged through shared memory above 32 "
+                 "where 16-byte aligned, else in registers -- read twice beyond; "
                  "elsewhere it runs row_on_chip", true});
     return v;
   }();

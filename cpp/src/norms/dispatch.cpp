@@ -89,8 +89,9 @@ const NormVariantInfo kColumns{
     "rows that lie side by side (the row axis strided, the next axis contiguous: softmax over the "
     "channels of NCHW, axis 0 of a matrix): a block takes 32 adjacent rows, a lane each, so every warp "
     "load reads one element of 32 neighbouring rows; its warps split the rows' elements and combine "
-    "their statistics in shared memory (2 reads + 1 write; \"auto\" takes it for such rows); elsewhere "
-    "it runs row_on_chip",
+    "their statistics in shared memory; rows of up to 512 elements (float64 128) read once -- staged "
+    "through shared memory by cp.async where 16-byte aligned and longer than 32, else held in "
+    "registers -- longer rows twice (\"auto\" takes it for such rows); elsewhere it runs row_on_chip",
     true};
 
 }  // namespace
