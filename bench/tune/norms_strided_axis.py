@@ -65,6 +65,17 @@ def probe_cases(cases):
         yield copy, l2, op, shape, axis, dtype, getattr(torch, dtype), gen
 
 
+def report(head, copy, nbytes, rotation, ours_at, theirs_at):
+    """Times ours_at(buf) ("auto"), theirs_at(buf) and ours_at(buf, "row_on_chip") over the rotating
+    buffers and prints one line after `head`: µs and % of copy (`nbytes` a call), x torch."""
+    t_ours = median_ms(lambda: ours_at(rotation.cur), before=rotation.rotate)
+    t_torch = median_ms(lambda: theirs_at(rotation.cur), before=rotation.rotate)
+    t_chip = median_ms(lambda: ours_at(rotation.cur, "row_on_chip"), before=rotation.rotate)
+    pct = lambda t: 100 * nbytes / t / 1e6 / copy  # noqa: E731
+    print(f"{head}  gpuprims {t_ours * 1e3:8.1f} us {pct(t_ours):5.1f} %  torch {t_torch * 1e3:8.1f} us "
+          f"{pct(t_torch):5.1f} %  x torch {t_torch / t_ours:5.2f}  row_on_chip {pct(t_chip):5.1f} %", flush=True)
+
+
 def main():
     for copy, l2, op, shape, axis, dtype, dt, gen in probe_cases(CASES):
         inputs = Rotation(lambda: (torch.randn(shape, device="cuda", generator=gen) * 3).to(dt), l2)
@@ -73,15 +84,10 @@ def main():
         err = (ours(op, x, axis).double() - want).abs().max().item()
         terr = (torch_op(op, x, axis).double() - want).abs().max().item()
         ok = err <= 4 * terr + 1e-6
-        nbytes = 2 * x.numel() * x.element_size()
-        t_ours = median_ms(lambda: ours(op, inputs.cur, axis), before=inputs.rotate)
-        t_torch = median_ms(lambda: torch_op(op, inputs.cur, axis), before=inputs.rotate)
-        t_chip = median_ms(lambda: ours(op, inputs.cur, axis, "row_on_chip"), before=inputs.rotate)
         label = f"{op} axis={axis} {dtype} {'x'.join(map(str, shape))}"
-        print(f"{label:44s} {'ok' if ok else 'MISMATCH'} (err {err:.1e}, torch {terr:.1e})  gpuprims {t_ours * 1e3:8.1f} us "
-              f"{100 * nbytes / t_ours / 1e6 / copy:5.1f} %  torch {t_torch * 1e3:8.1f} us "
-              f"{100 * nbytes / t_torch / 1e6 / copy:5.1f} %  x torch {t_torch / t_ours:5.2f}  row_on_chip "
-              f"{100 * nbytes / t_chip / 1e6 / copy:5.1f} %", flush=True)
+        report(f"{label:44s} {'ok' if ok else 'MISMATCH'} (err {err:.1e}, torch {terr:.1e})", copy,
+               2 * x.numel() * x.element_size(), inputs, lambda b, a="auto": ours(op, b, axis, a),
+               lambda b: torch_op(op, b, axis))
 
 
 if __name__ == "__main__":

@@ -12,8 +12,7 @@ from __future__ import annotations
 import torch
 
 import gpuprims
-from gpuprims.bench._timing import median_ms
-from norms_strided_axis import probe_cases, torch_op  # this folder: run as a script
+from norms_strided_axis import probe_cases, report, torch_op  # this folder: run as a script
 from scan_held_dtypes import Rotation
 
 CASES = [  # (op, shape, axis, dtype)
@@ -45,15 +44,9 @@ def main():
         dy = dys.bufs[0]
         err = (ours(dy).double() - theirs(dy).double()).abs().max().item()
         scale = theirs(dy).double().abs().max().item()
-        nbytes = 3 * x.numel() * x.element_size()
-        t_ours = median_ms(lambda: ours(dys.cur), before=dys.rotate)
-        t_torch = median_ms(lambda: theirs(dys.cur), before=dys.rotate)
-        t_chip = median_ms(lambda: ours(dys.cur, "row_on_chip"), before=dys.rotate)
         label = f"{op}_backward axis={axis} {dtype} {'x'.join(map(str, shape))}"
-        print(f"{label:52s} max |ours - torch| {err:.1e} (of {scale:.1e})  gpuprims {t_ours * 1e3:8.1f} us "
-              f"{100 * nbytes / t_ours / 1e6 / copy:5.1f} %  torch {t_torch * 1e3:8.1f} us "
-              f"{100 * nbytes / t_torch / 1e6 / copy:5.1f} %  x torch {t_torch / t_ours:5.2f}  row_on_chip "
-              f"{100 * nbytes / t_chip / 1e6 / copy:5.1f} %", flush=True)
+        report(f"{label:52s} max |ours - torch| {err:.1e} (of {scale:.1e})", copy, 3 * x.numel() * x.element_size(),
+               dys, ours, theirs)
 
 
 if __name__ == "__main__":

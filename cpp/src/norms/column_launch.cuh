@@ -1,7 +1,7 @@
 #pragma once
-// The block shapes of the columns kernels (column_rows.cuh, column_backward.cuh) by row length, and
-// their launch: shared by the forward (variant_columns.cu) and the backward
-// (variant_backward_columns.cu).
+// The block shapes of the columns kernels (column_rows.cuh, column_backward.cuh, column_staged.cuh)
+// by row length, and their launch -- staged or in registers: shared by the forward
+// (variant_columns.cu) and the backward (variant_backward_columns.cu).
 #include <algorithm>
 #include <cstdint>
 
@@ -45,16 +45,16 @@ Status run_column_block(int64_t n, Run run) {
   return run(ColumnBlock<kWide, 1, 0>{});
 }
 
-// One launch of a columns kernel taking (Params, ColumnShape) with Block's shape.
+// One launch of a columns kernel taking (Params, ColumnShape) with Block's shape, `blocks` blocks
+// and `smem` bytes of dynamic shared memory.
 template <class Block, class Params>
-Status launch_column_kernel(const void* kernel, const Params& params, const ColumnShape& shape, const char* op,
-                            cudaStream_t stream) {
+Status launch_column_grid(const void* kernel, const Params& params, const ColumnShape& shape, int64_t blocks,
+                          int64_t smem, const char* op, cudaStream_t stream) {
   Params p = params;
   ColumnShape s = shape;
   void* args[] = {&p, &s};
-  const int64_t blocks = (shape.groups + Block::kGroups - 1) / Block::kGroups;
   GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)),
-                                           dim3(kColumnLanes, Block::kSlices, Block::kGroups), args, 0, stream));
+                                           dim3(kColumnLanes, Block::kSlices, Block::kGroups), args, size_t(smem), stream));
   return check_launch(op, stream);
 }
 
@@ -67,29 +67,36 @@ Status launch_column_kernel(const void* kernel, const Params& params, const Colu
 // 150 float16 17.5 -> 27.1 (backward 14.9 -> 26.8), softmax 256 float32 40.8 -> 70.7.
 constexpr int64_t kColumnStagedMinLen = 32;
 
-// One launch of a staged columns kernel (column_staged.cuh) with Block's shape and `smem` bytes of
-// dynamic shared memory: a grid of the blocks resident at once (each block's next step is copied
-// while it works on this one). *launched false, nothing launched, where the device's shared memory
-// per block is smaller.
-template <class Block, class Params>
-Status launch_column_staged(const void* kernel, const Params& params, const ColumnShape& shape, int64_t smem,
-                            const char* op, int device, int sm_count, cudaStream_t stream, bool* launched) {
-  int optin = 0;
-  GPUPRIMS_TRY(shared_memory_per_block_optin(device, &optin));
-  *launched = smem <= optin;
-  if (!*launched) return Status::ok();
-  const int threads = kColumnLanes * Block::kSlices * Block::kGroups;
-  GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  int per_sm = 0;
-  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, size_t(smem)));
+// Whether Block's shape has a staged kernel (column_staged.cuh): rows the registers would hold,
+// some of them longer than kColumnStagedMinLen (a shape for shorter rows only would never launch one).
+template <class Block>
+constexpr bool column_block_staged() {
+  return Block::kHeld > 0 && Block::kSlices * Block::kHeld > kColumnStagedMinLen;
+}
+
+// A columns launch of Block's shape for `l` (a NormLaunch or NormBackwardLaunch): `staged_kernel`
+// (null where the layout cannot be staged or the shape has no staged kernel) with `staged_smem`
+// bytes of dynamic shared memory on a grid of the blocks resident at once (each block's next step
+// is copied while it works on this one) where the device's shared memory per block holds them;
+// otherwise `register_kernel`, a block per step of Block::kGroups groups.
+template <class Block, class Launch>
+Status launch_column_block(const Launch& l, const ColumnShape& shape, const void* staged_kernel, int64_t staged_smem,
+                           const void* register_kernel) {
+  const char* op = norm_op_name(l.op);
   const int64_t steps = (shape.groups + Block::kGroups - 1) / Block::kGroups;
-  const int64_t blocks = std::min<int64_t>(steps, int64_t(std::max(per_sm, 1)) * sm_count);
-  Params p = params;
-  ColumnShape s = shape;
-  void* args[] = {&p, &s};
-  GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(grid_for(blocks)),
-                                           dim3(kColumnLanes, Block::kSlices, Block::kGroups), args, size_t(smem), stream));
-  return check_launch(op, stream);
+  int optin = 0;
+  if (staged_kernel != nullptr) GPUPRIMS_TRY(shared_memory_per_block_optin(l.device, &optin));
+  if (staged_kernel == nullptr || staged_smem > optin) {
+    return launch_column_grid<Block>(register_kernel, l.params, shape, steps, 0, op, l.stream);
+  }
+  const int threads = kColumnLanes * Block::kSlices * Block::kGroups;
+  GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               int(staged_smem)));
+  int per_sm = 0;
+  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged_kernel, threads,
+                                                                          size_t(staged_smem)));
+  const int64_t blocks = std::min<int64_t>(steps, int64_t(std::max(per_sm, 1)) * l.sm_count);
+  return launch_column_grid<Block>(staged_kernel, l.params, shape, blocks, staged_smem, op, l.stream);
 }
 
 }  // namespace norms

@@ -25,23 +25,18 @@ Status norms_backward_columns(const NormBackwardLaunch& l) {
     // y and dy held: half the forward's elements a thread (the same registers). The staged kernel
     // takes the same shapes, so that its results are bitwise the register kernel's.
     constexpr int kHeld = sizeof(T) == 8 ? 4 : 8;
-    return run_column_block<T, kHeld>(l.params.dy_layout.row_len, [&](auto block) -> Status {
+    const int64_t n = l.params.dy_layout.row_len;
+    return run_column_block<T, kHeld>(n, [&](auto block) {
       using B = decltype(block);
-      const char* op = norm_op_name(l.op);
-      // Staged where aligned and two stages of dy and y fit (as the forward: no staged kernel for
-      // shapes whose rows are all within kColumnStagedMinLen).
-      if constexpr (B::kHeld > 0 && B::kSlices * B::kHeld > kColumnStagedMinLen) {
-        bool launched = false;
+      const void* staged_kernel = nullptr;
+      if constexpr (column_block_staged<B>()) {
         if (staged) {
-          const void* kernel = reinterpret_cast<const void*>(&column_softmax_backward_staged_kernel<T, B::kSlices, B::kGroups>);
-          GPUPRIMS_TRY(launch_column_staged<B>(kernel, l.params, shape,
-                                               column_staged_bytes<T, B::kGroups, 2>(l.params.dy_layout.row_len), op,
-                                               l.device, l.sm_count, l.stream, &launched));
+          staged_kernel = reinterpret_cast<const void*>(&column_softmax_backward_staged_kernel<T, B::kSlices, B::kGroups>);
         }
-        if (launched) return Status::ok();
       }
-      const void* kernel = reinterpret_cast<const void*>(&column_softmax_backward_kernel<T, B::kSlices, B::kGroups, B::kHeld>);
-      return launch_column_kernel<B>(kernel, l.params, shape, op, l.stream);
+      return launch_column_block<B>(
+          l, shape, staged_kernel, column_staged_bytes<T, B::kGroups, 2>(n),
+          reinterpret_cast<const void*>(&column_softmax_backward_kernel<T, B::kSlices, B::kGroups, B::kHeld>));
     });
   });
 }

@@ -16,25 +16,19 @@ constexpr int kColumnHeld = sizeof(T) == 8 ? 8 : 16;
 
 template <class T, RowKind kKind>
 Status launch_columns(const NormLaunch& l, const ColumnShape& shape) {
+  // Staged where the layout allows and rows are longer than kColumnStagedMinLen, else in registers.
   const bool staged = l.params.layout.row_len > kColumnStagedMinLen &&
                       rows_side_by_side_staged(l.params.layout, l.params.x, l.dtype);
-  return run_column_block<T, kColumnHeld<T>>(l.params.layout.row_len, [&](auto block) {
+  const int64_t n = l.params.layout.row_len;
+  return run_column_block<T, kColumnHeld<T>>(n, [&](auto block) {
     using B = decltype(block);
-    // Rows that the registers would hold: staged where aligned and two stages fit (no staged kernel
-    // for shapes whose rows are all within kColumnStagedMinLen: never launched).
-    if constexpr (B::kHeld > 0 && B::kSlices * B::kHeld > kColumnStagedMinLen) {
-      bool launched = false;
-      if (staged) {
-        const void* kernel = reinterpret_cast<const void*>(&column_staged_kernel<T, kKind, B::kSlices, B::kGroups>);
-        GPUPRIMS_TRY(launch_column_staged<B>(kernel, l.params, shape,
-                                             column_staged_bytes<T, B::kGroups, 1>(l.params.layout.row_len),
-                                             norm_op_name(l.op), l.device, l.sm_count, l.stream, &launched));
-      }
-      if (launched) return Status::ok();
+    const void* staged_kernel = nullptr;
+    if constexpr (column_block_staged<B>()) {
+      if (staged) staged_kernel = reinterpret_cast<const void*>(&column_staged_kernel<T, kKind, B::kSlices, B::kGroups>);
     }
-    const void* kernel = reinterpret_cast<const void*>(&column_rows_kernel<T, kKind, B::kSlices, B::kGroups, B::kHeld>);
-    return launch_column_kernel<B>(kernel, l.params, shape, norm_op_name(l.op),
-                                   l.stream);
+    return launch_column_block<B>(
+        l, shape, staged_kernel, column_staged_bytes<T, B::kGroups, 1>(n),
+        reinterpret_cast<const void*>(&column_rows_kernel<T, kKind, B::kSlices, B::kGroups, B::kHeld>));
   });
 }
 
