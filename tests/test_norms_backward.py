@@ -123,17 +123,19 @@ def test_out_is_written_and_returned(rng):
 def test_variants_listed():
     for op in BACKWARD_OPS:
         names = {v.name for v in gpuprims.variants(op + "_backward")}
-        # columns (rows side by side) is the softmax kind's only: the norm kind's has partial sums
-        assert names == {"two_pass", "row_on_chip"} | ({"columns"} if op in ("softmax", "log_softmax") else set())
+        assert names == {"two_pass", "row_on_chip", "columns"}
         assert all(v.deterministic for v in gpuprims.variants(op + "_backward"))
 
 
-def test_columns_is_a_softmax_backward_variant():
+def test_columns_is_a_backward_variant_of_every_op():
     y, dy = np.full((3, 4), 0.25, np.float32), np.ones((3, 4), np.float32)
     np.testing.assert_allclose(gpuprims.softmax_backward(y, dy, 0, algorithm="columns"), gpuprims.softmax_backward(y, dy, 0))
-    x, rstd = np.ones((3, 4), np.float32), np.ones((3, 1), np.float32)
-    with pytest.raises(ValueError, match="rms_norm_backward: argument 'algorithm'"):
-        gpuprims.rms_norm_backward(dy, x, None, rstd, algorithm="columns")
+    x, rstd = np.arange(12, dtype=np.float32).reshape(3, 4), np.ones((3, 1), np.float32)
+    for got, want in zip(gpuprims.rms_norm_backward(dy, x, None, rstd, algorithm="columns"),
+                         gpuprims.rms_norm_backward(dy, x, None, rstd)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="layer_norm_backward: argument 'algorithm'.*'columns', got 'welford'"):
+        gpuprims.layer_norm_backward(dy, x, None, np.zeros((3, 1), np.float32), rstd, algorithm="welford")
 
 
 # ---------------------------------------------------------------------------------------------

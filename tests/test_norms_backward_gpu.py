@@ -64,39 +64,61 @@ def test_views_take_the_element_wise_path(rng, op, dtype):
         check_backward(TORCH_CUDA, op, data(rng, (3, 5, 7), dtype), dtype, rng, algorithm=algorithm, axis=1)
 
 
-# The softmax kind's columns backward (column_backward.cuh): rows side by side along axis 1 of
-# (planes, row_len, width) arrays, around its block shapes (8 elements a thread held: rows of 8, 16,
-# 32, 64, 128, 256 on 1-32 warps; float64 half) and beyond (read twice), widths around its 32-row
-# groups (15 runs row_on_chip).
+# The columns backward (column_backward.cuh): rows side by side along axis 1 of (planes, row_len,
+# width) arrays, around its block shapes (8 elements a thread held: rows of 8, 16, 32, 64, 128, 256
+# on 1-32 warps; float64 half) and beyond (the softmax kind reads twice, the norm kind runs
+# row_on_chip), widths around its 32-row groups (15 runs row_on_chip). The norm kind with and
+# without a weight: its column sums over a resident grid, many steps a block in (64, 40, 4096).
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("op", SOFTMAX_OPS)
+@pytest.mark.parametrize("op", BACKWARD_OPS)
 def test_rows_side_by_side(rng, op, dtype):
     need()
     for shape in ((3, 7, 45), (1, 8, 40), (2, 9, 33), (1, 65, 33), (3, 257, 16), (2, 256, 31), (2, 1000, 40),
-                  (1, 1, 50), (4, 9, 15)):
+                  (1, 1, 50), (4, 9, 15), (5, 96, 196), (64, 40, 4096)):
         for algorithm in ("auto", "columns"):
             check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng, algorithm=algorithm, axis=1)
+            if op not in SOFTMAX_OPS and shape[1] <= 96:
+                check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng, algorithm=algorithm, axis=1,
+                               weight=False)
+
+
+# A channels-first LayerNorm's gradient (ConvNeXt: channels 96 / 192 of 56 x 56 / 28 x 28 maps) and
+# axis 0 of a matrix: the cases the norm kind's columns backward is for.
+@pytest.mark.parametrize("dtype", ("bfloat16", "float32"))
+@pytest.mark.parametrize("op", ("layer_norm", "rms_norm"))
+def test_norm_rows_side_by_side_channels_first(rng, op, dtype):
+    need()
+    for shape, axis in (((4, 96, 56, 56), 1), ((2, 192, 28, 28), 1), ((200, 3000), 0)):
+        check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng, axis=axis)
 
 
 # Aligned rows side by side of more than 32 elements are staged through shared memory
 # (column_staged.cuh, in the register kernel's shapes); the same rows one element off alignment run
-# the register kernel: the same values summed in the same order, so bitwise equal. (64, 40, 4096)
-# gives each staged block several steps; rows of 257 and 512 are beyond the held shapes (both read
-# twice from global memory), rows of 21 stay in registers either way.
+# the register kernel: the same values summed in the same order, so dx is bitwise equal (the norm
+# kind's dweight / dbias are summed over each kernel's own resident grid: close, not bitwise).
+# (64, 40, 4096) gives each staged block several steps; rows of 257 and 512 are beyond the held
+# shapes (the softmax kind reads both twice from global memory, the norm kind runs row_on_chip),
+# rows of 21 stay in registers either way.
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("op", SOFTMAX_OPS)
+@pytest.mark.parametrize("op", BACKWARD_OPS)
 def test_rows_side_by_side_staged_equals_registers(rng, op, dtype):
     need()
     for shape in ((2, 21, 64), (2, 33, 64), (1, 150, 48), (3, 256, 16), (3, 257, 16), (2, 512, 40), (64, 40, 4096)):
         wide = shape[:-1] + (shape[-1] + 1,)
         x = TORCH_CUDA.make(data(rng, wide, dtype), dtype)[..., 1:]
         dy = TORCH_CUDA.make(data(rng, wide, dtype), dtype)[..., 1:]
-        y = getattr(gpuprims, op)(x, axis=1)
-        y_shifted = TORCH_CUDA.make(data(rng, wide, dtype), dtype)[..., 1:]
-        y_shifted.copy_(y)  # y's values one element off alignment
+        w = TORCH_CUDA.make(round_to(rng.uniform(0.5, 1.5, shape[1]), dtype), dtype) if op not in SOFTMAX_OPS else None
+        saved, mean, rstd = forward_for_backward(op, x, w, None, axis=1)
+        saved_shifted = TORCH_CUDA.make(data(rng, wide, dtype), dtype)[..., 1:]
+        saved_shifted.copy_(saved)  # the saved row's values one element off alignment
+        aligned = saved.contiguous()
         for algorithm in ("auto", "columns"):
-            got = run_backward(op, dy.contiguous(), y, axis=1, algorithm=algorithm)[0]
-            assert torch.equal(got, run_backward(op, dy, y_shifted, axis=1, algorithm=algorithm)[0]), (shape, algorithm)
+            got = run_backward(op, dy.contiguous(), aligned, w, mean, rstd, axis=1, algorithm=algorithm)
+            want = run_backward(op, dy, saved_shifted, w, mean, rstd, axis=1, algorithm=algorithm)
+            assert torch.equal(got[0], want[0]), (shape, algorithm)
+            for g, r in zip(got[1:], want[1:]):
+                if r is not None:
+                    torch.testing.assert_close(g, r, rtol=2e-2 if dtype in ("float16", "bfloat16") else 1e-5, atol=1e-3)
     check_backward(TORCH_CUDA, op, data(rng, (64, 40, 4096), dtype), dtype, rng, axis=1)
 
 
@@ -373,3 +395,16 @@ def test_sanitize_backward_small(rng, op):
         check_backward(TORCH_CUDA, op, data(rng, (3, 1001), "float32"), "float32", rng, algorithm=algorithm,
                        view=lambda v: v[:, 1:])
         check_backward(TORCH_CUDA, op, data(rng, (2, 3000), "bfloat16"), "bfloat16", rng, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("op", BACKWARD_OPS)
+def test_sanitize_backward_rows_side_by_side(rng, op):
+    """The columns backward kernels: staged (aligned, rows of 40 and 150) and in registers (one
+    element off alignment, rows of 21), more groups than the resident grid (20 x 32 groups of 40
+    rows: several steps a block, the column sums over them), a partial last group."""
+    need()
+    for dtype in ("float32", "bfloat16"):
+        for shape in ((20, 40, 1024), (2, 150, 70), (3, 21, 64)):
+            check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng, algorithm="columns", axis=1)
+        check_backward(TORCH_CUDA, op, data(rng, (2, 40, 65), dtype), dtype, rng, algorithm="columns", axis=1,
+                       view=lambda v: v[..., 1:])

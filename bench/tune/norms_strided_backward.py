@@ -1,7 +1,7 @@
 """Backward passes along an axis that is not the contiguous one (the gradients of softmax over
 NCHW channels, of a channels-first LayerNorm), against torch autograd's backward in the same
-process, "auto" next to "row_on_chip" (the block-per-row kernels). The softmax kind's "auto" runs
-the columns kernel on such rows; the norm kind's still runs the block-per-row kernels. Each result
+process, "auto" next to "row_on_chip" (the block-per-row kernels). "auto" runs the columns kernel
+on such rows (the norm kind's for rows of up to 256 elements, float64 64). Each result
 is checked against torch first. Bytes: y (or x), dy read, dx written (the weight and statistics
 vectors not counted). Inputs rotate through 4x L2.
 
@@ -20,6 +20,9 @@ CASES = [  # (op, shape, axis, dtype)
     ("log_softmax", (16, 150, 128, 128), 1, "float16"),
     ("softmax", (8192, 4096), 0, "float32"),
     ("layer_norm", (64, 96, 56, 56), 1, "float32"),
+    ("layer_norm", (64, 96, 56, 56), 1, "bfloat16"),
+    ("layer_norm", (64, 192, 28, 28), 1, "float32"),
+    ("layer_norm", (256, 8192), 0, "float32"),
     ("rms_norm", (256, 64, 4096), 1, "bfloat16"),
 ]
 

@@ -1,4 +1,5 @@
-// The second kernel of the backward passes: dweight / dbias from the per-group partial sums.
+// The second kernel of the backward passes: dweight / dbias from the per-group partial sums, and
+// the scratch those partial sums live in.
 #include "gpuprims/norms/row_backward.cuh"
 #include "gpuprims/util/math.cuh"
 #include "backward_launch.hpp"
@@ -6,6 +7,19 @@
 
 namespace gpuprims {
 namespace norms {
+
+Status allocate_backward_partials(const NormBackwardLaunch& l, int64_t groups, NormBackwardParams* params,
+                                  StreamScratch* scratch) {
+  if (row_kind(l.op) == RowKind::kSoftmax || (l.dweight == nullptr && l.dbias == nullptr)) return Status::ok();
+  const int64_t n = l.params.dy_layout.row_len;
+  const size_t acc_size = dtype_size(norm_stats_dtype(l.dtype));
+  const int vectors = (l.dweight != nullptr) + (l.dbias != nullptr);
+  GPUPRIMS_TRY(scratch->allocate(size_t(vectors * groups * n) * acc_size, l.device, l.stream, norm_op_name(l.op)));
+  unsigned char* next = static_cast<unsigned char*>(scratch->data());
+  if (l.dweight != nullptr) params->dweight_partial = next, next += size_t(groups * n) * acc_size;
+  if (l.dbias != nullptr) params->dbias_partial = next;
+  return Status::ok();
+}
 
 Status backward_column_sums(const NormBackwardLaunch& l, const void* dweight_partial, const void* dbias_partial,
                             int64_t groups) {

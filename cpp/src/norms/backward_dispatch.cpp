@@ -24,6 +24,12 @@ const char* backward_name(NormOp op) {
   return "rms_norm_backward";
 }
 
+// `variants` and the columns variant described by `description`.
+std::vector<NormVariantInfo> with_columns(std::vector<NormVariantInfo> variants, const char* description) {
+  variants.push_back({NormAlgorithm::kColumns, "columns", description, true});
+  return variants;
+}
+
 }  // namespace
 
 const std::vector<NormVariantInfo>& norm_backward_variants(NormOp op) {
@@ -38,17 +44,21 @@ const std::vector<NormVariantInfo>& norm_backward_variants(NormOp op) {
        "staged through shared memory by cp.async rows ahead, the rest in registers; one read of each "
        "+ one write of dx; dweight/dbias accumulated in registers per group and summed by a second "
        "kernel in a fixed order; longer rows run two_pass", true}};
-  static const std::vector<NormVariantInfo> softmax_kind = [] {
-    std::vector<NormVariantInfo> v = norm_kind;
-    v.push_back({NormAlgorithm::kColumns, "columns",
-                 "rows that lie side by side (the row axis strided, the next axis contiguous: the gradient of a "
-                 "softmax over NCHW channels): a block takes 32 adjacent rows, a lane each, as the forward's "
-                 "columns; y and dy held up to 256 elements (float64 128) -- staged through shared memory above 32 "
-                 "where 16-byte aligned, else in registers -- read twice beyond; "
-                 "elsewhere it runs row_on_chip", true});
-    return v;
-  }();
-  return norms::row_kind(op) == norms::RowKind::kSoftmax ? softmax_kind : norm_kind;
+  static const std::vector<NormVariantInfo> softmax_kind = with_columns(
+      norm_kind,
+      "rows that lie side by side (the row axis strided, the next axis contiguous: the gradient of a "
+      "softmax over NCHW channels): a block takes 32 adjacent rows, a lane each, as the forward's "
+      "columns; y and dy held up to 256 elements (float64 128) -- staged through shared memory above 32 "
+      "where 16-byte aligned, else in registers -- read twice beyond; elsewhere it runs row_on_chip");
+  static const std::vector<NormVariantInfo> norm_kind_columns = with_columns(
+      norm_kind,
+      "rows that lie side by side (the row axis strided, the next axis contiguous: the gradient of a "
+      "channels-first LayerNorm): a block takes 32 adjacent rows, a lane each, as the forward's columns; "
+      "x and dy held, rows up to 256 elements (float64 64) -- staged through shared memory above 32 where "
+      "16-byte aligned, else in registers; dweight/dbias summed per thread in registers over a resident "
+      "grid, then by warp and by a second kernel in a fixed order; elsewhere, and for longer rows, it "
+      "runs row_on_chip");
+  return norms::row_kind(op) == norms::RowKind::kSoftmax ? softmax_kind : norm_kind_columns;
 }
 
 Status parse_norm_backward_algorithm(NormOp op, const std::string& name, NormAlgorithm* out) {

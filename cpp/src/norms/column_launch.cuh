@@ -33,9 +33,13 @@ struct ColumnBlock {
 // read 18.1 with one 8-warp group, two reads (run 2), 30.4 with two 4-warp groups, two reads
 // (run 3), 26.2 held (run 4), 41.5 with this table (run 5); layer_norm of 96 elements 26.1 on 16
 // warps, held (run 4), 50.0 (run 5). run(ColumnBlock<...>{}) for the shape of rows of n elements.
+// The most warps a row: 32 (float64: 16, under its 128-register bound).
+template <class T>
+constexpr int kColumnWideSlices = sizeof(T) == 8 ? 16 : 32;
+
 template <class T, int kHeld, class Run>
 Status run_column_block(int64_t n, Run run) {
-  constexpr int kWide = sizeof(T) == 8 ? 16 : 32;
+  constexpr int kWide = kColumnWideSlices<T>;
   if (n <= 1 * kHeld) return run(ColumnBlock<1, 8, kHeld>{});
   if (n <= 2 * kHeld) return run(ColumnBlock<2, 4, kHeld>{});
   if (n <= 4 * kHeld) return run(ColumnBlock<4, 2, kHeld>{});
@@ -74,29 +78,48 @@ constexpr bool column_block_staged() {
   return Block::kHeld > 0 && Block::kSlices * Block::kHeld > kColumnStagedMinLen;
 }
 
-// A columns launch of Block's shape for `l` (a NormLaunch or NormBackwardLaunch): `staged_kernel`
-// (null where the layout cannot be staged or the shape has no staged kernel) with `staged_smem`
-// bytes of dynamic shared memory on a grid of the blocks resident at once (each block's next step
-// is copied while it works on this one) where the device's shared memory per block holds them;
-// otherwise `register_kernel`, a block per step of Block::kGroups groups.
+// Which kernel a columns launch of Block's shape for `l` (a NormLaunch or NormBackwardLaunch) runs,
+// on how many blocks, with how many bytes of dynamic shared memory: `staged_kernel` (null where the
+// layout cannot be staged or the shape has no staged kernel) with `staged_smem` bytes on a grid of
+// the blocks resident at once (each block's next step is copied while it works on this one) where
+// the device's shared memory per block holds them; otherwise `register_kernel`, a block per step of
+// Block::kGroups groups, or with `resident` the blocks resident at once, each looping over steps
+// (the norm kind's backward: a partial row of column sums per group of the grid).
+struct ColumnLaunchPlan {
+  const void* kernel = nullptr;
+  int64_t blocks = 0;
+  int64_t smem = 0;
+};
+
 template <class Block, class Launch>
-Status launch_column_block(const Launch& l, const ColumnShape& shape, const void* staged_kernel, int64_t staged_smem,
-                           const void* register_kernel) {
+Status plan_column_block(const Launch& l, const ColumnShape& shape, const void* staged_kernel, int64_t staged_smem,
+                         const void* register_kernel, bool resident, ColumnLaunchPlan* plan) {
   const char* op = norm_op_name(l.op);
   const int64_t steps = (shape.groups + Block::kGroups - 1) / Block::kGroups;
   int optin = 0;
   if (staged_kernel != nullptr) GPUPRIMS_TRY(shared_memory_per_block_optin(l.device, &optin));
-  if (staged_kernel == nullptr || staged_smem > optin) {
-    return launch_column_grid<Block>(register_kernel, l.params, shape, steps, 0, op, l.stream);
-  }
+  const bool staged = staged_kernel != nullptr && staged_smem <= optin;
+  *plan = {staged ? staged_kernel : register_kernel, steps, staged ? staged_smem : 0};
+  if (!staged && !resident) return Status::ok();
   const int threads = kColumnLanes * Block::kSlices * Block::kGroups;
-  GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               int(staged_smem)));
+  if (staged) {
+    GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 int(staged_smem)));
+  }
   int per_sm = 0;
-  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged_kernel, threads,
-                                                                          size_t(staged_smem)));
-  const int64_t blocks = std::min<int64_t>(steps, int64_t(std::max(per_sm, 1)) * l.sm_count);
-  return launch_column_grid<Block>(staged_kernel, l.params, shape, blocks, staged_smem, op, l.stream);
+  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, plan->kernel, threads,
+                                                                          size_t(plan->smem)));
+  plan->blocks = std::min<int64_t>(steps, int64_t(std::max(per_sm, 1)) * l.sm_count);
+  return Status::ok();
+}
+
+// A columns launch of Block's shape (plan_column_block, no resident register grid) with l's params.
+template <class Block, class Launch>
+Status launch_column_block(const Launch& l, const ColumnShape& shape, const void* staged_kernel, int64_t staged_smem,
+                           const void* register_kernel) {
+  ColumnLaunchPlan plan;
+  GPUPRIMS_TRY(plan_column_block<Block>(l, shape, staged_kernel, staged_smem, register_kernel, false, &plan));
+  return launch_column_grid<Block>(plan.kernel, l.params, shape, plan.blocks, plan.smem, norm_op_name(l.op), l.stream);
 }
 
 }  // namespace norms

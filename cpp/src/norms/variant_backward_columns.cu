@@ -1,5 +1,5 @@
-// columns (backward of softmax / log_softmax): rows that lie side by side (column_backward.cuh);
-// row_on_chip for every other layout.
+// columns (backward of every op): rows that lie side by side (column_backward.cuh); row_on_chip for
+// every other layout, and for norm-kind rows longer than the held slots.
 #include "gpuprims/norms/column_staged.cuh"
 #include "backward_launch.hpp"
 #include "column_launch.cuh"
@@ -7,11 +7,55 @@
 
 namespace gpuprims {
 namespace norms {
+namespace {
+
+// y (or x) and dy held: half the forward's elements a thread (the same registers). The staged
+// kernel takes the same shapes, so that its results are bitwise the register kernel's.
+template <class T>
+constexpr int kBackwardHeld = sizeof(T) == 8 ? 4 : 8;
+
+// The longest rows the held shapes take (run_column_block): the norm kind's limit, since its column
+// sums are kept per held slot.
+int64_t held_row_len(DType dtype) {
+  return visit_float_dtype(dtype, [](auto tag) {
+    using T = typename decltype(tag)::type;
+    return int64_t(kColumnWideSlices<T>) * kBackwardHeld<T>;
+  });
+}
+
+template <class T, RowKind kKind, class B>
+Status launch_columns(const NormBackwardLaunch& l, const ColumnShape& shape, bool staged) {
+  const int64_t n = l.params.dy_layout.row_len;
+  const void* staged_kernel = nullptr;
+  if constexpr (column_block_staged<B>()) {
+    if (staged) {
+      staged_kernel = reinterpret_cast<const void*>(&column_backward_staged_kernel<T, kKind, B::kSlices, B::kGroups, B::kHeld>);
+    }
+  }
+  const void* register_kernel =
+      reinterpret_cast<const void*>(&column_backward_kernel<T, kKind, B::kSlices, B::kGroups, B::kHeld>);
+  const int64_t smem = column_staged_bytes<T, B::kGroups, 2>(n);
+  if constexpr (kKind == RowKind::kSoftmax) {
+    return launch_column_block<B>(l, shape, staged_kernel, smem, register_kernel);
+  } else {
+    // A resident grid either way: one partial row of column sums per group of it.
+    ColumnLaunchPlan plan;
+    GPUPRIMS_TRY(plan_column_block<B>(l, shape, staged_kernel, smem, register_kernel, /*resident=*/true, &plan));
+    const int64_t groups = plan.blocks * B::kGroups;
+    NormBackwardParams params = l.params;
+    StreamScratch scratch;
+    GPUPRIMS_TRY(allocate_backward_partials(l, groups, &params, &scratch));
+    GPUPRIMS_TRY(launch_column_grid<B>(plan.kernel, params, shape, plan.blocks, plan.smem, norm_op_name(l.op), l.stream));
+    return backward_column_sums(l, params.dweight_partial, params.dbias_partial, groups);
+  }
+}
+
+}  // namespace
 
 bool backward_rows_side_by_side(const NormBackwardLaunch& l, ColumnShape* shape) {
   ColumnShape saved;
-  return row_kind(l.op) == RowKind::kSoftmax && rows_side_by_side(l.params.dy_layout, shape) &&
-         rows_side_by_side(l.params.saved_layout, &saved);
+  if (!rows_side_by_side(l.params.dy_layout, shape) || !rows_side_by_side(l.params.saved_layout, &saved)) return false;
+  return row_kind(l.op) == RowKind::kSoftmax || l.params.dy_layout.row_len <= held_row_len(l.dtype);
 }
 
 Status norms_backward_columns(const NormBackwardLaunch& l) {
@@ -20,23 +64,17 @@ Status norms_backward_columns(const NormBackwardLaunch& l) {
   const bool staged = l.params.dy_layout.row_len > kColumnStagedMinLen &&
                       rows_side_by_side_staged(l.params.dy_layout, l.params.dy, l.dtype) &&
                       rows_side_by_side_staged(l.params.saved_layout, l.params.saved, l.dtype);
+  const bool softmax_kind = row_kind(l.op) == RowKind::kSoftmax;
   return visit_float_dtype(l.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    // y and dy held: half the forward's elements a thread (the same registers). The staged kernel
-    // takes the same shapes, so that its results are bitwise the register kernel's.
-    constexpr int kHeld = sizeof(T) == 8 ? 4 : 8;
-    const int64_t n = l.params.dy_layout.row_len;
-    return run_column_block<T, kHeld>(n, [&](auto block) {
+    return run_column_block<T, kBackwardHeld<T>>(l.params.dy_layout.row_len, [&](auto block) -> Status {
       using B = decltype(block);
-      const void* staged_kernel = nullptr;
-      if constexpr (column_block_staged<B>()) {
-        if (staged) {
-          staged_kernel = reinterpret_cast<const void*>(&column_softmax_backward_staged_kernel<T, B::kSlices, B::kGroups>);
-        }
+      if (softmax_kind) return launch_columns<T, RowKind::kSoftmax, B>(l, shape, staged);
+      if constexpr (B::kHeld > 0) {
+        return launch_columns<T, RowKind::kNorm, B>(l, shape, staged);
+      } else {
+        return norms_backward_row_on_chip(l);  // not reached: backward_rows_side_by_side bounds the rows
       }
-      return launch_column_block<B>(
-          l, shape, staged_kernel, column_staged_bytes<T, B::kGroups, 2>(n),
-          reinterpret_cast<const void*>(&column_softmax_backward_kernel<T, B::kSlices, B::kGroups, B::kHeld>));
     });
   });
 }

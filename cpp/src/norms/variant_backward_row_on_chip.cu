@@ -115,10 +115,9 @@ using StagedConfig = BackwardStagedConfig<
 // rows, and with it the column-sum work, is bounded by the device, not by the number of rows;
 // with per_row_grid (softmax kind: no partial rows) a block per row group, up to the grid limit.
 // smem: the kernel's dynamic shared memory.
-template <class T, RowKind kKind>
+template <RowKind kKind>
 Status launch_backward(const NormBackwardLaunch& l, const void* kernel, int threads, int rows_per_block,
                        size_t smem, bool per_row_grid = false) {
-  using Acc = acc_t<T>;
   const char* op = norm_op_name(l.op);
   if (smem > 0) {
     GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -131,16 +130,9 @@ Status launch_backward(const NormBackwardLaunch& l, const void* kernel, int thre
     blocks = min_of<int64_t>(int64_t(max_of(per_sm, 1)) * l.sm_count, row_groups);
   }
   const int64_t groups = blocks * rows_per_block;
-  const int64_t n = l.params.dy_layout.row_len;
   NormBackwardParams params = l.params;
   StreamScratch scratch;
-  if (kKind == RowKind::kNorm && (l.dweight != nullptr || l.dbias != nullptr)) {
-    const int vectors = (l.dweight != nullptr) + (l.dbias != nullptr);
-    GPUPRIMS_TRY(scratch.allocate(size_t(vectors * groups * n) * sizeof(Acc), l.device, l.stream, op));
-    Acc* next = static_cast<Acc*>(scratch.data());
-    if (l.dweight != nullptr) params.dweight_partial = next, next += groups * n;
-    if (l.dbias != nullptr) params.dbias_partial = next;
-  }
+  GPUPRIMS_TRY(allocate_backward_partials(l, groups, &params, &scratch));
   void* args[] = {&params};
   GPUPRIMS_CUDA_CHECK(op, cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(threads), args, smem,
                                            l.stream));
@@ -172,7 +164,7 @@ Status launch_tile(const NormBackwardLaunch& l) {
   constexpr int kCapacity = kThreadsPerRow * kVecs * Vec16<T>::kLanes;
   if constexpr (kKind == RowKind::kSoftmax && kVector && kRowsPerBlock == 1 && kRowGridShape<T, kCapacity>.values > 0) {
     using Cfg = RowGridConfig<T, kCapacity>;
-    return launch_backward<T, kKind>(l, reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>),
+    return launch_backward<kKind>(l, reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>),
                                      Cfg::kThreads, 1, 0, /*per_row_grid=*/true);
   }
   if constexpr (kStagedBackward && kKind == RowKind::kNorm && kVector && kRowsPerBlock == 1 &&
@@ -181,7 +173,7 @@ Status launch_tile(const NormBackwardLaunch& l) {
     const size_t smem = backward_staged_shared_bytes<T, Cfg>(n);
     GPUPRIMS_TRY(shared_fits(l, smem, &fits));
     if (fits) {
-      return launch_backward<T, kKind>(l, reinterpret_cast<const void*>(&row_backward_staged_kernel<T, kKind, Cfg>),
+      return launch_backward<kKind>(l, reinterpret_cast<const void*>(&row_backward_staged_kernel<T, kKind, Cfg>),
                                        Cfg::kThreads, 1, smem);
     }
   }
@@ -190,11 +182,11 @@ Status launch_tile(const NormBackwardLaunch& l) {
     const size_t smem = backward_lean_shared_bytes<acc_t<T>, Cfg>(kKind, n, l.dweight != nullptr, l.dbias != nullptr);
     GPUPRIMS_TRY(shared_fits(l, smem, &fits));
     if (fits) {
-      return launch_backward<T, kKind>(l, reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>),
+      return launch_backward<kKind>(l, reinterpret_cast<const void*>(&row_backward_lean_kernel<T, kKind, Cfg>),
                                        Cfg::kThreads, kRowsPerBlock, smem);
     }
   }
-  return launch_backward<T, kKind>(
+  return launch_backward<kKind>(
       l, reinterpret_cast<const void*>(&row_backward_kernel<T, kKind, kThreadsPerRow, kRowsPerBlock, kVecs, kVector>),
       kThreads, kRowsPerBlock, 0);
 }

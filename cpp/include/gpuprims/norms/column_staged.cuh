@@ -6,8 +6,8 @@
 // of float32, 32 KiB of a 2-byte type) and nothing between a group's last load and the next group's
 // first; here a block issues its next step's copies before this step's statistics, exchanges and
 // writes, and the copies hold no registers. The statistics and outputs are the register kernels'
-// (column_rows_group, column_softmax_backward_group) with the held values read from the tiles: the
-// same values in the same order, so the results are bitwise theirs.
+// (column_rows_group, column_softmax_backward_group, column_norm_backward_group) with the held
+// values read from the tiles: the same values in the same order, so the results are bitwise theirs.
 //
 // Needs (rows_side_by_side_staged, layout.cpp): each array 16-byte aligned, its row stride, plane
 // strides and the width multiples of 16 bytes, so every piece is whole and inside its plane; and two
@@ -117,18 +117,20 @@ column_staged_kernel(NormParams p, ColumnShape shape) {
   column_staged_steps<T, kGroups>(shape, reinterpret_cast<T*>(column_stages), kGroups * n * kColumnLanes, copy, work);
 }
 
-// The softmax kind's backward: a stage holds dy's kGroups tiles, then y's.
-template <class T, int kSlices, int kGroups>
+// The backward of either kind (column_backward.cuh): a stage holds dy's kGroups tiles, then the
+// saved row's (y or x). The norm kind's column sums stay in registers over the block's steps.
+template <class T, RowKind kKind, int kSlices, int kGroups, int kHeld>
 __global__ void __launch_bounds__(kColumnLanes * kSlices * kGroups,
                                   column_min_blocks<T, kColumnLanes * kSlices * kGroups>())
-column_softmax_backward_staged_kernel(NormBackwardParams p, ColumnShape shape) {
+column_backward_staged_kernel(NormBackwardParams p, ColumnShape shape) {
   using Acc = acc_t<T>;
   constexpr int kThreads = kColumnLanes * kSlices * kGroups;
-  __shared__ Acc exchange[kGroups * kSlices * kColumnLanes];
+  __shared__ ColumnBackwardExchange<Acc, kKind> exchange[kGroups * kSlices * kColumnLanes];
   extern __shared__ __align__(16) unsigned char column_stages[];
   const int n = static_cast<int>(p.dy_layout.row_len);
   const int tiles = kGroups * n * kColumnLanes;  // values of one array's tiles in a stage
   const int tid = threadIdx.x + kColumnLanes * (threadIdx.y + kSlices * threadIdx.z);
+  ColumnNormSums<Acc, kKind == RowKind::kNorm ? kHeld : 1> sums;
   const auto copy = [&](int64_t first, T* stage) {
     column_tile_copy<T, kGroups, kThreads>(static_cast<const T*>(p.dy), p.dy_layout, shape, first, stage, n, tid);
     column_tile_copy<T, kGroups, kThreads>(static_cast<const T*>(p.saved), p.saved_layout, shape, first, stage + tiles,
@@ -137,13 +139,19 @@ column_softmax_backward_staged_kernel(NormBackwardParams p, ColumnShape shape) {
   const auto work = [&](int64_t first, const T* stage) {
     const ColumnRow mine = column_row(shape, first);
     const T* dy_tile = stage + threadIdx.z * n * kColumnLanes + threadIdx.x;
-    const T* y_tile = dy_tile + tiles;
+    const T* saved_tile = dy_tile + tiles;
     const auto at = [=](int64_t i) {
-      return ColumnGradient<Acc>{cast_value<Acc>(y_tile[i * kColumnLanes]), cast_value<Acc>(dy_tile[i * kColumnLanes])};
+      return ColumnGradient<Acc>{cast_value<Acc>(saved_tile[i * kColumnLanes]), cast_value<Acc>(dy_tile[i * kColumnLanes])};
     };
-    column_softmax_backward_group<T, kSlices>(p, mine.row, mine.valid, column_tile_slice<kSlices>(at), at, exchange);
+    if constexpr (kKind == RowKind::kSoftmax) {
+      column_softmax_backward_group<T, kSlices>(p, mine.row, mine.valid, column_tile_slice<kSlices>(at), at, exchange);
+    } else {
+      column_norm_backward_group<T, kSlices, kHeld>(
+          p, mine.row, mine.valid, [&](int j) { return at(threadIdx.y + int64_t(j) * kSlices); }, sums, exchange);
+    }
   };
   column_staged_steps<T, kGroups>(shape, reinterpret_cast<T*>(column_stages), 2 * tiles, copy, work);
+  if constexpr (kKind == RowKind::kNorm) write_column_norm_partials<kSlices, kGroups>(p, sums);
 }
 
 }  // namespace norms
