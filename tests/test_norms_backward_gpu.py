@@ -90,6 +90,10 @@ def test_norm_rows_side_by_side_channels_first(rng, op, dtype):
     need()
     for shape, axis in (((4, 96, 56, 56), 1), ((2, 192, 28, 28), 1), ((200, 3000), 0)):
         check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng, axis=axis)
+    a = data(rng, (2, 96, 40), dtype)
+    a[:, :, 5:9] = 1234.0  # constant rows: xhat is 0, rstd 1 / sqrt(eps); finite gradients
+    dx, dw, db = check_backward(TORCH_CUDA, op, a, dtype, rng, axis=1)
+    assert torch.isfinite(dx).all() and torch.isfinite(dw).all()
 
 
 # Aligned rows side by side of more than 32 elements are staged through shared memory
@@ -400,11 +404,12 @@ def test_sanitize_backward_small(rng, op):
 @pytest.mark.parametrize("op", BACKWARD_OPS)
 def test_sanitize_backward_rows_side_by_side(rng, op):
     """The columns backward kernels: staged (aligned, rows of 40 and 150) and in registers (one
-    element off alignment, rows of 21), more groups than the resident grid (20 x 32 groups of 40
-    rows: several steps a block, the column sums over them), a partial last group."""
+    element off alignment, rows of 21), more groups than the resident grid (100 x 32 groups of 40
+    rows: several times around each block's ring of stages, the column sums over its steps), a
+    partial last group."""
     need()
     for dtype in ("float32", "bfloat16"):
-        for shape in ((20, 40, 1024), (2, 150, 70), (3, 21, 64)):
+        for shape in ((100, 40, 1024), (2, 150, 70), (3, 21, 64)):
             check_backward(TORCH_CUDA, op, data(rng, shape, dtype), dtype, rng, algorithm="columns", axis=1)
         check_backward(TORCH_CUDA, op, data(rng, (2, 40, 65), dtype), dtype, rng, algorithm="columns", axis=1,
                        view=lambda v: v[..., 1:])
