@@ -319,9 +319,13 @@ def _backward(op, dy, saved, weight, mean, rstd, axis, want_dweight, want_dbias,
 _BACKWARD_DOC = """algorithm : str
         "auto" or a variant name from ``gpuprims.variants("{op}_backward")``: "row_on_chip" (rows up to
         8192 elements held in registers: one read of each input, one write; longer rows run
-        "two_pass") or "two_pass" (a block per row, two reads). All are run-to-run deterministic
-        on a given device: parameter gradients are per-group partial sums added in a fixed order by a
-        second kernel, no atomics (the grouping follows the device's SM count).
+        "two_pass"), "two_pass" (a block per row, two reads) or "columns" (rows that lie side by
+        side -- the row axis strided, the next axis contiguous, as the channels of an NCHW array --
+        32 adjacent rows a block; "auto" takes it for such rows, up to 256 elements for layer_norm
+        and rms_norm (float64: 64); elsewhere it runs "row_on_chip"). All are run-to-run
+        deterministic on a given device: parameter gradients are per-group partial sums added in a
+        fixed order by a second kernel, no atomics (the grouping follows the device's SM count and,
+        for "columns", the layout's alignment).
     out : array, optional
         dx, written in place and returned: dy's framework, device, dtype and shape, writable, any
         strides with distinct elements, sharing no memory with dy or y / x (ValueError otherwise).
