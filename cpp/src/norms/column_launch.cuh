@@ -36,6 +36,9 @@ struct ColumnBlock {
 // The most warps a row: 32 (float64: 16, under its 128-register bound).
 template <class T>
 constexpr int kColumnWideSlices = sizeof(T) == 8 ? 16 : 32;
+// The longest rows a held shape takes (kHeld > 0); longer ones stream.
+template <class T, int kHeld>
+constexpr int64_t kColumnHeldLen = int64_t(kColumnWideSlices<T>) * kHeld;
 
 template <class T, int kHeld, class Run>
 Status run_column_block(int64_t n, Run run) {
@@ -45,7 +48,7 @@ Status run_column_block(int64_t n, Run run) {
   if (n <= 4 * kHeld) return run(ColumnBlock<4, 2, kHeld>{});
   if (n <= 8 * kHeld) return run(ColumnBlock<8, 1, kHeld>{});
   if (n <= 16 * kHeld) return run(ColumnBlock<16, 1, kHeld>{});
-  if (n <= kWide * kHeld) return run(ColumnBlock<kWide, 1, kHeld>{});
+  if (n <= kColumnHeldLen<T, kHeld>) return run(ColumnBlock<kWide, 1, kHeld>{});
   return run(ColumnBlock<kWide, 1, 0>{});
 }
 
@@ -113,13 +116,19 @@ Status plan_column_block(const Launch& l, const ColumnShape& shape, const void* 
   return Status::ok();
 }
 
+// Launches `plan` for `l` with `params` (l's, or a copy carrying the backward's partial buffers).
+template <class Block, class Launch, class Params>
+Status launch_column_plan(const Launch& l, const Params& params, const ColumnShape& shape, const ColumnLaunchPlan& plan) {
+  return launch_column_grid<Block>(plan.kernel, params, shape, plan.blocks, plan.smem, norm_op_name(l.op), l.stream);
+}
+
 // A columns launch of Block's shape (plan_column_block, no resident register grid) with l's params.
 template <class Block, class Launch>
 Status launch_column_block(const Launch& l, const ColumnShape& shape, const void* staged_kernel, int64_t staged_smem,
                            const void* register_kernel) {
   ColumnLaunchPlan plan;
   GPUPRIMS_TRY(plan_column_block<Block>(l, shape, staged_kernel, staged_smem, register_kernel, false, &plan));
-  return launch_column_grid<Block>(plan.kernel, l.params, shape, plan.blocks, plan.smem, norm_op_name(l.op), l.stream);
+  return launch_column_plan<Block>(l, l.params, shape, plan);
 }
 
 }  // namespace norms

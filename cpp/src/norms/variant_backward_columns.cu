@@ -14,12 +14,11 @@ namespace {
 template <class T>
 constexpr int kBackwardHeld = sizeof(T) == 8 ? 4 : 8;
 
-// The longest rows the held shapes take (run_column_block): the norm kind's limit, since its column
-// sums are kept per held slot.
-int64_t held_row_len(DType dtype) {
+// The norm kind's longest rows: those of the held shapes, since its column sums are kept per held slot.
+int64_t norm_rows_max_len(DType dtype) {
   return visit_float_dtype(dtype, [](auto tag) {
     using T = typename decltype(tag)::type;
-    return int64_t(kColumnWideSlices<T>) * kBackwardHeld<T>;
+    return kColumnHeldLen<T, kBackwardHeld<T>>;
   });
 }
 
@@ -45,7 +44,7 @@ Status launch_columns(const NormBackwardLaunch& l, const ColumnShape& shape, boo
     NormBackwardParams params = l.params;
     StreamScratch scratch;
     GPUPRIMS_TRY(allocate_backward_partials(l, groups, &params, &scratch));
-    GPUPRIMS_TRY(launch_column_grid<B>(plan.kernel, params, shape, plan.blocks, plan.smem, norm_op_name(l.op), l.stream));
+    GPUPRIMS_TRY(launch_column_plan<B>(l, params, shape, plan));
     return backward_column_sums(l, params.dweight_partial, params.dbias_partial, groups);
   }
 }
@@ -55,7 +54,7 @@ Status launch_columns(const NormBackwardLaunch& l, const ColumnShape& shape, boo
 bool backward_rows_side_by_side(const NormBackwardLaunch& l, ColumnShape* shape) {
   ColumnShape saved;
   if (!rows_side_by_side(l.params.dy_layout, shape) || !rows_side_by_side(l.params.saved_layout, &saved)) return false;
-  return row_kind(l.op) == RowKind::kSoftmax || l.params.dy_layout.row_len <= held_row_len(l.dtype);
+  return row_kind(l.op) == RowKind::kSoftmax || l.params.dy_layout.row_len <= norm_rows_max_len(l.dtype);
 }
 
 Status norms_backward_columns(const NormBackwardLaunch& l) {
