@@ -153,23 +153,19 @@ def test_rows_side_by_side(rng, op, dtype):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("op", OPS)
-def test_rows_side_by_side_staged_equals_registers(rng, op, dtype):
+def test_rows_side_by_side_staged_and_registers(rng, op, dtype):
     """Rows side by side of more than 32 elements whose pieces are 16-byte aligned are staged through
-    shared memory (column_staged.cuh); the same rows in a view one element off alignment are held
-    in registers: the same values in the same order, so bitwise equal results. (64, 40, 4096) gives
-    each block of the staged grid several steps (both stages, the copy of one step over the work of
-    another); rows of 21 stay in registers either way."""
+    shared memory (column_staged.cuh) on fewer warps a row than the register kernels take; the
+    same rows in a view one element off alignment are held in registers. Both against float64.
+    (64, 40, 4096) gives each block of the staged grid several steps (both stages, the copy of one
+    step over the work of another); rows of 21 stay in registers either way; 512 is the longest
+    staged row (float64: 128)."""
     need(TORCH_CUDA)
     for shape in ((2, 21, 64), (2, 33, 64), (3, 150, 48), (1, 512, 40), (64, 40, 4096)):
         a = data(rng, shape[:-1] + (shape[-1] + 1,), dtype)
-        shifted = TORCH_CUDA.make(a, dtype)[..., 1:]  # misaligned by one element: registers
-        aligned = shifted.contiguous()  # staged
-        w = None if op not in NORM_OPS else TORCH_CUDA.make(round_to(rng.uniform(0.5, 1.5, shape[1]), dtype), dtype)
         for algorithm in ("auto", "columns"):
-            got = run_op(op, aligned, w, axis=1, algorithm=algorithm)
-            assert torch.equal(got, run_op(op, shifted, w, axis=1, algorithm=algorithm)), (shape, algorithm)
-        if shape[0] == 64:
-            check(TORCH_CUDA, op, np.ascontiguousarray(a[..., 1:]), dtype, axis=1, rng=rng)
+            check(TORCH_CUDA, op, np.ascontiguousarray(a[..., 1:]), dtype, axis=1, rng=rng, algorithm=algorithm)
+            check(TORCH_CUDA, op, a, dtype, axis=1, rng=rng, algorithm=algorithm, view=lambda v: v[..., 1:])
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -81,39 +81,44 @@ constexpr bool column_block_staged() {
   return Block::kHeld > 0 && Block::kSlices * Block::kHeld > kColumnStagedMinLen;
 }
 
-// Which kernel a columns launch of Block's shape for `l` (a NormLaunch or NormBackwardLaunch) runs,
-// on how many blocks, with how many bytes of dynamic shared memory: `staged_kernel` (null where the
-// layout cannot be staged or the shape has no staged kernel) with `staged_smem` bytes on a grid of
-// the blocks resident at once (each block's next step is copied while it works on this one) where
-// the device's shared memory per block holds them; otherwise `register_kernel`, a block per step of
-// Block::kGroups groups, or with `resident` the blocks resident at once, each looping over steps
-// (the norm kind's backward: a partial row of column sums per group of the grid).
+// A columns launch: its kernel, blocks and bytes of dynamic shared memory.
 struct ColumnLaunchPlan {
   const void* kernel = nullptr;
   int64_t blocks = 0;
   int64_t smem = 0;
 };
 
+// The blocks of Block's shape resident at once, each looping over steps (kernel with smem bytes of
+// dynamic shared memory, which the device's shared memory per block must hold): the staged kernels
+// (each block's next step is copied while it works on this one) and the norm kind's backward (a
+// partial row of column sums per group of the grid).
 template <class Block, class Launch>
-Status plan_column_block(const Launch& l, const ColumnShape& shape, const void* staged_kernel, int64_t staged_smem,
-                         const void* register_kernel, bool resident, ColumnLaunchPlan* plan) {
+Status plan_column_resident(const Launch& l, const ColumnShape& shape, const void* kernel, int64_t smem,
+                            ColumnLaunchPlan* plan) {
   const char* op = norm_op_name(l.op);
   const int64_t steps = (shape.groups + Block::kGroups - 1) / Block::kGroups;
-  int optin = 0;
-  if (staged_kernel != nullptr) GPUPRIMS_TRY(shared_memory_per_block_optin(l.device, &optin));
-  const bool staged = staged_kernel != nullptr && staged_smem <= optin;
-  *plan = {staged ? staged_kernel : register_kernel, steps, staged ? staged_smem : 0};
-  if (!staged && !resident) return Status::ok();
   const int threads = kColumnLanes * Block::kSlices * Block::kGroups;
-  if (staged) {
-    GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 int(staged_smem)));
+  if (smem > 0) {
+    GPUPRIMS_CUDA_CHECK(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   }
   int per_sm = 0;
-  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, plan->kernel, threads,
-                                                                          size_t(plan->smem)));
-  plan->blocks = std::min<int64_t>(steps, int64_t(std::max(per_sm, 1)) * l.sm_count);
+  GPUPRIMS_CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, size_t(smem)));
+  *plan = {kernel, std::min<int64_t>(steps, int64_t(std::max(per_sm, 1)) * l.sm_count), smem};
   return Status::ok();
+}
+
+// The norm kind's backward launch of Block's shape: `staged_kernel` (null where the layout cannot be
+// staged or the shape has no staged kernel) with `staged_smem` bytes where the device's shared
+// memory per block holds them, otherwise `register_kernel`; a resident grid either way.
+template <class Block, class Launch>
+Status plan_column_block(const Launch& l, const ColumnShape& shape, const void* staged_kernel, int64_t staged_smem,
+                         const void* register_kernel, ColumnLaunchPlan* plan) {
+  int optin = 0;
+  if (staged_kernel != nullptr) GPUPRIMS_TRY(shared_memory_per_block_optin(l.device, &optin));
+  if (staged_kernel != nullptr && staged_smem <= optin) {
+    return plan_column_resident<Block>(l, shape, staged_kernel, staged_smem, plan);
+  }
+  return plan_column_resident<Block>(l, shape, register_kernel, 0, plan);
 }
 
 // Launches `plan` for `l` with `params` (l's, or a copy carrying the backward's partial buffers).
@@ -122,13 +127,55 @@ Status launch_column_plan(const Launch& l, const Params& params, const ColumnSha
   return launch_column_grid<Block>(plan.kernel, params, shape, plan.blocks, plan.smem, norm_op_name(l.op), l.stream);
 }
 
-// A columns launch of Block's shape (plan_column_block, no resident register grid) with l's params.
+// A register kernel of Block's shape with l's params: a block per step of Block::kGroups groups.
 template <class Block, class Launch>
-Status launch_column_block(const Launch& l, const ColumnShape& shape, const void* staged_kernel, int64_t staged_smem,
-                           const void* register_kernel) {
-  ColumnLaunchPlan plan;
-  GPUPRIMS_TRY(plan_column_block<Block>(l, shape, staged_kernel, staged_smem, register_kernel, false, &plan));
-  return launch_column_plan<Block>(l, l.params, shape, plan);
+Status launch_column_registers(const Launch& l, const ColumnShape& shape, const void* kernel) {
+  const int64_t steps = (shape.groups + Block::kGroups - 1) / Block::kGroups;
+  return launch_column_plan<Block>(l, l.params, shape, ColumnLaunchPlan{kernel, steps, 0});
+}
+
+// Elements of a row a thread takes in the staged kernels of the forward and the softmax kind's
+// backward: their rows are in the tile, not in registers, so they split a row among fewer warps than
+// the register kernels (which hold 16 elements a thread forward, 8 backward): fewer threads repeat
+// a step's per-row work (the row's offsets, its frame, the exchanges, the barriers) for the same
+// elements. ncu, session 51 run 1 (H200): log_softmax_backward of 150 float16 channels on 32 warps
+// of 5 elements issued 0.75 warp instructions a cycle per scheduler (SM 74 % busy) with DRAM 23 %
+// busy -- bound by instructions, not bytes (run 2, on 8 warps of 19: 101 against 206 µs, still
+// 0.79 a cycle).
+// Session 51 run 2 (H200, the strided-axis probes, % of copy, 8 / 16 a thread -> 32): the forward
+// log_softmax of 150 float16 channels 27.9 -> 41.2 (2.25x torch), ConvNeXt's layer_norm 57.2 ->
+// 65.0 (bfloat16 25.3 -> 30.4), rms_norm of 64 float32 channels 69.3 -> 75.5 (bfloat16 30.6 ->
+// 34.7), softmax of 64 channels, 32 wide 33.2 -> 44.9, of 256 channels 72.1 -> 78.3; the backward
+// log_softmax of 150 float16 channels 26.7 -> 40.8 with 16 -> 56.3 with 32 (0.60x -> 1.26x torch
+// autograd). The staged rows are those the register shapes hold (the fallback where shared memory
+// cannot hold the stages), so at this share they take at most half the warps.
+template <class T>
+constexpr int kColumnStagedShare = sizeof(T) == 8 ? 16 : 32;
+
+// Runs the staged kernel of the shape kColumnStagedShare gives rows of n elements, for rows longer
+// than kColumnStagedMinLen and up to kMaxLen (the caller's register shapes' held length):
+// kernel_of(block) / smem_of(block) its kernel and dynamic shared memory, on the blocks resident at
+// once. *launched stays false for other rows and where the device's shared memory per block cannot
+// hold the stages: the caller runs its register kernels.
+template <class T, int64_t kMaxLen, class Launch, class KernelOf, class SmemOf>
+Status launch_column_staged(const Launch& l, const ColumnShape& shape, int64_t n, KernelOf kernel_of, SmemOf smem_of,
+                            bool* launched) {
+  if (n <= kColumnStagedMinLen || n > kMaxLen) return Status::ok();
+  return run_column_block<T, kColumnStagedShare<T>>(n, [&](auto block) -> Status {
+    using B = decltype(block);
+    // Shapes for shorter or longer rows only are never launched here
+    if constexpr (column_block_staged<B>() && B::kSlices * B::kHeld / 2 < kMaxLen) {
+      const int64_t smem = smem_of(block);
+      int optin = 0;
+      GPUPRIMS_TRY(shared_memory_per_block_optin(l.device, &optin));
+      if (smem > optin) return Status::ok();
+      ColumnLaunchPlan plan;
+      GPUPRIMS_TRY(plan_column_resident<B>(l, shape, kernel_of(block), smem, &plan));
+      *launched = true;
+      return launch_column_plan<B>(l, l.params, shape, plan);
+    }
+    return Status::ok();
+  });
 }
 
 }  // namespace norms

@@ -9,8 +9,7 @@ namespace gpuprims {
 namespace norms {
 namespace {
 
-// y (or x) and dy held: half the forward's elements a thread (the same registers). The staged
-// kernel takes the same shapes, so that its results are bitwise the register kernel's.
+// y (or x) and dy held: half the forward's elements a thread (the same registers).
 template <class T>
 constexpr int kBackwardHeld = sizeof(T) == 8 ? 4 : 8;
 
@@ -22,31 +21,53 @@ int64_t norm_rows_max_len(DType dtype) {
   });
 }
 
-template <class T, RowKind kKind, class B>
-Status launch_columns(const NormBackwardLaunch& l, const ColumnShape& shape, bool staged) {
+// The softmax kind: staged (the staged shapes' share of a row a thread) or in registers.
+template <class T>
+Status launch_softmax_columns(const NormBackwardLaunch& l, const ColumnShape& shape, bool staged) {
+  const int64_t n = l.params.dy_layout.row_len;
+  if (staged) {
+    bool launched = false;
+    const Status status = launch_column_staged<T, kColumnHeldLen<T, kBackwardHeld<T>>>(
+        l, shape, n,
+        [](auto block) {
+          using B = decltype(block);
+          return reinterpret_cast<const void*>(
+              &column_backward_staged_kernel<T, RowKind::kSoftmax, B::kSlices, B::kGroups, kBackwardHeld<T>>);
+        },
+        [n](auto block) { return column_staged_bytes<T, decltype(block)::kGroups, 2>(n); }, &launched);
+    if (!status.is_ok() || launched) return status;
+  }
+  return run_column_block<T, kBackwardHeld<T>>(n, [&](auto block) {
+    using B = decltype(block);
+    return launch_column_registers<B>(
+        l, shape,
+        reinterpret_cast<const void*>(&column_backward_kernel<T, RowKind::kSoftmax, B::kSlices, B::kGroups, B::kHeld>));
+  });
+}
+
+// The norm kind: its column sums are kept per held slot, so the staged kernel takes the register
+// kernel's shape (B), and the grid is resident either way: one partial row of column sums per group.
+template <class T, class B>
+Status launch_norm_columns(const NormBackwardLaunch& l, const ColumnShape& shape, bool staged) {
   const int64_t n = l.params.dy_layout.row_len;
   const void* staged_kernel = nullptr;
   if constexpr (column_block_staged<B>()) {
     if (staged) {
-      staged_kernel = reinterpret_cast<const void*>(&column_backward_staged_kernel<T, kKind, B::kSlices, B::kGroups, B::kHeld>);
+      staged_kernel =
+          reinterpret_cast<const void*>(&column_backward_staged_kernel<T, RowKind::kNorm, B::kSlices, B::kGroups, B::kHeld>);
     }
   }
   const void* register_kernel =
-      reinterpret_cast<const void*>(&column_backward_kernel<T, kKind, B::kSlices, B::kGroups, B::kHeld>);
-  const int64_t smem = column_staged_bytes<T, B::kGroups, 2>(n);
-  if constexpr (kKind == RowKind::kSoftmax) {
-    return launch_column_block<B>(l, shape, staged_kernel, smem, register_kernel);
-  } else {
-    // A resident grid either way: one partial row of column sums per group of it.
-    ColumnLaunchPlan plan;
-    GPUPRIMS_TRY(plan_column_block<B>(l, shape, staged_kernel, smem, register_kernel, /*resident=*/true, &plan));
-    const int64_t groups = plan.blocks * B::kGroups;
-    NormBackwardParams params = l.params;
-    StreamScratch scratch;
-    GPUPRIMS_TRY(allocate_backward_partials(l, groups, &params, &scratch));
-    GPUPRIMS_TRY(launch_column_plan<B>(l, params, shape, plan));
-    return backward_column_sums(l, params.dweight_partial, params.dbias_partial, groups);
-  }
+      reinterpret_cast<const void*>(&column_backward_kernel<T, RowKind::kNorm, B::kSlices, B::kGroups, B::kHeld>);
+  ColumnLaunchPlan plan;
+  GPUPRIMS_TRY(plan_column_block<B>(l, shape, staged_kernel, column_staged_bytes<T, B::kGroups, 2>(n), register_kernel,
+                                    &plan));
+  const int64_t groups = plan.blocks * B::kGroups;
+  NormBackwardParams params = l.params;
+  StreamScratch scratch;
+  GPUPRIMS_TRY(allocate_backward_partials(l, groups, &params, &scratch));
+  GPUPRIMS_TRY(launch_column_plan<B>(l, params, shape, plan));
+  return backward_column_sums(l, params.dweight_partial, params.dbias_partial, groups);
 }
 
 }  // namespace
@@ -63,14 +84,13 @@ Status norms_backward_columns(const NormBackwardLaunch& l) {
   const bool staged = l.params.dy_layout.row_len > kColumnStagedMinLen &&
                       rows_side_by_side_staged(l.params.dy_layout, l.params.dy, l.dtype) &&
                       rows_side_by_side_staged(l.params.saved_layout, l.params.saved, l.dtype);
-  const bool softmax_kind = row_kind(l.op) == RowKind::kSoftmax;
   return visit_float_dtype(l.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    if (row_kind(l.op) == RowKind::kSoftmax) return launch_softmax_columns<T>(l, shape, staged);
     return run_column_block<T, kBackwardHeld<T>>(l.params.dy_layout.row_len, [&](auto block) -> Status {
       using B = decltype(block);
-      if (softmax_kind) return launch_columns<T, RowKind::kSoftmax, B>(l, shape, staged);
       if constexpr (B::kHeld > 0) {
-        return launch_columns<T, RowKind::kNorm, B>(l, shape, staged);
+        return launch_norm_columns<T, B>(l, shape, staged);
       } else {
         return norms_backward_row_on_chip(l);  // not reached: backward_rows_side_by_side bounds the rows
       }

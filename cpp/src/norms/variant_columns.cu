@@ -16,19 +16,24 @@ constexpr int kColumnHeld = sizeof(T) == 8 ? 8 : 16;
 
 template <class T, RowKind kKind>
 Status launch_columns(const NormLaunch& l, const ColumnShape& shape) {
-  // Staged where the layout allows and rows are longer than kColumnStagedMinLen, else in registers.
-  const bool staged = l.params.layout.row_len > kColumnStagedMinLen &&
-                      rows_side_by_side_staged(l.params.layout, l.params.x, l.dtype);
   const int64_t n = l.params.layout.row_len;
+  // Staged where the layout allows and rows are longer than kColumnStagedMinLen (up to the register
+  // shapes' held length), else in registers.
+  if (rows_side_by_side_staged(l.params.layout, l.params.x, l.dtype)) {
+    bool launched = false;
+    const Status status = launch_column_staged<T, kColumnHeldLen<T, kColumnHeld<T>>>(
+        l, shape, n,
+        [](auto block) {
+          using B = decltype(block);
+          return reinterpret_cast<const void*>(&column_staged_kernel<T, kKind, B::kSlices, B::kGroups>);
+        },
+        [n](auto block) { return column_staged_bytes<T, decltype(block)::kGroups, 1>(n); }, &launched);
+    if (!status.is_ok() || launched) return status;
+  }
   return run_column_block<T, kColumnHeld<T>>(n, [&](auto block) {
     using B = decltype(block);
-    const void* staged_kernel = nullptr;
-    if constexpr (column_block_staged<B>()) {
-      if (staged) staged_kernel = reinterpret_cast<const void*>(&column_staged_kernel<T, kKind, B::kSlices, B::kGroups>);
-    }
-    return launch_column_block<B>(
-        l, shape, staged_kernel, column_staged_bytes<T, B::kGroups, 1>(n),
-        reinterpret_cast<const void*>(&column_rows_kernel<T, kKind, B::kSlices, B::kGroups, B::kHeld>));
+    return launch_column_registers<B>(
+        l, shape, reinterpret_cast<const void*>(&column_rows_kernel<T, kKind, B::kSlices, B::kGroups, B::kHeld>));
   });
 }
 

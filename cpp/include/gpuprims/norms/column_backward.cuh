@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(kColumnLanes * kSlices * kGroups,
 column_backward_kernel(NormBackwardParams p, ColumnShape shape) {
   using Acc = acc_t<T>;
   static_assert(kKind == RowKind::kSoftmax || kHeld > 0, "the norm kind's column sums need held slots");
-  __shared__ ColumnBackwardExchange<Acc, kKind> exchange[kGroups * kSlices * kColumnLanes];
+  __shared__ ColumnBackwardExchange<Acc, kKind> exchange[column_exchange_values<kSlices, kGroups>()];
   const RowLayout& dl = p.dy_layout;
   const RowLayout& sl = p.saved_layout;
   ColumnNormSums<Acc, kKind == RowKind::kNorm ? kHeld : 1> sums;

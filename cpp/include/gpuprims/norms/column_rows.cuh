@@ -25,20 +25,43 @@
 #include "gpuprims/norms/row_math.hpp"
 #include "gpuprims/norms/row_stats.cuh"
 #include "gpuprims/norms/row_tile.cuh"
+#include "gpuprims/warp/warp_reduce.cuh"
 
 namespace gpuprims {
 namespace norms {
 
 constexpr int kColumnBatch = 8;  // loads a thread issues before using the first
 
-// The kSlices values of one lane (one row) combined in slice order; every thread of the lane gets
-// the result. `exchange` holds kGroups x kSlices x kColumnLanes values. One slice: the value itself.
+// The kSlices values of one lane (one row) combined; every thread of the lane gets the result.
+// `exchange` holds column_exchange_values<kSlices, kGroups>() values; one slice: the value itself.
+// Below 16 slices each thread reads its lane's kSlices partials in slice order; from 16 on, a tree:
+// the partials are written lane-major (lane l's slice s at l * (kSlices + 1) + s; the pad makes a
+// warp's writes, one slice of 32 lanes, conflict-free), each run of kSlices threads reads one
+// lane's partials and folds them by a shuffle butterfly (group_reduce), and the first writes the
+// lane's result for every thread of the lane to read: two shared loads and log2(kSlices) shuffles
+// a thread for kSlices loads, but a longer chain of dependent steps. Session 51 device run 1 (H200,
+// the tree for every width, against sessions 49-50's loops on other machines, % of copy): 16 and 32
+// slices gained (layer_norm_backward of 192 float32 channels 27.2 -> 31.1, of axis 0 of 256 x 8192
+// 6.3 -> 8.0, softmax of 256 channels 70.5 -> 72.4), 2-8 slices lost (softmax of 21 float32
+// channels 41.5 -> 36.0, its backward 65.8 -> 57.8, ConvNeXt's layer_norm 56.6 -> 51.7); run 2,
+// the tree from 16 slices: 41.7, 65.5, 57.2. Either order is fixed (deterministic), and the staged
+// and register kernels combine alike, so in one block shape they agree bitwise.
+constexpr int kColumnTreeMinSlices = 16;
+template <int kSlices>
+constexpr int kColumnExchangeGroup = kSlices >= kColumnTreeMinSlices ? kColumnLanes * (kSlices + 1) + kColumnLanes
+                                                                      : kColumnLanes * kSlices;
+template <int kSlices, int kGroups>
+constexpr int column_exchange_values() {
+  return kGroups * kColumnExchangeGroup<kSlices>;
+}
+
 template <int kSlices, class V, class Op>
 __device__ __forceinline__ V column_all(V v, Op op, V* exchange) {
+  V* group = exchange + threadIdx.z * kColumnExchangeGroup<kSlices>;
   if constexpr (kSlices == 1) {
     return v;
-  } else {
-    V* mine = exchange + threadIdx.z * kSlices * kColumnLanes + threadIdx.x;
+  } else if constexpr (kSlices < kColumnTreeMinSlices) {
+    V* mine = group + threadIdx.x;
     __syncthreads();  // the previous exchange has been read by every thread
     mine[threadIdx.y * kColumnLanes] = v;
     __syncthreads();
@@ -46,6 +69,19 @@ __device__ __forceinline__ V column_all(V v, Op op, V* exchange) {
 #pragma unroll
     for (int s = 1; s < kSlices; ++s) r = op(r, mine[s * kColumnLanes]);
     return r;
+  } else {
+    // Two barriers: a thread's reads of the partials precede the second, so the next exchange's
+    // writes need none before them; its read of the result precedes the next exchange's first,
+    // behind which alone results are written.
+    V* results = group + kColumnLanes * (kSlices + 1);
+    group[threadIdx.x * (kSlices + 1) + threadIdx.y] = v;
+    __syncthreads();
+    const int t = threadIdx.y * kColumnLanes + threadIdx.x;  // kSlices consecutive threads a lane
+    const int lane = t / kSlices, slice = t % kSlices;
+    const V r = group_reduce<kSlices>(group[lane * (kSlices + 1) + slice], op);
+    if (slice == 0) results[lane] = r;
+    __syncthreads();
+    return results[threadIdx.x];
   }
 }
 
@@ -255,7 +291,7 @@ __global__ void __launch_bounds__(kColumnLanes * kSlices * kGroups,
                                   column_min_blocks<T, kColumnLanes * kSlices * kGroups>())
 column_rows_kernel(NormParams p, ColumnShape shape) {
   using Acc = acc_t<T>;
-  __shared__ Acc exchange[kGroups * kSlices * kColumnLanes];
+  __shared__ Acc exchange[column_exchange_values<kSlices, kGroups>()];
   const RowLayout& layout = p.layout;
   for (int64_t first = int64_t(blockIdx.x) * kGroups; first < shape.groups; first += int64_t(gridDim.x) * kGroups) {
     const ColumnRow mine = column_row(shape, first);

@@ -7,7 +7,11 @@
 // first; here a block issues its next step's copies before this step's statistics, exchanges and
 // writes, and the copies hold no registers. The statistics and outputs are the register kernels'
 // (column_rows_group, column_softmax_backward_group, column_norm_backward_group) with the held
-// values read from the tiles: the same values in the same order, so the results are bitwise theirs.
+// values read from the tiles. The norm kind's backward launches them in the register kernel's block
+// shape (its column sums are kept per held slot): the same values in the same order, so dx is
+// bitwise the register kernel's. The forward and the softmax kind's backward split a row among
+// fewer warps than their register kernels (kColumnStagedShare, cpp/src/norms/column_launch.cuh,
+// says why), so their row sums are rounded in another order.
 //
 // Needs (rows_side_by_side_staged, layout.cpp): each array 16-byte aligned, its row stride, plane
 // strides and the width multiples of 16 bytes, so every piece is whole and inside its plane; and two
@@ -100,7 +104,7 @@ __global__ void __launch_bounds__(kColumnLanes * kSlices * kGroups,
 column_staged_kernel(NormParams p, ColumnShape shape) {
   using Acc = acc_t<T>;
   constexpr int kThreads = kColumnLanes * kSlices * kGroups;
-  __shared__ Acc exchange[kGroups * kSlices * kColumnLanes];
+  __shared__ Acc exchange[column_exchange_values<kSlices, kGroups>()];
   extern __shared__ __align__(16) unsigned char column_stages[];
   const int n = static_cast<int>(p.layout.row_len);
   const int tid = threadIdx.x + kColumnLanes * (threadIdx.y + kSlices * threadIdx.z);
@@ -125,7 +129,7 @@ __global__ void __launch_bounds__(kColumnLanes * kSlices * kGroups,
 column_backward_staged_kernel(NormBackwardParams p, ColumnShape shape) {
   using Acc = acc_t<T>;
   constexpr int kThreads = kColumnLanes * kSlices * kGroups;
-  __shared__ ColumnBackwardExchange<Acc, kKind> exchange[kGroups * kSlices * kColumnLanes];
+  __shared__ ColumnBackwardExchange<Acc, kKind> exchange[column_exchange_values<kSlices, kGroups>()];
   extern __shared__ __align__(16) unsigned char column_stages[];
   const int n = static_cast<int>(p.dy_layout.row_len);
   const int tiles = kGroups * n * kColumnLanes;  // values of one array's tiles in a stage
