@@ -7,7 +7,7 @@
 
 #include "gpuprims/core/error.hpp"
 #include "gpuprims/core/stream.hpp"
-#include "gpuprims/norms/column_rows.cuh"
+#include "gpuprims/norms/column_staged.cuh"
 #include "launch.hpp"
 
 namespace gpuprims {
@@ -107,17 +107,23 @@ Status plan_column_resident(const Launch& l, const ColumnShape& shape, const voi
   return Status::ok();
 }
 
+// Whether the device's shared memory per block holds a staged launch's `smem` bytes of stages.
+inline Status column_stages_fit(int device, int64_t smem, bool* fit) {
+  int optin = 0;
+  GPUPRIMS_TRY(shared_memory_per_block_optin(device, &optin));
+  *fit = smem <= optin;
+  return Status::ok();
+}
+
 // The norm kind's backward launch of Block's shape: `staged_kernel` (null where the layout cannot be
 // staged or the shape has no staged kernel) with `staged_smem` bytes where the device's shared
 // memory per block holds them, otherwise `register_kernel`; a resident grid either way.
 template <class Block, class Launch>
 Status plan_column_block(const Launch& l, const ColumnShape& shape, const void* staged_kernel, int64_t staged_smem,
                          const void* register_kernel, ColumnLaunchPlan* plan) {
-  int optin = 0;
-  if (staged_kernel != nullptr) GPUPRIMS_TRY(shared_memory_per_block_optin(l.device, &optin));
-  if (staged_kernel != nullptr && staged_smem <= optin) {
-    return plan_column_resident<Block>(l, shape, staged_kernel, staged_smem, plan);
-  }
+  bool fit = false;
+  if (staged_kernel != nullptr) GPUPRIMS_TRY(column_stages_fit(l.device, staged_smem, &fit));
+  if (fit) return plan_column_resident<Block>(l, shape, staged_kernel, staged_smem, plan);
   return plan_column_resident<Block>(l, shape, register_kernel, 0, plan);
 }
 
@@ -154,21 +160,20 @@ constexpr int kColumnStagedShare = sizeof(T) == 8 ? 16 : 32;
 
 // Runs the staged kernel of the shape kColumnStagedShare gives rows of n elements, for rows longer
 // than kColumnStagedMinLen and up to kMaxLen (the caller's register shapes' held length):
-// kernel_of(block) / smem_of(block) its kernel and dynamic shared memory, on the blocks resident at
-// once. *launched stays false for other rows and where the device's shared memory per block cannot
-// hold the stages: the caller runs its register kernels.
-template <class T, int64_t kMaxLen, class Launch, class KernelOf, class SmemOf>
-Status launch_column_staged(const Launch& l, const ColumnShape& shape, int64_t n, KernelOf kernel_of, SmemOf smem_of,
-                            bool* launched) {
+// kernel_of(block) the kernel of that shape, staging kArrays arrays, on the blocks resident at once.
+// *launched stays false for other rows and where the device's shared memory per block cannot hold
+// the stages: the caller runs its register kernels.
+template <class T, int64_t kMaxLen, int kArrays, class Launch, class KernelOf>
+Status launch_column_staged(const Launch& l, const ColumnShape& shape, int64_t n, KernelOf kernel_of, bool* launched) {
   if (n <= kColumnStagedMinLen || n > kMaxLen) return Status::ok();
   return run_column_block<T, kColumnStagedShare<T>>(n, [&](auto block) -> Status {
     using B = decltype(block);
     // Shapes for shorter or longer rows only are never launched here
     if constexpr (column_block_staged<B>() && B::kSlices * B::kHeld / 2 < kMaxLen) {
-      const int64_t smem = smem_of(block);
-      int optin = 0;
-      GPUPRIMS_TRY(shared_memory_per_block_optin(l.device, &optin));
-      if (smem > optin) return Status::ok();
+      const int64_t smem = column_staged_bytes<T, B::kGroups, kArrays>(n);
+      bool fit = false;
+      GPUPRIMS_TRY(column_stages_fit(l.device, smem, &fit));
+      if (!fit) return Status::ok();
       ColumnLaunchPlan plan;
       GPUPRIMS_TRY(plan_column_resident<B>(l, shape, kernel_of(block), smem, &plan));
       *launched = true;

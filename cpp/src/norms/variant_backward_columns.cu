@@ -27,14 +27,14 @@ Status launch_softmax_columns(const NormBackwardLaunch& l, const ColumnShape& sh
   const int64_t n = l.params.dy_layout.row_len;
   if (staged) {
     bool launched = false;
-    const Status status = launch_column_staged<T, kColumnHeldLen<T, kBackwardHeld<T>>>(
+    const Status status = launch_column_staged<T, kColumnHeldLen<T, kBackwardHeld<T>>, 2>(
         l, shape, n,
         [](auto block) {
           using B = decltype(block);
           return reinterpret_cast<const void*>(
               &column_backward_staged_kernel<T, RowKind::kSoftmax, B::kSlices, B::kGroups, kBackwardHeld<T>>);
         },
-        [n](auto block) { return column_staged_bytes<T, decltype(block)::kGroups, 2>(n); }, &launched);
+        &launched);
     if (!status.is_ok() || launched) return status;
   }
   return run_column_block<T, kBackwardHeld<T>>(n, [&](auto block) {

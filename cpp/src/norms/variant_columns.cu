@@ -21,13 +21,13 @@ Status launch_columns(const NormLaunch& l, const ColumnShape& shape) {
   // shapes' held length), else in registers.
   if (rows_side_by_side_staged(l.params.layout, l.params.x, l.dtype)) {
     bool launched = false;
-    const Status status = launch_column_staged<T, kColumnHeldLen<T, kColumnHeld<T>>>(
+    const Status status = launch_column_staged<T, kColumnHeldLen<T, kColumnHeld<T>>, 1>(
         l, shape, n,
         [](auto block) {
           using B = decltype(block);
           return reinterpret_cast<const void*>(&column_staged_kernel<T, kKind, B::kSlices, B::kGroups>);
         },
-        [n](auto block) { return column_staged_bytes<T, decltype(block)::kGroups, 1>(n); }, &launched);
+        &launched);
     if (!status.is_ok() || launched) return status;
   }
   return run_column_block<T, kColumnHeld<T>>(n, [&](auto block) {
