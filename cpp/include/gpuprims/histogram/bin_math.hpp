@@ -41,22 +41,22 @@ GPUPRIMS_HD int edge_precision(EdgeKind e) {
 }
 
 // float64 arithmetic, rounded to nearest, never fused.
-GPUPRIMS_HD double add64(double a, double b) {
+GPUPRIMS_HD double add_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dadd_rn(a, b);
 #else
   return a + b;
 #endif
 }
-GPUPRIMS_HD double sub64(double a, double b) { return add64(a, -b); }
-GPUPRIMS_HD double mul64(double a, double b) {
+GPUPRIMS_HD double sub_rn(double a, double b) { return add_rn(a, -b); }
+GPUPRIMS_HD double mul_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-GPUPRIMS_HD double fma64(double a, double b, double c) {
+GPUPRIMS_HD double fma_rn(double a, double b, double c) {
 #if defined(__CUDA_ARCH__)
   return __fma_rn(a, b, c);
 #else
@@ -64,44 +64,39 @@ GPUPRIMS_HD double fma64(double a, double b, double c) {
 #endif
 }
 
-// a / b correctly rounded, given inv_b = RN(1 / b) (computed once on the host). q = a * inv_b is
-// within 1.5 ulps of a / b; each step q += (a - b q) * inv_b (the remainder exact through the FMA)
-// brings it within 1 ulp and then, by Markstein's theorem, to RN(a / b) (a quotient of two
-// doubles is never a tie). Equal to IEEE division for the normal-range operands it sees here, and
-// inline: CUDA's own division calls an out-of-line slow path that spills.
-GPUPRIMS_HD double div64(double a, double b, double inv_b) {
-  double q = mul64(a, inv_b);
-  q = fma64(fma64(-q, b, a), inv_b, q);
-  return fma64(fma64(-q, b, a), inv_b, q);
-}
-
 // float32 arithmetic, rounded to nearest, never fused.
-GPUPRIMS_HD float add32(float a, float b) {
+GPUPRIMS_HD float add_rn(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fadd_rn(a, b);
 #else
   return a + b;
 #endif
 }
-GPUPRIMS_HD float mul32(float a, float b) {
+GPUPRIMS_HD float mul_rn(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-GPUPRIMS_HD float fma32(float a, float b, float c) {
+GPUPRIMS_HD float fma_rn(float a, float b, float c) {
 #if defined(__CUDA_ARCH__)
   return __fmaf_rn(a, b, c);
 #else
   return std::fma(a, b, c);
 #endif
 }
-// a / b correctly rounded, given inv_b = RN(1 / b): div64's argument in float32.
-GPUPRIMS_HD float div32(float a, float b, float inv_b) {
-  float q = mul32(a, inv_b);
-  q = fma32(fma32(-q, b, a), inv_b, q);
-  return fma32(fma32(-q, b, a), inv_b, q);
+
+// a / b correctly rounded (float or double), given inv_b = RN(1 / b) (computed once on the host).
+// q = a * inv_b is within 1.5 ulps of a / b; each step q += (a - b q) * inv_b (the remainder exact
+// through the FMA) brings it within 1 ulp and then, by Markstein's theorem, to RN(a / b) (a
+// quotient of two floats is never a tie). Equal to IEEE division for the normal-range operands it
+// sees here, and inline: CUDA's own division calls an out-of-line slow path that spills.
+template <class T>
+GPUPRIMS_HD T div_rn(T a, T b, T inv_b) {
+  T q = mul_rn(a, inv_b);
+  q = fma_rn(fma_rn(-q, b, a), inv_b, q);
+  return fma_rn(fma_rn(-q, b, a), inv_b, q);
 }
 
 // float64 -> float32 rounded to odd (truncate, then set the last bit if anything was dropped).
@@ -139,15 +134,15 @@ GPUPRIMS_HD double narrow_result(float f) {
 
 // One arithmetic operation on two E values (held as float64), correctly rounded to E.
 template <EdgeKind E> GPUPRIMS_HD double e_add(double a, double b) {
-  if constexpr (E == EdgeKind::kF64) return add64(a, b);
-  else return narrow_result<E>(add32(static_cast<float>(a), static_cast<float>(b)));
+  if constexpr (E == EdgeKind::kF64) return add_rn(a, b);
+  else return narrow_result<E>(add_rn(static_cast<float>(a), static_cast<float>(b)));
 }
 template <EdgeKind E> GPUPRIMS_HD double e_sub(double a, double b) { return e_add<E>(a, -b); }
 template <EdgeKind E> GPUPRIMS_HD double e_mul(double a, double b) {
-  if constexpr (E == EdgeKind::kF64) return mul64(a, b);
-  else return narrow_result<E>(mul32(static_cast<float>(a), static_cast<float>(b)));
+  if constexpr (E == EdgeKind::kF64) return mul_rn(a, b);
+  else return narrow_result<E>(mul_rn(static_cast<float>(a), static_cast<float>(b)));
 }
-// Host only (bin_params.cpp): IEEE division. The kernels divide through div64/div32 instead.
+// Host only (bin_params.cpp): IEEE division. The kernels divide through div_rn instead.
 template <EdgeKind E> double e_div(double a, double b) {
   if constexpr (E == EdgeKind::kF64) return a / b;
   else return narrow_result<E>(static_cast<float>(a) / static_cast<float>(b));
@@ -162,8 +157,8 @@ struct BinParams {
   double start;     // linspace's start: float64 first (wide) or lo (narrow)
   double step;      // linspace's step: float64 (wide) or an E value (narrow)
   double denom;     // norm_denom: float64 (wide) or an E value (narrow)
-  double inv_denom; // RN(1 / denom), for div64
-  float inv_denom_f;  // RN(1 / denom) in float32, for div32 (narrow float16/bfloat16/float32)
+  double inv_denom; // RN(1 / denom), for div_rn
+  float inv_denom_f;  // RN(1 / denom) in float32, for div_rn (narrow float16/bfloat16/float32)
   double bins_e;    // the bin count as the multiplier's dtype (float64, or E when narrow)
   // |f - floor(f)| bound beyond which numpy's edge correction provably changes nothing: samples
   // whose f lies further than this from an integer skip the two edge evaluations. 1 disables it.
@@ -183,7 +178,7 @@ template <EdgeKind E>
 GPUPRIMS_HD double bin_edge(const BinParams& p, int32_t k) {
   if (k >= p.bins) return p.hi;  // linspace stores `stop` itself as the last edge
   if (p.narrow) return e_add<E>(e_mul<E>(round_to<E>(static_cast<double>(k)), p.step), p.start);
-  return round_to<E>(add64(mul64(static_cast<double>(k), p.step), p.start));
+  return round_to<E>(add_rn(mul_rn(static_cast<double>(k), p.step), p.start));
 }
 
 // Device code keeps the exact path out of line: it runs for few samples, and inlined into the
@@ -202,11 +197,11 @@ GPUPRIMS_HISTOGRAM_SLOW_PATH int32_t bin_of(const BinParams& p, double x) {
   const double diff = e_sub<E>(x, p.lo);
   double f;
   if constexpr (E == EdgeKind::kF64) {
-    f = mul64(div64(diff, p.denom, p.inv_denom), p.bins_e);  // narrow float64 is the same arithmetic
+    f = mul_rn(div_rn(diff, p.denom, p.inv_denom), p.bins_e);  // narrow float64 is the same arithmetic
   } else {
-    f = p.narrow ? e_mul<E>(narrow_result<E>(div32(static_cast<float>(diff), static_cast<float>(p.denom), p.inv_denom_f)),
+    f = p.narrow ? e_mul<E>(narrow_result<E>(div_rn(static_cast<float>(diff), static_cast<float>(p.denom), p.inv_denom_f)),
                            p.bins_e)
-                 : mul64(div64(diff, p.denom, p.inv_denom), p.bins_e);
+                 : mul_rn(div_rn(diff, p.denom, p.inv_denom), p.bins_e);
   }
   // f >= 0 here; anything from bins up (inf included, a narrow float16 product can overflow)
   // is numpy's "indices == bins" case.
@@ -247,8 +242,8 @@ GPUPRIMS_HD int32_t bin_of_sample(const BinParams& p, T v) {
     else x = static_cast<float>(v);
     if (!(x >= p.lo_f && x <= p.hi_f)) return -1;
     if (!p.fast) return bin_of<E>(p, static_cast<double>(x));
-    diff = static_cast<float>(narrow_result<E>(add32(x, -p.lo_f)));
-    const float fa = mul32(diff, p.scale_f);
+    diff = static_cast<float>(narrow_result<E>(add_rn(x, -p.lo_f)));
+    const float fa = mul_rn(diff, p.scale_f);
     if (fa < p.bins_f) {
       float floor_fa;
       const int32_t i = floor_nonnegative(fa, &floor_fa);
@@ -260,8 +255,8 @@ GPUPRIMS_HD int32_t bin_of_sample(const BinParams& p, T v) {
     const double x = static_cast<double>(v);  // integers round to nearest above 2^53 (int64 only)
     if (!(x >= p.lo && x <= p.hi)) return -1;
     if (!p.fast) return bin_of<E>(p, x);
-    diff = static_cast<float>(sub64(x, p.lo));
-    const float fa = mul32(diff, p.scale_f);
+    diff = static_cast<float>(sub_rn(x, p.lo));
+    const float fa = mul_rn(diff, p.scale_f);
     if (fa < p.bins_f) {
       float floor_fa;
       const int32_t i = floor_nonnegative(fa, &floor_fa);
