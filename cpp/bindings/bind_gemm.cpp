@@ -25,12 +25,7 @@ void bind_gemm(nb::module_& m) {
         options.allow_tf32 = allow_tf32;
         const TensorView av = view_of(a, "matmul", "a"), bv = view_of(b, "matmul", "b");
         const TensorView cv = view_of(out, "matmul", "out");
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = matmul(av, bv, cv, options, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return matmul(av, bv, cv, options, reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("algorithm"), nb::arg("allow_tf32"), nb::arg("stream"),
@@ -43,12 +38,7 @@ void bind_gemm(nb::module_& m) {
         throw_if_error(parse_gemv_algorithm(algorithm, &algo));
         const TensorView av = view_of(a, "gemv", "a"), xv = view_of(x, "gemv", "x");
         const TensorView yv = view_of(out, "gemv", "out");
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = gemv(av, xv, yv, algo, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return gemv(av, xv, yv, algo, reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("a"), nb::arg("x"), nb::arg("out"), nb::arg("algorithm"), nb::arg("stream"),

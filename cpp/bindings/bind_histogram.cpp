@@ -41,13 +41,8 @@ void bind_histogram(nb::module_& m) {
         spec.last = last;
         spec.denom = denom;
         spec.narrow = narrow;
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = histogram(x_view, weights.is_none() ? nullptr : &w_view, out_view, spec, algo,
-                             reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return histogram(x_view, weights.is_none() ? nullptr : &w_view, out_view, spec, algo,
+                                                reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("weights").none(), nb::arg("out"), nb::arg("bins"), nb::arg("first"), nb::arg("last"),
@@ -65,13 +60,8 @@ void bind_histogram(nb::module_& m) {
         throw_if_error(parse_histogram_algorithm(algorithm, &algo));
         OutOfRange mode;
         throw_if_error(parse_out_of_range(out_of_range, &mode));
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = bincount(x_view, weights.is_none() ? nullptr : &w_view, out_view, mode, algo,
-                            reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return bincount(x_view, weights.is_none() ? nullptr : &w_view, out_view, mode, algo,
+                                               reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("weights").none(), nb::arg("out"), nb::arg("out_of_range"), nb::arg("algorithm"),
@@ -82,12 +72,7 @@ void bind_histogram(nb::module_& m) {
       [](nb::handle x, const char* op, uintptr_t stream) -> nb::object {
         const TensorView x_view = view_of(x, op, "x");
         DataRange range;
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = data_range(x_view, op, reinterpret_cast<cudaStream_t>(stream), &range);
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return data_range(x_view, op, reinterpret_cast<cudaStream_t>(stream), &range); });
         if (range.is_integer) return nb::make_tuple(range.lo_int, range.hi_int);
         if (range.is_uint64) return nb::make_tuple(range.lo_uint64, range.hi_uint64);
         return nb::make_tuple(range.lo, range.hi);
@@ -103,12 +88,9 @@ void bind_histogram(nb::module_& m) {
         HistogramAlgorithm algo;
         throw_if_error(parse_histogram_algorithm(algorithm, &algo));
         int64_t largest = -1;
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = bincount_byte_values(x_view, out_view, algo, reinterpret_cast<cudaStream_t>(stream), &largest);
-        }
-        throw_if_error(status);
+        call_without_gil([&] {
+          return bincount_byte_values(x_view, out_view, algo, reinterpret_cast<cudaStream_t>(stream), &largest);
+        });
         return largest;
       },
       nb::call_guard<RecordImportLaunches>(),
@@ -120,12 +102,7 @@ void bind_histogram(nb::module_& m) {
       "copy_counts",
       [](nb::handle src, nb::handle dst, uintptr_t stream) {
         const TensorView src_view = view_of(src, "bincount", "src"), dst_view = view_of(dst, "bincount", "dst");
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = copy_counts(src_view, dst_view, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return copy_counts(src_view, dst_view, reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("src"), nb::arg("dst"), nb::arg("stream"), "dst[:] = src[:len(dst)] (int64, one GPU), ordered on stream.");

@@ -114,12 +114,7 @@ void bind_norms(nb::module_& m) {
         if (!bias.is_none()) t.bias = &b.emplace(view_of(bias, op, "bias"));
         if (!mean.is_none()) t.mean = &mu.emplace(view_of(mean, op, "mean"));
         if (!rstd.is_none()) t.rstd = &rs.emplace(view_of(rstd, op, "rstd"));
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = norm_forward(t, options, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return norm_forward(t, options, reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("op"), nb::arg("x"), nb::arg("out"), nb::arg("weight").none(), nb::arg("bias").none(),
@@ -146,12 +141,7 @@ void bind_norms(nb::module_& m) {
         if (!rstd.is_none()) t.rstd = &rs.emplace(view_of(rstd, op, "rstd"));
         if (!dweight.is_none()) t.dweight = &dw.emplace(view_of(dweight, op, "dweight"));
         if (!dbias.is_none()) t.dbias = &db.emplace(view_of(dbias, op, "dbias"));
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = norm_backward(t, options, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return norm_backward(t, options, reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("op"), nb::arg("dy"), nb::arg("saved"), nb::arg("out"), nb::arg("weight").none(),
@@ -175,12 +165,7 @@ void bind_norms(nb::module_& m) {
         std::optional<TensorView> b;
         if (!bias.is_none()) t.bias = &b.emplace(view_of(bias, op, "bias"));
         DropoutOptions options{p, seed, offset, training};
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = bias_dropout_add(t, options, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return bias_dropout_add(t, options, reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("bias").none(), nb::arg("residual"), nb::arg("out"), nb::arg("p"), nb::arg("seed"),

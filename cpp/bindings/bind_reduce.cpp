@@ -62,12 +62,7 @@ void bind_reduce(nb::module_& m) {
             options.axes[options.num_axes++] = nb::cast<int>(a);
           }
         }
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = reduce(in_view, out_view, options, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return reduce(in_view, out_view, options, reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("out"), nb::arg("op"), nb::arg("axis").none(), nb::arg("algorithm"), nb::arg("stream"),

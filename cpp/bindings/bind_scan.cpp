@@ -69,12 +69,7 @@ void bind_scan(nb::module_& m) {
          const char* algorithm, uintptr_t stream) {
         const TensorView in_view = view_of(x, "scan", "x"), out_view = view_of(out, "scan", "out");
         const ScanOptions options = scan_options(op, axis, exclusive, deterministic, algorithm);
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = scan(in_view, out_view, options, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return scan(in_view, out_view, options, reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("out"), nb::arg("op"), nb::arg("axis"), nb::arg("exclusive"), nb::arg("deterministic"),
@@ -90,12 +85,7 @@ void bind_scan(nb::module_& m) {
         const TensorView mask_view = view_of(mask, "compact", "mask"), out_view = view_of(out, "compact", "out"),
                          count_view = view_of(count, "compact", "count");
         const CompactArgs args{indices ? nullptr : &values_view, &mask_view, &out_view, &count_view};
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = compact(args, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return compact(args, reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("x").none(), nb::arg("mask"), nb::arg("out"), nb::arg("count"), nb::arg("stream"),
@@ -106,12 +96,7 @@ void bind_scan(nb::module_& m) {
       [](nb::handle mask, uintptr_t stream) {
         const TensorView mask_view = view_of(mask, "compact", "mask");
         int64_t count = 0;
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = count_true(mask_view, &count, reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return count_true(mask_view, &count, reinterpret_cast<cudaStream_t>(stream)); });
         return count;
       },
       nb::call_guard<RecordImportLaunches>(),
@@ -127,13 +112,8 @@ void bind_scan(nb::module_& m) {
         throw_if_error(parse_reduce_op(op, &reduce_op));
         SegmentedReduceAlgorithm which;
         throw_if_error(parse_segmented_reduce_algorithm(algorithm, &which));
-        Status status;
-        {
-          nb::gil_scoped_release release;
-          status = segmented_reduce(in_view, offsets_view, out_view, reduce_op, which,
-                                    reinterpret_cast<cudaStream_t>(stream));
-        }
-        throw_if_error(status);
+        call_without_gil([&] { return segmented_reduce(in_view, offsets_view, out_view, reduce_op, which,
+                                                       reinterpret_cast<cudaStream_t>(stream)); });
       },
       nb::call_guard<RecordImportLaunches>(),
       nb::arg("x"), nb::arg("offsets"), nb::arg("out"), nb::arg("op"), nb::arg("algorithm"), nb::arg("stream"),

@@ -16,4 +16,17 @@ inline void throw_if_error(const Status& status) {
   if (!status.is_ok()) raise_status(status);
 }
 
+// Runs a library call (a callable returning Status) with the GIL released, since it may wait on the
+// device (a count read back, a blocking allocation) and touches no Python object, then raises its
+// Status with the GIL held again.
+template <class Call>
+void call_without_gil(Call&& call) {
+  Status status;
+  {
+    nanobind::gil_scoped_release release;
+    status = call();
+  }
+  throw_if_error(status);
+}
+
 }  // namespace gpuprims
