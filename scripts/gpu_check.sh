@@ -4,8 +4,8 @@
 # Logs and benchmark JSON land in OUTDIR; a short summary is printed last. See ../shared/DEVICE.md.
 # Steps 2 (tests, in parallel groups: TEST_GROUPS) and 3 (sanitizers) run side by side, step 4 after.
 # SKIP_SANITIZER=1 skips step 3, SKIP_TESTS=1 step 2, SKIP_BENCH=1 step 4 (to split the check across
-# calls of a limited length), SKIP_BUILD=1 step 1 (the package this call already installed); PYTEST_ARGS adds arguments to step 2, parsed as shell words (e.g.
-# PYTEST_ARGS="-m 'not big'").
+# calls of a limited length), SKIP_BUILD=1 step 1 (a package the calling script has installed);
+# PYTEST_ARGS adds arguments to step 2, parsed as shell words (e.g. PYTEST_ARGS="-m 'not big'").
 # TEST_GROUPS replaces step 2's groups ('|'-separated pytest arguments); test files no group names
 # run as one more group unless ONLY_GROUPS=1.
 set -uo pipefail
@@ -26,10 +26,10 @@ if [ -n "${SKIP_BUILD:-}" ]; then
 elif GPUPRIMS_CUDA_ARCHS=${GPUPRIMS_CUDA_ARCHS:-90a} python3 -m pip install --no-build-isolation --no-deps -v . \
     > "$OUT/build.log" 2>&1; then
   record build "ok in $(( $(date +%s) - start )) s"
+  grep -E "spill|C7510" "$OUT/build.log" | sort -u > "$OUT/ptxas_warnings.txt" || true
 else
   tail -40 "$OUT/build.log"; echo "build failed"; exit 1
 fi
-[ -n "${SKIP_BUILD:-}" ] || grep -E "spill|C7510" "$OUT/build.log" | sort -u > "$OUT/ptxas_warnings.txt" || true
 
 # 2 and 3 run together: the test groups in parallel processes (the GPU is mostly idle between small
 # test kernels, so a device budget buys about 3x more tests this way) and both sanitizers beside them.

@@ -62,15 +62,11 @@ NB_MODULE(_C, m) {
      "reports none; benchmarks record it).");
 
   m.def("synchronize", [](int device) {
-    Status st;
-    {
-      nb::gil_scoped_release release;
-      int previous = 0;
-      cudaGetDevice(&previous);
-      cudaSetDevice(device);
-      st = cuda_status(cudaDeviceSynchronize(), "synchronize", "cudaDeviceSynchronize");
-      cudaSetDevice(previous);
-    }
-    throw_if_error(st);
+    call_without_gil([&]() -> Status {
+      DeviceGuard guard;  // the device's context for the wait, the caller's current device after
+      GPUPRIMS_TRY(guard.enter(device, "synchronize"));
+      GPUPRIMS_CUDA_CHECK("synchronize", cudaDeviceSynchronize());
+      return Status::ok();
+    });
   }, nb::arg("device") = 0, "Waits for all work on a device (tests and benchmarks only).");
 }
