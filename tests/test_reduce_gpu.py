@@ -277,6 +277,37 @@ def test_nan_inf_every_variant(rng):
         assert float(gpuprims.sum(x, algorithm=algorithm)) == np.inf
 
 
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64"))
+def test_min_max_nan_anywhere_every_variant(rng, dtype):
+    """NaN propagates from any place (first, last and middle item, every item), in a whole
+    reduction and in the one row or column of an axis reduction that holds it; the others keep
+    their exact extremes. float32 runs PTX's min.NaN / max.NaN, the others the select
+    (reduce_ops.hpp), and each kernel folds items in its own order."""
+    need(TORCH_CUDA)
+    tdtype = getattr(torch, dtype)
+    for algorithm in ("auto",) + VARIANTS:
+        for n in (1, 33, 4097, 70_001):
+            for where in ("first", "last", "middle", "all"):
+                a = random_values(rng, n, dtype)
+                if where == "all":
+                    a[:] = np.nan
+                else:
+                    a[{"first": 0, "last": n - 1, "middle": n // 2}[where]] = np.nan
+                x = torch.from_numpy(a).cuda()
+                for op in ("min", "max"):
+                    got = float(gpuprims.reduce(x, op, algorithm=algorithm))
+                    assert np.isnan(got), (algorithm, n, where, op)
+        m = random_values(rng, 300 * 257, dtype).reshape(300, 257)
+        m[17, 100] = np.nan
+        x = torch.from_numpy(m).cuda()
+        for axis in (0, 1):
+            for op in ("min", "max"):
+                got = to_numpy(gpuprims.reduce(x, op, axis, algorithm=algorithm)).astype(np.float64)
+                want = getattr(np, op)(m.astype(np.float64), axis=axis)
+                np.testing.assert_array_equal(got, want, err_msg=f"{algorithm} axis={axis} {op}")
+                assert np.isnan(got).sum() == 1
+
+
 def test_poisoned_output_fully_written(rng):
     need(TORCH_CUDA)
     a = torch.from_numpy(random_values(rng, 513 * 257, "float32").reshape(513, 257)).cuda()
@@ -553,6 +584,12 @@ def test_beyond_2_31_elements():
     h = torch.full((n,), 0.5, dtype=torch.float16, device="cuda")
     assert float(gpuprims.sum(h, dtype="float64")) == n * 0.5
     del h
+    f = torch.rand(n, dtype=torch.float32, device="cuda")  # [0, 1): the extremes planted past 2^31
+    f[n - 3], f[n - 2] = 2.0, -1.0
+    assert float(gpuprims.max(f)) == 2.0 and float(gpuprims.min(f)) == -1.0
+    f[n - 1] = float("nan")
+    assert np.isnan(float(gpuprims.max(f))) and np.isnan(float(gpuprims.min(f)))
+    del f
     torch.cuda.empty_cache()
 
 

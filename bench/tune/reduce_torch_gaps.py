@@ -1,11 +1,12 @@
 """Reductions where torch.sum / torch.amax / torch.amin led the library (session 45's probe,
 docs/reduce.md "Known gaps"): column sums of 2-byte items (axis 0), minima and maxima of 2^28
-float16 / bfloat16, with their float32 neighbours as controls. Each output is checked against a
+float16 / bfloat16, with their float32 neighbours as controls; since session 53 also float32 and
+float64 minima and maxima (the operators without branches, docs/reduce.md). Each output is checked against a
 float64 reference before timing (sums to a relative 1e-2 of the column's scale for 2-byte
 results, 1e-4 else; minima and maxima exactly). Inputs rotate through 4x L2; GB/s counts the
 bytes read and written once; the copy ceiling is measured in the same run.
 
-    python3 bench/tune/reduce_torch_gaps.py [--passes 2]
+    python3 bench/tune/reduce_torch_gaps.py [--passes 2] [--ops max,min]
 """
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ CASES = [("sum", (16384, 8192), "float16", 0, None), ("sum", (16384, 8192), "bfl
          ("max", (16384, 8192), "float16", 0, None), ("sum", (4096, 65536), "bfloat16", 0, None),
          ("sum", (65536, 1024), "float16", 0, None), ("sum", (16384, 8192), "int32", 0, None),
          ("max", (1 << 28,), "bfloat16", None, None), ("min", (1 << 28,), "float16", None, None),
-         ("max", (1 << 28,), "float32", None, None), ("sum", (1 << 28,), "float16", None, None)]
+         ("max", (1 << 28,), "float32", None, None), ("sum", (1 << 28,), "float16", None, None),
+         ("min", (1 << 28,), "float32", None, None), ("max", (1 << 27,), "float64", None, None),
+         ("max", (16384, 8192), "float32", 1, None), ("max", (16384, 8192), "float32", 0, None)]
 
 
 def case(op, shape, dtype, axis, view, l2, copy):
@@ -56,14 +59,17 @@ def case(op, shape, dtype, axis, view, l2, copy):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--passes", type=int, default=1)
+    ap.add_argument("--ops", default="sum,max,min", help="comma-separated: run only the cases of these ops")
     args = ap.parse_args()
+    ops = set(args.ops.split(","))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     copy = copy_gbps(1 << 30)
     print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s; % of copy, bytes read + written")
     for p in range(args.passes):
         print(f"== pass {p + 1}")
         for c in CASES:
-            case(*c, l2, copy)
+            if c[0] in ops:
+                case(*c, l2, copy)
 
 
 if __name__ == "__main__":
