@@ -45,6 +45,16 @@ struct Prod {
 // the float32 max of 2^28 at 0.92x CUB's DeviceReduce::Max in the `window` kernel and 0.93x in
 // `vectorized`; max.NaN ran 0.996-1.001x in both, the select 0.995-0.999x and 0.96x
 // (bench/tune/reduce_minmax_tune.cu, H200, session 53 device run 2; float64 has no .NaN form).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+template <bool kMax>
+__device__ __forceinline__ float nan_min_max_f32(float a, float b) {
+  float r;
+  if constexpr (kMax) asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  else asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#endif
+
 struct Min {
   static constexpr bool kIsSum = false;
   template <class A> GPUPRIMS_HD static A identity() {
@@ -53,11 +63,7 @@ struct Min {
   }
   template <class A> GPUPRIMS_HD A operator()(A a, A b) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if constexpr (std::is_same<A, float>::value) {
-      float r;
-      asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-      return r;
-    }
+    if constexpr (std::is_same<A, float>::value) return nan_min_max_f32<false>(a, b);
 #endif
     return (b < a || is_nan(b)) ? b : a;
   }
@@ -71,11 +77,7 @@ struct Max {
   }
   template <class A> GPUPRIMS_HD A operator()(A a, A b) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if constexpr (std::is_same<A, float>::value) {
-      float r;
-      asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-      return r;
-    }
+    if constexpr (std::is_same<A, float>::value) return nan_min_max_f32<true>(a, b);
 #endif
     return (a < b || is_nan(b)) ? b : a;
   }
