@@ -284,7 +284,6 @@ def test_min_max_nan_anywhere_every_variant(rng, dtype):
     their exact extremes. float32 runs PTX's min.NaN / max.NaN, the others the select
     (reduce_ops.hpp), and each kernel folds items in its own order."""
     need(TORCH_CUDA)
-    tdtype = getattr(torch, dtype)
     for algorithm in ("auto",) + VARIANTS:
         for n in (1, 33, 4097, 70_001):
             for where in ("first", "last", "middle", "all"):
