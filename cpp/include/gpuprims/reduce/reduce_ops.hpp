@@ -40,11 +40,12 @@ struct Prod {
 // min/max propagate NaN (numpy semantics; no fmin/fmax shortcut, which would drop it): one select,
 // in which a NaN b wins through b != b and a NaN a stays because every comparison with it is false
 // (ties keep a). On the GPU float32 takes PTX's NaN-propagating min.NaN / max.NaN (sm_80 and newer:
-// one instruction; the result is the canonical NaN, not the input's payload). Why: the earlier form,
-// two NaN tests as early returns and then the compare, reached PTX as two branches an item and ran
-// the float32 max of 2^28 at 0.92x CUB's DeviceReduce::Max in the `window` kernel and 0.93x in
-// `vectorized`; max.NaN ran 0.996-1.001x in both, the select 0.995-0.999x and 0.96x
-// (bench/tune/reduce_minmax_tune.cu, H200, session 53 device run 2; float64 has no .NaN form).
+// one instruction; the result is the canonical NaN, not the input's payload, and which zero a tie
+// of -0.0 and +0.0 gives is the instruction's). Why: the earlier form, two NaN tests as early
+// returns and then the compare, reached PTX as two branches an item and ran the float32 max of 2^28
+// at 0.92x CUB's DeviceReduce::Max in the `window` kernel and 0.93x in `vectorized`; max.NaN ran
+// 0.996-1.001x in both, the select 0.995-0.999x and 0.96x (bench/tune/reduce_minmax_tune.cu, H200,
+// session 53 device run 2; float64 has no .NaN form).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 template <bool kMax>
 __device__ __forceinline__ float nan_min_max_f32(float a, float b) {
