@@ -166,6 +166,19 @@ def framework_params(device):
     return [pytest.param(Framework(n, device), id=f"{n}-{device}") for n in names]
 
 
+NUMPY_CPU = Framework("numpy", "cpu")
+TORCH_CPU = Framework("torch", "cpu")
+
+
+def cpu_framework(dtype):
+    """numpy holds no bfloat16 without ml_dtypes: bfloat16 tests run on torch CPU tensors."""
+    if dtype == "bfloat16":
+        if torch is None:
+            pytest.skip("bfloat16 on the CPU needs torch")
+        return TORCH_CPU
+    return NUMPY_CPU
+
+
 # ---------------------------------------------------------------------------------------------
 # data
 

@@ -5,24 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import Framework, framework_params, to_numpy, torch
+from conftest import NUMPY_CPU, cpu_framework, framework_params, to_numpy
 from gemm_reference import (FLOATS, GEMV_VARIANTS, MATMUL_VARIANTS, assert_close, check_gemv, check_matmul, data,
                             integer_data, matmul_reference, matmul_variants_for)
 
 import gpuprims
 
-NUMPY_CPU = Framework("numpy", "cpu")
-TORCH_CPU = Framework("torch", "cpu")
 SHAPES = ((1, 1, 1), (7, 13, 5), (127, 129, 131), (64, 1, 33), (3, 200, 1), (1, 77, 1))
-
-
-def cpu_framework(dtype):
-    """numpy holds no bfloat16 without ml_dtypes: bfloat16 tests run on torch CPU tensors."""
-    if dtype == "bfloat16":
-        if torch is None:
-            pytest.skip("bfloat16 on the CPU needs torch")
-        return TORCH_CPU
-    return NUMPY_CPU
 
 
 def test_variant_tables():

@@ -4,23 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import Framework, framework_params, random_values, to_numpy, torch
+from conftest import NUMPY_CPU, cpu_framework, framework_params, random_values, to_numpy, torch
 from norms_reference import FLOATS, NORM_OPS, OPS, check, check_softmax_dtype, reference, round_to, run_op, variants
 
 import gpuprims
-
-NUMPY_CPU = Framework("numpy", "cpu")
-TORCH_CPU = Framework("torch", "cpu")
-
-
-def cpu_framework(dtype):
-    """numpy holds no bfloat16 without ml_dtypes: bfloat16 tests run on torch CPU tensors."""
-    if dtype == "bfloat16":
-        if torch is None:
-            pytest.skip("bfloat16 on the CPU needs torch")
-        return TORCH_CPU
-    return NUMPY_CPU
-
 
 def data(rng, shape, dtype, scale=1.0):
     return round_to(random_values(rng, int(np.prod(shape)), "float32").reshape(shape) * scale, dtype)

@@ -5,23 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import Framework, torch
+from conftest import NUMPY_CPU, cpu_framework, torch
 from norms_backward_reference import BACKWARD_OPS, SOFTMAX_OPS, check_backward, forward_for_backward, run_backward
 from norms_reference import FLOATS, round_to
 
 import gpuprims
-
-NUMPY_CPU = Framework("numpy", "cpu")
-TORCH_CPU = Framework("torch", "cpu")
-
-
-def cpu_framework(dtype):
-    if dtype == "bfloat16":
-        if torch is None:
-            pytest.skip("bfloat16 on the CPU needs torch")
-        return TORCH_CPU
-    return NUMPY_CPU
-
 
 def data(rng, shape, dtype, scale=1.0, offset=0.0):
     return round_to(rng.standard_normal(shape) * scale + offset, dtype)

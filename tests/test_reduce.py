@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Framework, bf16_round, float_tolerance,
-                      framework_params, random_values, reduced_count, to_numpy, torch)
+from conftest import (ALL_DTYPES, FLOAT_DTYPES, NUMPY_CPU, bf16_round, float_tolerance, framework_params,
+                      random_values, reduced_count, to_numpy, torch)
 
 import gpuprims
 from gpuprims._dtypes import reduce_result_dtype
@@ -12,7 +12,6 @@ from gpuprims._dtypes import reduce_result_dtype
 OPS = ("sum", "prod", "min", "max")
 SIZES = (1, 31, 32, 33, 1023, 4097, 2**20 + 7)
 VARIANTS = tuple(v.name for v in gpuprims.variants("reduce"))
-NUMPY_CPU = Framework("numpy", "cpu")
 SUBNORMAL = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -133, "float32": 2.0 ** -149, "float64": 0.0}
 ACC_EPS = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -24, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
 

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import Framework, torch
+from conftest import TORCH_CPU, Framework, torch
 from scan_reference import CONVERTED_PAIRS, OPS, SCAN_DTYPES, check, compare, reference, scan_values
 
 import gpuprims
 from gpuprims._dtypes import reduce_result_dtype
 
 NUMPY = Framework("numpy", "cpu")
-TORCH_CPU = Framework("torch", "cpu")
 VARIANTS = tuple(v.name for v in gpuprims.variants("scan"))
 
 
