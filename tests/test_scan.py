@@ -3,22 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import TORCH_CPU, Framework, torch
+from conftest import NUMPY_CPU, TORCH_CPU, cpu_framework, torch
 from scan_reference import CONVERTED_PAIRS, OPS, SCAN_DTYPES, check, compare, reference, scan_values
 
 import gpuprims
 from gpuprims._dtypes import reduce_result_dtype
 
-NUMPY = Framework("numpy", "cpu")
 VARIANTS = tuple(v.name for v in gpuprims.variants("scan"))
-
-
-def cpu_fw(dtype):
-    if dtype == "bfloat16":
-        if torch is None:
-            pytest.skip("bfloat16 on the CPU needs torch")
-        return TORCH_CPU
-    return NUMPY
 
 
 def test_variants_listed():
@@ -36,7 +27,7 @@ def test_variants_listed():
 @pytest.mark.parametrize("exclusive", (False, True))
 def test_cpu_reference(rng, dtype, op, exclusive):
     for n in (1, 2, 33, 1000):
-        check(cpu_fw(dtype), scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, sequential=True)
+        check(cpu_framework(dtype), scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, sequential=True)
 
 
 @pytest.mark.parametrize("dtype,result", CONVERTED_PAIRS, ids=str)
@@ -45,7 +36,7 @@ def test_cpu_converted_pairs(rng, dtype, result, op):
     """Pairs without a kernel of their own: x converted to dtype=, then scanned in it (numpy's rule)."""
     if torch is None and "bfloat16" in (dtype, result):
         pytest.skip("bfloat16 on the CPU needs torch")
-    fw = TORCH_CPU if "bfloat16" in (dtype, result) else NUMPY
+    fw = TORCH_CPU if "bfloat16" in (dtype, result) else NUMPY_CPU
     for n, exclusive in ((1, False), (33, True), (1000, False)):
         check(fw, scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, result_dtype=result,
               sequential=True)
@@ -90,19 +81,19 @@ def test_cpu_narrow_integers(rng, dtype):
 @pytest.mark.parametrize("axis", (0, 1, 2, -1))
 def test_cpu_axes_and_layouts(rng, axis):
     a = scan_values(rng, 4 * 5 * 6, "float32", "sum").reshape(4, 5, 6)
-    check(NUMPY, a, "float32", "sum", axis, sequential=True)
+    check(NUMPY_CPU, a, "float32", "sum", axis, sequential=True)
     t = np.ascontiguousarray(a.transpose(2, 0, 1))
     view = t.transpose(0, 2, 1)[:, :, ::-1]  # non-contiguous, a negative stride
-    check(NUMPY, np.ascontiguousarray(view), "float32", "max", axis, sequential=True, x=view)
+    check(NUMPY_CPU, np.ascontiguousarray(view), "float32", "max", axis, sequential=True, x=view)
 
 
 def test_cpu_strided_views(rng):
     a = scan_values(rng, 200, "int64", "sum")
     for view in (a[::-1], a[::3], a[5:150:7]):
-        check(NUMPY, np.ascontiguousarray(view), "int64", "sum", x=view)
+        check(NUMPY_CPU, np.ascontiguousarray(view), "int64", "sum", x=view)
     m = scan_values(rng, 30 * 40, "int32", "sum").reshape(30, 40)
-    check(NUMPY, np.ascontiguousarray(m.T), "int32", "sum", 1, x=m.T)
-    check(NUMPY, m.reshape(-1), "int32", "sum", None, x=m.T.copy().T)  # axis=None flattens in C order
+    check(NUMPY_CPU, np.ascontiguousarray(m.T), "int32", "sum", 1, x=m.T)
+    check(NUMPY_CPU, m.reshape(-1), "int32", "sum", None, x=m.T.copy().T)  # axis=None flattens in C order
 
 
 def test_axis_none_flattens():
