@@ -51,25 +51,27 @@ run_group() {  # $1: index, $2: the group's pytest arguments (file globs expande
 
 # 3. compute-sanitizer on the small GPU tests (caching allocators off so out-of-bounds accesses show)
 sanitize() {
-  local tool=$1; shift
+  local tool=$1 args=()
+  case $tool in
+    memcheck) args=(--leak-check no) ;;
+    racecheck) args=(--racecheck-report analysis) ;;
+  esac
   ( cd tests && PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 900 compute-sanitizer --tool "$tool" \
-      --error-exitcode 17 --print-limit 20 "$@" python3 -m pytest -q -p no:cacheprovider -x \
+      --error-exitcode 17 --print-limit 20 "${args[@]}" python3 -m pytest -q -p no:cacheprovider -x \
       -m "gpu and not big" -k "sanitize" . ) > "$OUT/sanitizer_$tool.txt" 2>&1
   echo "rc=$?" >> "$OUT/sanitizer_$tool.txt"
 }
 # A sanitizer killed by a signal before pytest reported anything is rerun once on its own after the
 # test groups (session 53 run 3: racecheck segfaulted at its start beside 15 test processes and then
 # passed alone on the same installed package); the first log stays as sanitizer_TOOL.crashed.txt.
-MEMCHECK_ARGS=(--leak-check no)
-RACECHECK_ARGS=(--racecheck-report analysis)
 rerun_if_crashed() {
-  local tool=$1; shift
-  local log="$OUT/sanitizer_$tool.txt" rc
+  local tool=$1 rc
+  local log="$OUT/sanitizer_$tool.txt"
   rc=$(sed -n 's/^rc=//p' "$log" | tail -1)
   # killed by a signal, and the log holds nothing but the sanitizer's banner and the exit status
   if [ "${rc:-0}" -ge 128 ] && ! grep -qvE '^(========= COMPUTE-SANITIZER|rc=[0-9]+)$' "$log"; then
     mv "$log" "$OUT/sanitizer_$tool.crashed.txt"
-    sanitize "$tool" "$@"
+    sanitize "$tool"
     record "sanitizer $tool (first run)" "killed at its start (rc=$rc, sanitizer_$tool.crashed.txt); rerun alone"
   fi
 }
@@ -94,15 +96,15 @@ if [ -z "${SKIP_TESTS:-}" ]; then
   done
 fi
 if [ -z "${SKIP_SANITIZER:-}" ]; then
-  sanitize memcheck "${MEMCHECK_ARGS[@]}" &
+  sanitize memcheck &
   pids+=($!)
-  sanitize racecheck "${RACECHECK_ARGS[@]}" &
+  sanitize racecheck &
   pids+=($!)
 fi
 for p in "${pids[@]}"; do wait "$p"; done
 if [ -z "${SKIP_SANITIZER:-}" ]; then
-  rerun_if_crashed memcheck "${MEMCHECK_ARGS[@]}"
-  rerun_if_crashed racecheck "${RACECHECK_ARGS[@]}"
+  rerun_if_crashed memcheck
+  rerun_if_crashed racecheck
 fi
 if [ -z "${SKIP_TESTS:-}" ]; then
   # this run's groups only (OUTDIR may hold an earlier run's logs)

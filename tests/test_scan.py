@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import NUMPY_CPU, TORCH_CPU, cpu_framework, torch
+from conftest import NUMPY_CPU, cpu_framework, torch
 from scan_reference import CONVERTED_PAIRS, OPS, SCAN_DTYPES, check, compare, reference, scan_values
 
 import gpuprims
@@ -34,9 +34,7 @@ def test_cpu_reference(rng, dtype, op, exclusive):
 @pytest.mark.parametrize("op", OPS)
 def test_cpu_converted_pairs(rng, dtype, result, op):
     """Pairs without a kernel of their own: x converted to dtype=, then scanned in it (numpy's rule)."""
-    if torch is None and "bfloat16" in (dtype, result):
-        pytest.skip("bfloat16 on the CPU needs torch")
-    fw = TORCH_CPU if "bfloat16" in (dtype, result) else NUMPY_CPU
+    fw = cpu_framework("bfloat16" if "bfloat16" in (dtype, result) else dtype)
     for n, exclusive in ((1, False), (33, True), (1000, False)):
         check(fw, scan_values(rng, n, dtype, op), dtype, op, exclusive=exclusive, result_dtype=result,
               sequential=True)

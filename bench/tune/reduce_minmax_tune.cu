@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <cub/device/device_reduce.cuh>
@@ -35,10 +36,9 @@ namespace {
 
 constexpr int kBuffers = 4;  // 4 x 1 GiB rotated: no call finds its input in L2
 
-// The library's Max before session 53.
-struct MaxBranches {
-  static constexpr bool kIsSum = false;
-  template <class A> __host__ __device__ static A identity() { return -std::numeric_limits<A>::infinity(); }
+// The candidates keep the library Max's identity (and kIsSum); only the operator differs.
+// The library's Max before session 53:
+struct MaxBranches : Max {
   template <class A> __host__ __device__ A operator()(A a, A b) const {
     if (a != a) return a;
     if (b != b) return b;
@@ -46,9 +46,7 @@ struct MaxBranches {
   }
 };
 
-struct MaxSelect {
-  static constexpr bool kIsSum = false;
-  template <class A> __host__ __device__ static A identity() { return -std::numeric_limits<A>::infinity(); }
+struct MaxSelect : Max {
   template <class A> __host__ __device__ A operator()(A a, A b) const { return (a < b || b != b) ? b : a; }
 };
 
@@ -83,61 +81,56 @@ bool matches(float got, float want) {
   return std::isnan(want) ? std::isnan(got) : got == want;
 }
 
-// The library window kernel (512 threads x 4 loads a block, a second launch combines) with Op.
-template <class Op>
-float time_window(const Case& c, const char* label, float cub_ms, bool is_sum) {
+// One contiguous row of c.n items, as dispatch lays out a whole reduction.
+ReduceKernelParams<float> whole_row(const Case& c) {
   ReduceLayout layout;
   layout.num_rows = 1;
   layout.row_len = c.n;
   layout.row_contiguous = true;
-  ReduceKernelParams<float> p{c.ins[0], layout, c.out, DType::kFloat32};
-  constexpr int64_t kChunk = int64_t(WindowShape::kThreads) * WindowShape::kUnroll * 4;
-  const int64_t parts = (c.n + kChunk - 1) / kChunk;
+  return ReduceKernelParams<float>{c.ins[0], layout, c.out, DType::kFloat32};
+}
+
+// Times call(i) (input i % kBuffers) back to back, then checks its result on every buffer (sums
+// are not checked: they are the bandwidth reference only).
+template <class Op, class Call>
+void time_and_check(const Case& c, const char* label, float cub_ms, Call call) {
   tune::running = label;
-  const auto call = [&](int i) {
-    p.in = c.ins[i % kBuffers];
-    reduce_window_kernel<float, float, Op><<<unsigned(parts), WindowShape::kThreads>>>(p, c.partials);
-    reduce_window_combine_kernel<float, float, Op><<<1, WindowShape::kCombineThreads>>>(p, c.partials, parts);
-  };
   const float ms = tune::median_ms_back_to_back(call);
   CHECK(cudaGetLastError());
   bool ok = true;
-  if (!is_sum) {
-    for (int b = 0; b < kBuffers; ++b) {
-      call(b);
-      ok = ok && matches(read_out(c.out), c.wants[b]);
-    }
+  for (int b = 0; b < kBuffers && !std::is_same<Op, Sum>::value; ++b) {
+    call(b);
+    ok = ok && matches(read_out(c.out), c.wants[b]);
   }
   print_row(label, ms, cub_ms, c, ok);
-  return ms;
+}
+
+// The library window kernel (512 threads x 4 loads a block, a second launch combines) with Op.
+template <class Op>
+void time_window(const Case& c, const char* label, float cub_ms) {
+  ReduceKernelParams<float> p = whole_row(c);
+  constexpr int64_t kChunk = int64_t(WindowShape::kThreads) * WindowShape::kUnroll * 4;
+  const int64_t parts = (c.n + kChunk - 1) / kChunk;
+  time_and_check<Op>(c, label, cub_ms, [&](int i) {
+    p.in = c.ins[i % kBuffers];
+    reduce_window_kernel<float, float, Op><<<unsigned(parts), WindowShape::kThreads>>>(p, c.partials);
+    reduce_window_combine_kernel<float, float, Op><<<1, WindowShape::kCombineThreads>>>(p, c.partials, parts);
+  });
 }
 
 // The library vectorized kernel in the float shape dispatch gives a 2^28 reduction off sm_90's
 // window path: 128 threads, 4 loads x 2 accumulators, 2 waves of its occupancy.
 template <class Op>
 void time_vectorized(const Case& c, const char* label, float cub_ms, unsigned* tickets) {
-  ReduceLayout layout;
-  layout.num_rows = 1;
-  layout.row_len = c.n;
-  layout.row_contiguous = true;
-  ReduceKernelParams<float> p{c.ins[0], layout, c.out, DType::kFloat32};
+  ReduceKernelParams<float> p = whole_row(c);
   const auto kernel = reduce_vectorized_kernel<float, float, Op, 128, 4, LoadPolicy::kReadOnly, Partition::kChunks, 2>;
   int resident = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, 128, 0));
   const int blocks = c.sms * resident * 2;
-  tune::running = label;
-  const auto call = [&](int i) {
+  time_and_check<Op>(c, label, cub_ms, [&](int i) {
     p.in = c.ins[i % kBuffers];
     kernel<<<blocks, 128>>>(p, c.partials, tickets);
-  };
-  const float ms = tune::median_ms_back_to_back(call);
-  CHECK(cudaGetLastError());
-  bool ok = true;
-  for (int b = 0; b < kBuffers; ++b) {
-    call(b);
-    ok = ok && matches(read_out(c.out), c.wants[b]);
-  }
-  print_row(label, ms, cub_ms, c, ok);
+  });
 }
 
 float host_max(const float* d, int64_t n) {
@@ -163,10 +156,10 @@ void run_pass(const Case& c, unsigned* tickets, void* cub_temp, size_t cub_bytes
   const float cub_sum_ms = tune::median_ms_back_to_back(cub_sum);
   std::printf("CUB DeviceReduce::Max %.4f ms %.1f GB/s; CUB DeviceReduce::Sum %.4f ms %.1f GB/s\n", cub_ms,
               c.n * 4 / cub_ms / 1e6, cub_sum_ms, c.n * 4 / cub_sum_ms / 1e6);
-  time_window<Sum>(c, "window sum (library)", cub_ms, true);
-  time_window<MaxBranches>(c, "window max (branches: NaN tests, then compare)", cub_ms, false);
-  time_window<MaxSelect>(c, "window max (select: (a < b || b != b) ? b : a)", cub_ms, false);
-  time_window<Max>(c, "window max (library: max.NaN.f32)", cub_ms, false);
+  time_window<Sum>(c, "window sum (library)", cub_ms);
+  time_window<MaxBranches>(c, "window max (branches: NaN tests, then compare)", cub_ms);
+  time_window<MaxSelect>(c, "window max (select: (a < b || b != b) ? b : a)", cub_ms);
+  time_window<Max>(c, "window max (library: max.NaN.f32)", cub_ms);
   time_vectorized<MaxBranches>(c, "vectorized max (branches)", cub_ms, tickets);
   time_vectorized<MaxSelect>(c, "vectorized max (select)", cub_ms, tickets);
   time_vectorized<Max>(c, "vectorized max (library: max.NaN.f32)", cub_ms, tickets);
