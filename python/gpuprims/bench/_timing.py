@@ -72,6 +72,16 @@ def bandwidth_row(case: str, impl: str, ms: float, nbytes: int, copy: float, pee
             "vs_peer": peer_ms / ms, "peer": peer}
 
 
+def bandwidth_table(result: dict, case_width: int, impl_width: int) -> list:
+    """The lines of a family's bandwidth table (bandwidth_row rows): the copy ceiling, then a row per case."""
+    lines = [f"copy ceiling: {result['copy_GBps']:.0f} GB/s (read + write)", ""]
+    lines.append(f"{'case':{case_width}s} {'impl':{impl_width}s} {'ms':>9s} {'GB/s':>8s} {'%copy':>6s} {'x peer':>7s}")
+    for r in result["cases"]:
+        lines.append(f"{r['case']:{case_width}s} {r['impl']:{impl_width}s} {r['ms']:9.4f} {r['GBps']:8.0f} "
+                     f"{r['pct_copy']:6.1f} {r['vs_peer']:6.3f}x {r['peer']}")
+    return lines
+
+
 def gpu_info() -> dict:
     torch = torch_cuda()
     p = torch.cuda.get_device_properties(0)

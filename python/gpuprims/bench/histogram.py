@@ -12,7 +12,7 @@ from __future__ import annotations
 import gpuprims
 from gpuprims import _cub_ref
 
-from ._timing import bandwidth_row, copy_gbps, median_ms, torch_cuda
+from ._timing import bandwidth_row, bandwidth_table, copy_gbps, median_ms, torch_cuda
 
 ROTATE_FACTOR = 4  # inputs smaller than 4x L2 rotate through enough buffers to defeat the cache
 BINS = 256
@@ -105,9 +105,5 @@ def run(quick: bool = False) -> dict:
 
 
 def table(result: dict) -> str:
-    lines = [f"copy ceiling: {result['copy_GBps']:.0f} GB/s (read + write)", ""]
-    lines.append(f"{'case':40s} {'impl':36s} {'ms':>9s} {'GB/s':>8s} {'%copy':>6s} {'x peer':>7s}")
-    for r in result["cases"]:
-        lines.append(f"{r['case']:40s} {r['impl']:36s} {r['ms']:9.4f} {r['GBps']:8.0f} {r['pct_copy']:6.1f} "
-                     f"{r['vs_peer']:6.3f}x {r['peer']}")
+    lines = bandwidth_table(result, 40, 36)
     return "\n".join(lines)

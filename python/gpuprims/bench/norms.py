@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gpuprims
 
-from ._timing import bandwidth_row, copy_gbps, median_ms, torch_cuda
+from ._timing import bandwidth_row, bandwidth_table, copy_gbps, median_ms, torch_cuda
 
 ROTATE_FACTOR = 4  # inputs smaller than 4x L2 rotate through enough buffers to defeat the cache
 OPS = ("softmax", "log_softmax", "layer_norm", "rms_norm")
@@ -157,9 +157,5 @@ def run(quick: bool = False) -> dict:
 
 
 def table(result: dict) -> str:
-    lines = [f"copy ceiling: {result['copy_GBps']:.0f} GB/s (read + write)", ""]
-    lines.append(f"{'case':44s} {'impl':24s} {'ms':>9s} {'GB/s':>8s} {'%copy':>6s} {'x peer':>7s}")
-    for r in result["cases"]:
-        lines.append(f"{r['case']:44s} {r['impl']:24s} {r['ms']:9.4f} {r['GBps']:8.0f} {r['pct_copy']:6.1f} "
-                     f"{r['vs_peer']:6.3f}x {r['peer']}")
+    lines = bandwidth_table(result, 44, 24)
     return "\n".join(lines)

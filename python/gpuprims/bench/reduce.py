@@ -8,7 +8,7 @@ from __future__ import annotations
 import gpuprims
 from gpuprims import _cub_ref
 
-from ._timing import bandwidth_row, copy_gbps, host_us_per_call, median_ms, torch_cuda
+from ._timing import bandwidth_row, bandwidth_table, copy_gbps, host_us_per_call, median_ms, torch_cuda
 
 ROTATE_FACTOR = 4  # inputs smaller than 4x L2 rotate through enough buffers to defeat the cache
 
@@ -97,11 +97,7 @@ def run(quick: bool = False) -> dict:
 
 
 def table(result: dict) -> str:
-    lines = [f"copy ceiling: {result['copy_GBps']:.0f} GB/s (read + write)", ""]
-    lines.append(f"{'case':44s} {'impl':24s} {'ms':>9s} {'GB/s':>8s} {'%copy':>6s} {'x peer':>7s}")
-    for r in result["cases"]:
-        lines.append(f"{r['case']:44s} {r['impl']:24s} {r['ms']:9.4f} {r['GBps']:8.0f} {r['pct_copy']:6.1f} "
-                     f"{r['vs_peer']:6.3f}x {r['peer']}")
+    lines = bandwidth_table(result, 44, 24)
     o = result["host_overhead"]
     lines += ["", f"{o['case']}: gpuprims.sum {o['gpuprims.sum_us']:.2f} us, gpuprims.reduce "
                   f"{o.get('gpuprims.reduce_us', float('nan')):.2f} us, with out= "
