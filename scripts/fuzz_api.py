@@ -957,9 +957,24 @@ def gen_gemv(c):
     g = c.result(c.call(lambda **s: gp.gemv(a.x, x.x, out=o and o.x, algorithm=algo, **s)), (m,), dt, o)
     close("result", g, GR.matmul_reference(a.v, x.v), GR.matmul_tolerance(a.v, x.v[:, None], dt)[:, 0], dt)
 
+def gen_transpose(c):
+    c.name = "transpose"
+    dt = c.pick([d for d in ALL if c.fw.holds(d)])
+    shape, algo = c.shape(0, 5, cap=200_000), c.algo("transpose")
+    nd = len(shape)
+    axes = None if c.coin(0.3) else [int(a) - (nd if c.coin(0.2) else 0) for a in c.rng.permutation(nd)]
+    c.P.update(algorithm=algo, axes=axes)
+    x = c.arr(shape, dt, lambda n: inject(c, vals(c, n, dt), dt), label="x")
+    want = np.transpose(x.v, axes)
+    o = c.out(want.shape, dt)
+    g = c.result(c.call(lambda **s: gp.transpose(x.x, None if axes is None else tuple(axes), out=o and o.x,
+                                                 algorithm=algo, **s)), want.shape, dt, o)
+    exact("result", g, want)
+
 GENS = {"reduce": gen_reduce, "scan": gen_scan, "compact": gen_compact, "segmented_reduce": gen_segmented,
         "histogram": gen_histogram, "bincount": gen_bincount, "softmax": gen_softmax, "norm": gen_norm,
-        "backward": gen_backward, "bias_dropout_add": gen_dropout, "matmul": gen_matmul, "gemv": gen_gemv}
+        "backward": gen_backward, "bias_dropout_add": gen_dropout, "matmul": gen_matmul, "gemv": gen_gemv,
+        "transpose": gen_transpose}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ void bind_norms(nb::module_& m);
 void bind_scan(nb::module_& m);
 void bind_histogram(nb::module_& m);
 void bind_gemm(nb::module_& m);
+void bind_transpose(nb::module_& m);
 void bind_torch_bridge(nb::module_& m);
 }
 
@@ -32,6 +33,7 @@ NB_MODULE(_C, m) {
   bind_scan(m);
   bind_histogram(m);
   bind_gemm(m);
+  bind_transpose(m);
   bind_torch_bridge(m);
 
   m.def("cuda_device_count", [] {

@@ -1,0 +1,207 @@
+#pragma once
+// The transpose kernels (docs/transpose.md tells the ladder's story). Every kernel moves elements as
+// unsigned integers of their size (the copy never looks at values: NaN payloads, -0.0 and bool
+// bytes arrive as they left) and indexes in int64 (arrays beyond 2^31 elements).
+#include <cstdint>
+
+#include "gpuprims/transpose/transpose_params.hpp"
+
+namespace gpuprims {
+namespace transpose_detail {
+
+// naive: a thread per output element in the destination's order (its fastest dimension last), each
+// decoding its index into both offsets. Writes coalesce; the reads of a transpose stride through
+// memory, one 32-byte sector for every element.
+template <class E>
+__global__ void elementwise_kernel(ElementwiseParams p) {
+  const E* src = static_cast<const E*>(p.src);
+  E* dst = static_cast<E*>(p.dst);
+  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < p.count; k += int64_t(gridDim.x) * blockDim.x) {
+    int64_t s, d;
+    p.dims.offsets(k, &s, &d);
+    dst[d] = src[s];
+  }
+}
+
+// Tile shape of the shared-memory kernels: kTile x kTile elements, a block of kTile x kRows threads,
+// each moving kTile / kRows elements on the way in and as many on the way out.
+constexpr int kTile = 32;
+constexpr int kRows = 8;
+
+// The tile `t` of p in (batch entry, tile row along j, tile column along i) order: the source and
+// destination offsets of its element (0, 0), and its first i and j.
+struct TileAt {
+  int64_t src, dst, i0, j0;
+};
+__device__ __forceinline__ TileAt tile_at(const TileParams& p, int64_t t, int64_t tile_i, int64_t tile_j) {
+  const int64_t b = p.div_tile_rows.div(t);
+  const int64_t in_batch = t - b * p.tiles_i * p.tiles_j;
+  const int64_t tj = p.div_tiles_i.div(in_batch);
+  const int64_t ti = in_batch - tj * p.tiles_i;
+  TileAt at;
+  p.batch.offsets(b, &at.src, &at.dst);
+  at.i0 = ti * tile_i;
+  at.j0 = tj * tile_j;
+  return at;
+}
+
+// smem_tiled (kPad = 0) and smem_padded (kPad = 1): a warp reads 32 consecutive i of one j (a run of
+// the source), the block stores the tile as tile[j][i], and after a barrier a warp writes 32
+// consecutive j of one i (a run of the destination), reading the tile down a column: tile[lane][i].
+// Without padding the column's 32 elements lie 32 words apart, all in one bank (4-byte elements: a
+// 32-way conflict, 32 shared-memory wavefronts per warp read); one padding element per row puts
+// them in 32 different banks.
+template <class E, int kPad>
+__global__ void __launch_bounds__(kTile * kRows) tile_kernel(TileParams p) {
+  __shared__ E tile[kTile][kTile + kPad];
+  const E* src = static_cast<const E*>(p.src);
+  E* dst = static_cast<E*>(p.dst);
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+    const TileAt at = tile_at(p, t, kTile, kTile);
+    const int64_t i = at.i0 + tx;
+#pragma unroll
+    for (int r = ty; r < kTile; r += kRows) {
+      const int64_t j = at.j0 + r;
+      if (i < p.ni && j < p.nj) tile[r][tx] = src[at.src + i * p.src_i + j * p.src_j];
+    }
+    __syncthreads();
+    const int64_t j = at.j0 + tx;
+#pragma unroll
+    for (int r = ty; r < kTile; r += kRows) {
+      const int64_t ii = at.i0 + r;
+      if (ii < p.ni && j < p.nj) dst[at.dst + ii * p.dst_i + j * p.dst_j] = tile[tx][r];
+    }
+    __syncthreads();  // the tile is refilled by the block's next tile
+  }
+}
+
+// packed: smem_tiled's scheme on words W of kPack = sizeof(W) / sizeof(E) elements, so that a
+// warp moves 32 words (256 bytes for 8-byte words) and a tile spans 32 words along i and along j:
+// 64 x 64 float32, 128 x 128 2-byte, 32 x 32 8-byte elements; bytes in 4-byte words, 128 x 128
+// (measured against smem_padded: docs/transpose.md). On the way in a warp reads 32 consecutive words of one j into a tile row; on
+// the way out each thread gathers kPack consecutive j of one i (kPack element reads of the tile),
+// packs them into a word and writes it, a warp's stores covering kPack destination runs of
+// 32 / kPack words. The tile's word column c of row r sits at c ^ ((r / kPack) % kSwizzle)
+// (kSwizzle words per 128 bytes): the gather's 32 / kPack rows then fall on distinct banks (the
+// kPack lanes of one word share it) and a row's 32 words stay a permutation of the row, both phases
+// conflict-free without padding. Words cut by the edge of the array move element by element.
+// Preconditions (packed_ok in variant_packed.cu): unit strides along i in the source and j in the
+// destination, every other stride a multiple of kPack, both arrays aligned to sizeof(W).
+template <class E, class W>
+__global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p) {
+  constexpr int kPack = sizeof(W) / sizeof(E);
+  constexpr int kSpan = kTile * kPack;       // elements of the tile along i and along j
+  constexpr int kRunWords = kTile / kPack;   // words of a destination run one warp store covers
+  constexpr int kSwizzle = 128 / sizeof(W);
+  constexpr int kBits = 8 * sizeof(E);
+  __shared__ W tile[kSpan][kTile];  // [j][swizzled word along i]
+  const auto column = [](int row, int c) { return c ^ ((row / kPack) % kSwizzle); };
+  const E* src = static_cast<const E*>(p.src);
+  E* dst = static_cast<E*>(p.dst);
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int lane_word = tx % kRunWords, lane_i = tx / kRunWords;
+  for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+    const TileAt at = tile_at(p, t, kSpan, kSpan);
+    const int64_t i = at.i0 + int64_t(tx) * kPack;  // the first element of this thread's word
+    // Every load of the tile issued before the first store into it (kSpan / kRows words a thread).
+    W words[kSpan / kRows];
+#pragma unroll
+    for (int k = 0; k < kSpan / kRows; ++k) {
+      const int64_t j = at.j0 + ty + k * kRows;
+      words[k] = 0;
+      if (i < p.ni && j < p.nj) {
+        const E* from = src + at.src + i + j * p.src_j;
+        if (i + kPack <= p.ni) {
+          words[k] = *reinterpret_cast<const W*>(from);
+        } else {
+          for (int e = 0; e < p.ni - i; ++e) words[k] |= W(from[e]) << (kBits * e);
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kSpan / kRows; ++k) {
+      const int r = ty + k * kRows;
+      tile[r][column(r, tx)] = words[k];
+    }
+    __syncthreads();
+    // Warp tasks: kSpan / kPack groups of kPack i's, times kPack runs of kRunWords words along j.
+#pragma unroll
+    for (int task = ty; task < kSpan; task += kRows) {
+      const int r = (task / kPack) * kPack + lane_i;          // the tile's i
+      const int w = (task % kPack) * kRunWords + lane_word;   // the word along j
+      const int64_t ii = at.i0 + r, j = at.j0 + int64_t(w) * kPack;
+      if (ii < p.ni && j < p.nj) {
+        W word = 0;
+#pragma unroll
+        for (int e = 0; e < kPack; ++e) {
+          const int row = w * kPack + e;
+          word |= W(reinterpret_cast<const E*>(&tile[row][column(row, r / kPack)])[r % kPack]) << (kBits * e);
+        }
+        E* to = dst + at.dst + ii * p.dst_i + j;
+        if (j + kPack <= p.nj) {
+          *reinterpret_cast<W*>(to) = word;
+        } else {
+          for (int e = 0; e < p.nj - j; ++e) to[e] = E(word >> (kBits * e));
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Rows along one axis that is fast on both sides (no transposition left), moved in units U: 16-byte
+// vectors where p.vectors, else single elements. Vectors are whole 16-byte runs of a unit-step row;
+// elements take the row's own steps.
+template <class E, class U>
+struct RowUnits {
+  static constexpr bool kVectors = sizeof(U) != sizeof(E);
+  const U* src;
+  U* dst;
+  int64_t src_step, dst_step;
+  __device__ __forceinline__ RowUnits(const RowParams& p, int64_t row) {
+    int64_t s, d;
+    p.batch.offsets(row, &s, &d);
+    src = reinterpret_cast<const U*>(static_cast<const E*>(p.src) + s);
+    dst = reinterpret_cast<U*>(static_cast<E*>(p.dst) + d);
+    src_step = kVectors ? 1 : p.src_step;
+    dst_step = kVectors ? 1 : p.dst_step;
+  }
+  __device__ __forceinline__ void copy(int64_t u) const { dst[u * dst_step] = src[u * src_step]; }
+};
+
+// Rows of at least a block's width: a block copies kRowPiece units of one row per step, decoding
+// the row's offsets once.
+constexpr int kRowThreads = 256;
+constexpr int kRowPiece = kRowThreads * 4;
+
+template <class E, class U>
+__global__ void __launch_bounds__(kRowThreads) row_kernel(RowParams p, int64_t units_per_row, int64_t pieces_per_row,
+                                                          FastDivmod64 div_pieces) {
+  const int64_t pieces = p.rows * pieces_per_row;
+  for (int64_t piece = blockIdx.x; piece < pieces; piece += gridDim.x) {
+    const int64_t row = div_pieces.div(piece);
+    const int64_t first = (piece - row * pieces_per_row) * kRowPiece;
+    const RowUnits<E, U> units(p, row);
+#pragma unroll
+    for (int k = 0; k < kRowPiece / kRowThreads; ++k) {
+      const int64_t u = first + k * kRowThreads + threadIdx.x;
+      if (u < units_per_row) units.copy(u);
+    }
+  }
+}
+
+// Shorter rows (the heads of a (batch, heads, seq, dim) -> (batch, seq, heads, dim) permutation): a
+// thread per unit, decoding its row's offsets: one decode per 16 bytes on the vector path.
+template <class E, class U>
+__global__ void __launch_bounds__(kRowThreads) short_row_kernel(RowParams p, int64_t units_per_row,
+                                                                FastDivmod64 div_units) {
+  const int64_t total = p.rows * units_per_row;
+  for (int64_t k = int64_t(blockIdx.x) * kRowThreads + threadIdx.x; k < total; k += int64_t(gridDim.x) * kRowThreads) {
+    const int64_t row = div_units.div(k);
+    RowUnits<E, U>(p, row).copy(k - row * units_per_row);
+  }
+}
+
+}  // namespace transpose_detail
+}  // namespace gpuprims
