@@ -59,6 +59,12 @@ def test_every_permutation_of_4d(rng):
         np.testing.assert_array_equal(gpuprims.transpose(x, axes), np.transpose(x, tuple(axes)))
 
 
+def test_many_dimensions(rng):
+    # the CPU reference walks the views as they are: no limit on dimensions that do not merge
+    x = rng.standard_normal((2,) * 19).astype(np.float32)
+    np.testing.assert_array_equal(gpuprims.transpose(x), x.T)
+
+
 def test_bits_kept(rng):
     payload = np.array([0x7FC00001, 0xFFC12345, 0x80000000, 0x7F800000, 0xFF800000, 1], dtype=np.uint32)
     x = np.tile(payload, 4).view(np.float32).reshape(4, 6)

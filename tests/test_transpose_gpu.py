@@ -122,6 +122,15 @@ def test_empty_and_single_element(rng):
         check(v)
 
 
+def test_dimensions_that_do_not_merge(rng):
+    """Reversed axes of a (2,) * n array merge nowhere: 18 dimensions run (a tile plane and 16
+    batch dimensions), 19 are a ValueError naming the limit."""
+    x = cuda(rng, (2,) * 18, "float32")
+    check(x)
+    with pytest.raises(ValueError, match=r"transpose: argument 'axes': .* at most 16 are supported"):
+        gpuprims.transpose(cuda(rng, (2,) * 19, "float32"))
+
+
 def test_torch_side_stream_ordering(rng):
     """Issued on a side stream right behind a long kernel that writes x: the right answer, and the
     call returns while the stream is still busy (no host synchronization)."""

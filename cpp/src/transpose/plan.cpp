@@ -51,13 +51,7 @@ int densest(const MergedDims& m, const int64_t* strides, int prefer) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-}  // namespace
-
-FastAxes fast_axes(const MergedDims& m) {
-  const int j = densest(m, m.dst, -1);
-  return {densest(m, m.src, j), j};
-}
-
+// Fills a DimWalk with the merged dimensions other than `skip_a` and `skip_b` (-1: none), in order.
 Status walk_of(const MergedDims& m, int skip_a, int skip_b, const char* op, DimWalk* walk) {
   walk->ndim = 0;
   for (int k = 0; k < m.ndim; ++k) {
@@ -75,6 +69,14 @@ Status walk_of(const MergedDims& m, int skip_a, int skip_b, const char* op, DimW
   }
   return Status::ok();
 }
+
+}  // namespace
+
+FastAxes fast_axes(const MergedDims& m) {
+  const int j = densest(m, m.dst, -1);
+  return {densest(m, m.src, j), j};
+}
+
 
 Status elementwise_params(const MergedDims& m, const void* src, void* dst, const char* op, ElementwiseParams* p) {
   // The destination's fastest dimension last, so consecutive threads write consecutive elements.

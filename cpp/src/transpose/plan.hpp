@@ -31,11 +31,8 @@ struct FastAxes {
 };
 FastAxes fast_axes(const MergedDims& m);
 
-// Fills a DimWalk with the merged dimensions other than `skip_a` and `skip_b` (-1: none), in order.
-// ValueError (naming op) when more than kMaxDims remain.
-Status walk_of(const MergedDims& m, int skip_a, int skip_b, const char* op, DimWalk* walk);
-
-// Launch parameters of each kernel shape, for tiles of tile_i x tile_j elements.
+// Launch parameters of each kernel shape, for tiles of tile_i x tile_j elements. ValueError (naming
+// op) when more than kMaxDims dimensions are left for the kernel to decode.
 Status elementwise_params(const MergedDims& m, const void* src, void* dst, const char* op, ElementwiseParams* p);
 Status tile_params(const MergedDims& m, FastAxes axes, int64_t tile_i, int64_t tile_j, const void* src, void* dst,
                    const char* op, TileParams* p);
