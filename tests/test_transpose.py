@@ -20,7 +20,7 @@ def bits(a):
         a = a.view(torch.int16) if a.dtype == torch.bfloat16 else a
         return a.numpy().view(f"u{a.element_size()}")
     a = np.asarray(a)
-    return a.view(f"u{a.itemsize}") if a.dtype != np.bool_ else a.view(np.uint8)
+    return a.view(f"u{a.itemsize}")
 
 
 def expected_of(x, axes):

@@ -2,10 +2,10 @@
 // What dispatch hands a transpose variant: one validated, merged copy on one GPU.
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include <cuda_runtime_api.h>
 
+#include "gpuprims/core/dtype.hpp"
 #include "gpuprims/core/error.hpp"
 #include "gpuprims/core/tensor_view.hpp"
 #include "plan.hpp"
@@ -31,21 +31,17 @@ Status transpose_rows(const TransposeLaunch& l);    // rows.cu: the copies witho
 // host.cpp: the CPU reference, on the unmerged views (axes validated, non-negative).
 Status transpose_host(const TensorView& x, const int64_t* axes, const TensorView& out);
 
-// Elements move as unsigned integers of their size.
-template <class E>
-struct ElementTag {
-  using type = E;
-};
+// Elements move as unsigned integers of their size: f(type_tag<E>{}) with E of `size` bytes (1, 2,
+// 4, or 8 for anything else: every dtype is one of the four).
 template <class F>
 Status visit_element_size(size_t size, F&& f) {
   switch (size) {
-    case 1: return f(ElementTag<uint8_t>{});
-    case 2: return f(ElementTag<uint16_t>{});
-    case 4: return f(ElementTag<uint32_t>{});
-    case 8: return f(ElementTag<uint64_t>{});
+    case 1: return f(type_tag<uint8_t>{});
+    case 2: return f(type_tag<uint16_t>{});
+    case 4: return f(type_tag<uint32_t>{});
     default: break;
   }
-  return value_error("transpose: elements of " + std::to_string(size) + " bytes are not supported");
+  return f(type_tag<uint64_t>{});
 }
 
 // Blocks of a grid-stride loop over `work` items, one item per block up to the grid's x limit.

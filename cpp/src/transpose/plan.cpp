@@ -1,6 +1,7 @@
 // merge_dims and the launch parameters of the transpose kernels (plan.hpp).
 #include "plan.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -56,10 +57,10 @@ Status walk_of(const MergedDims& m, int skip_a, int skip_b, const char* op, DimW
   walk->ndim = 0;
   for (int k = 0; k < m.ndim; ++k) {
     if (k == skip_a || k == skip_b) continue;
-    if (walk->ndim == kMaxDims) {
+    if (walk->ndim == kMaxCopyDims) {
       return value_error(std::string(op) + ": argument 'axes': the copy keeps more than " +
-                         std::to_string(kMaxDims) + " dimensions that no neighbour merges with (" +
-                         std::to_string(m.ndim) + "); at most " + std::to_string(kMaxDims) + " are supported");
+                         std::to_string(kMaxCopyDims) + " dimensions that no neighbour merges with (" +
+                         std::to_string(m.ndim) + "); at most " + std::to_string(kMaxCopyDims) + " are supported");
     }
     const int w = walk->ndim++;
     walk->extent[w] = m.extent[k];
@@ -82,15 +83,7 @@ Status elementwise_params(const MergedDims& m, const void* src, void* dst, const
   // The destination's fastest dimension last, so consecutive threads write consecutive elements.
   MergedDims ordered = m;
   const int j = fast_axes(m).j;
-  ordered.ndim = 0;
-  for (int k = 0; k <= m.ndim; ++k) {
-    const int from = k < m.ndim ? k : j;
-    if (k == j) continue;
-    ordered.extent[ordered.ndim] = m.extent[from];
-    ordered.src[ordered.ndim] = m.src[from];
-    ordered.dst[ordered.ndim] = m.dst[from];
-    ++ordered.ndim;
-  }
+  for (int64_t* v : {ordered.extent, ordered.src, ordered.dst}) std::rotate(v + j, v + j + 1, v + m.ndim);
   GPUPRIMS_TRY(walk_of(ordered, -1, -1, op, &p->dims));
   p->src = src;
   p->dst = dst;

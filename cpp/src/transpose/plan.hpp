@@ -32,7 +32,7 @@ struct FastAxes {
 FastAxes fast_axes(const MergedDims& m);
 
 // Launch parameters of each kernel shape, for tiles of tile_i x tile_j elements. ValueError (naming
-// op) when more than kMaxDims dimensions are left for the kernel to decode.
+// op) when more than kMaxCopyDims dimensions are left for the kernel to decode.
 Status elementwise_params(const MergedDims& m, const void* src, void* dst, const char* op, ElementwiseParams* p);
 Status tile_params(const MergedDims& m, FastAxes axes, int64_t tile_i, int64_t tile_j, const void* src, void* dst,
                    const char* op, TileParams* p);

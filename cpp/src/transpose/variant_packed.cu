@@ -5,6 +5,7 @@
 // SM: run 3, not kept), 63.5 for an earlier 4-byte-word form without the load buffer and the
 // swizzle (padded rows, whole words only: run 2). Why the byte path lost half is open.
 #include <cstdint>
+#include <type_traits>
 
 #include "gpuprims/transpose/transpose_kernels.cuh"
 #include "launch.hpp"
@@ -24,8 +25,9 @@ bool packed_ok(const TileParams& p, int64_t pack, uintptr_t word_bytes) {
   return ok;
 }
 
-template <class E, class W>
+template <class E>
 Status launch_packed(const TransposeLaunch& l) {
+  using W = std::conditional_t<sizeof(E) == 1, uint32_t, uint64_t>;
   constexpr int64_t kPack = sizeof(W) / sizeof(E);
   constexpr int64_t kSpan = kTile * kPack;
   TileParams p;
@@ -38,13 +40,7 @@ Status launch_packed(const TransposeLaunch& l) {
 }  // namespace
 
 Status transpose_packed(const TransposeLaunch& l) {
-  switch (l.elem_size) {
-    case 1: return launch_packed<uint8_t, uint32_t>(l);
-    case 2: return launch_packed<uint16_t, uint64_t>(l);
-    case 4: return launch_packed<uint32_t, uint64_t>(l);
-    default: break;
-  }
-  return launch_packed<uint64_t, uint64_t>(l);
+  return visit_element_size(l.elem_size, [&](auto tag) { return launch_packed<typename decltype(tag)::type>(l); });
 }
 
 }  // namespace transpose_detail

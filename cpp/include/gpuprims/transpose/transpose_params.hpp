@@ -9,19 +9,19 @@
 namespace gpuprims {
 namespace transpose_detail {
 
-// Dimensions left after size-1 dimensions are dropped and neighbours that are contiguous on both
-// sides are merged. More than this is a ValueError (a permutation of 64 dimensions of which 17
-// cannot merge); numpy allows 64.
-constexpr int kMaxDims = 16;
+// Dimensions a kernel decodes, left after size-1 dimensions are dropped and neighbours that are
+// contiguous on both sides are merged (twice the other families' kMaxDims: a permutation keeps
+// more dimensions apart than a reduction or a scan does). More is a ValueError; numpy allows 64.
+constexpr int kMaxCopyDims = 16;
 
 // Dimensions walked by a decoded index, outermost first: extent, the divisor of the index by the
 // extent, and the element strides of the source and the destination.
 struct DimWalk {
   int ndim = 0;
-  int64_t extent[kMaxDims];
-  FastDivmod64 divide[kMaxDims];
-  int64_t src_stride[kMaxDims];
-  int64_t dst_stride[kMaxDims];
+  int64_t extent[kMaxCopyDims];
+  FastDivmod64 divide[kMaxCopyDims];
+  int64_t src_stride[kMaxCopyDims];
+  int64_t dst_stride[kMaxCopyDims];
 
   // Element offsets (source, destination) of flat index `index` in [0, product of extents), the
   // last dimension fastest.
