@@ -32,7 +32,7 @@ def expected_of(x, axes):
 
 
 def test_variants_listed():
-    assert VARIANTS == ("naive", "smem_tiled", "smem_padded", "packed")
+    assert VARIANTS == ("naive", "smem_tiled", "smem_padded", "packed", "register_blocks")
     assert all(v.deterministic for v in gpuprims.variants("transpose"))
 
 

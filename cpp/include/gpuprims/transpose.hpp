@@ -19,7 +19,8 @@ enum class TransposeAlgorithm {
   kNaive,       // a thread per output element: writes coalesced, reads strided
   kSmemTiled,   // 32x32 tiles staged in shared memory: both sides coalesced, bank conflicts on the way out
   kSmemPadded,  // smem_tiled with one padding column: conflict-free shared-memory reads
-  kPacked,      // padded tiles of 1- and 2-byte elements moved as 32-bit words on both sides
+  kPacked,      // tiles moved as words on both sides, each output word gathered from the tile
+  kRegisterBlocks,  // packed with kPack x kPack blocks transposed in registers: whole-word shared memory
 };
 
 struct TransposeVariantInfo {

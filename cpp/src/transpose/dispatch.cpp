@@ -28,6 +28,10 @@ const std::vector<TransposeVariantInfo>& transpose_variants() {
        "tiles of 32x32 words moved as words on both sides (8-byte words: 64x64 float32, 128x128 2-byte tiles; "
        "4-byte words for bytes: 128x128), each output word packed from an XOR-swizzled tile (conflict-free); "
        "needs unit strides on both fast axes and word-aligned rows (smem_padded otherwise)", true},
+      {TransposeAlgorithm::kRegisterBlocks, "register_blocks",
+       "packed's word tiles with each thread's block of 2x2 (4-byte elements) or 4x4 (1- and 2-byte) elements "
+       "transposed in registers, so shared memory moves whole words both ways; interior tiles skip bounds "
+       "checks; the same layout conditions as packed", true},
   };
   return variants;
 }
@@ -86,16 +90,17 @@ Status check_output(const char* op, const TensorView& x, const std::vector<int64
   return check_no_overlap(op, x, "x", out, "out", /*in_place_ok=*/false);
 }
 
-// "auto": packed (which runs smem_padded where its layout conditions fail).
+// "auto": register_blocks (which runs smem_padded where its layout conditions fail).
 Status run_variant(TransposeAlgorithm algorithm, const TransposeLaunch& l) {
   if (algorithm == TransposeAlgorithm::kNaive) return transpose_detail::transpose_naive(l);
   if (l.axes.i == l.axes.j) return transpose_detail::transpose_rows(l);
   switch (algorithm) {
     case TransposeAlgorithm::kSmemTiled: return transpose_detail::transpose_smem_tiled(l);
     case TransposeAlgorithm::kSmemPadded: return transpose_detail::transpose_smem_padded(l);
+    case TransposeAlgorithm::kPacked: return transpose_detail::transpose_packed(l);
     default: break;
   }
-  return transpose_detail::transpose_packed(l);
+  return transpose_detail::transpose_register_blocks(l);
 }
 
 }  // namespace

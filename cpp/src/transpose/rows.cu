@@ -25,7 +25,8 @@ Status transpose_rows(const TransposeLaunch& l) {
       row_kernel<E, U><<<grid_for(p.rows * pieces_per_row), kRowThreads, 0, l.stream>>>(
           p, units, pieces_per_row, FastDivmod64(pieces_per_row));
     } else {
-      short_row_kernel<E, U><<<grid_for((p.rows * units + kRowThreads - 1) / kRowThreads), kRowThreads, 0, l.stream>>>(
+      constexpr int64_t kStep = kRowThreads * kRowUnroll;
+      short_row_kernel<E, U><<<grid_for((p.rows * units + kStep - 1) / kStep), kRowThreads, 0, l.stream>>>(
           p, units, FastDivmod64(units));
     }
     return check_launch("transpose", l.stream);

@@ -3,8 +3,8 @@ copy that x.permute(...).contiguous() runs, into a preallocated output as ours),
 buffers in the same run.
 
 Bytes are the minimum traffic: x read once and the result written once, the traffic of a copy,
-so % of the device-to-device copy of the same run is the whole story. Inputs are 256 MiB (quick:
-32 MiB), several times the L2.
+so % of the device-to-device copy of the same run is the whole story. Inputs are 256 or 512 MiB
+(quick: 1/8), several times the L2.
 """
 from __future__ import annotations
 
@@ -14,17 +14,21 @@ from ._timing import bandwidth_row, bandwidth_table, copy_gbps, median_ms, torch
 
 
 def _cases(quick: bool):
-    """(name, dtype, shape, axes): 2-D transposes of every element size, a batch of 2-D transposes,
-    a 3-D rotation of axes, attention's head swap (rows of 128 stay whole), rows of an odd length
-    (no aligned words: smem_padded) and a plain copy, each about 256 MiB (quick: 1/8)."""
+    """(name, dtype, shape, axes): 2-D transposes of every element size (float32 and bfloat16 also
+    in ANCHORS.md's 16384 x 8192), a batch of 2-D transposes, a 3-D rotation of axes, attention's
+    head swap (rows of 128 stay whole: short_row_kernel), rows of 4096 (row_kernel), rows of an odd
+    length (no aligned words: smem_padded) and a plain copy, each 256 MiB or 512 MiB (quick: 1/8)."""
     s = 8 if quick else 1  # shrink the first axis
     return [("float32 8192x8192 .T", "float32", (8192 // s, 8192), None),
+            ("float32 16384x8192 .T", "float32", (16384 // s, 8192), None),
+            ("bfloat16 16384x8192 .T", "bfloat16", (16384 // s, 8192), None),
             ("bfloat16 8192x16384 .T", "bfloat16", (8192 // s, 16384), None),
             ("uint8 16384x16384 .T", "uint8", (16384 // s, 16384), None),
             ("float64 4096x8192 .T", "float64", (4096 // s, 8192), None),
             ("float32 64x1024x1024 (0, 2, 1)", "float32", (64 // s, 1024, 1024), (0, 2, 1)),
             ("float32 256x512x512 (2, 0, 1)", "float32", (256 // s, 512, 512), (2, 0, 1)),
             ("bfloat16 8x32x4096x128 (0, 2, 1, 3)", "bfloat16", (8 // s, 32, 4096, 128), (0, 2, 1, 3)),
+            ("float32 256x64x4096 (1, 0, 2)", "float32", (256 // s, 64, 4096), (1, 0, 2)),
             ("float32 4096x8191 .T (odd rows)", "float32", (4096 // s, 8191), None),
             ("float32 8192x8192 (0, 1): a copy", "float32", (8192 // s, 8192), (0, 1))]
 

@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kTile * kRows) tile_kernel(TileParams p) {
 // (kSwizzle words per 128 bytes): the gather's 32 / kPack rows then fall on distinct banks (the
 // kPack lanes of one word share it) and a row's 32 words stay a permutation of the row, both phases
 // conflict-free without padding. Words cut by the edge of the array move element by element.
-// Preconditions (packed_ok in variant_packed.cu): unit strides along i in the source and j in the
+// Preconditions (words_fit in word_tile_launch.cuh): unit strides along i in the source and j in the
 // destination, every other stride a multiple of kPack, both arrays aligned to sizeof(W).
 template <class E, class W>
 __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p) {
@@ -150,6 +150,138 @@ __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p
   }
 }
 
+// register_blocks: packed's 32 x 32-word tiles with the transposition moved into registers. A
+// thread loads the same word column of kPack consecutive rows j (a kPack x kPack block of
+// elements), transposes the block in registers (transpose_block), and stores the kPack words it
+// now holds, each a run of kPack j's of one i, into tile[i][j word]. Every shared-memory access is
+// then a whole word and the way out copies tile rows to destination rows word for word: per word
+// one load and one store on each side, where packed gathers kPack element reads of the tile and
+// shifts them together. The same XOR swizzle (column c of row r at c ^ ((r / kPack) % kSwizzle))
+// keeps both phases conflict-free. 1- and 2-byte blocks transpose with byte permutes (PRMT), wider
+// elements by moving 32-bit halves. Tiles wholly inside the array skip every bounds check (with a
+// check per word the byte kernel read 56 % of copy, without 83-86 %: session 55,
+// bench/tune/transpose_tune.cu). Preconditions: packed's (words_fit).
+template <class E, class W, int kPack = sizeof(W) / sizeof(E)>
+__device__ __forceinline__ void transpose_block(const W (&in)[kPack], W (&out)[kPack]) {
+  if constexpr (sizeof(E) == 1 && sizeof(W) == 4) {
+    // 4 x 4 bytes in two rounds of byte permutes: interleave row pairs, then pairs of pairs.
+    const uint32_t ab_lo = __byte_perm(in[0], in[1], 0x5140), ab_hi = __byte_perm(in[0], in[1], 0x7362);
+    const uint32_t cd_lo = __byte_perm(in[2], in[3], 0x5140), cd_hi = __byte_perm(in[2], in[3], 0x7362);
+    out[0] = __byte_perm(ab_lo, cd_lo, 0x5410);
+    out[1] = __byte_perm(ab_lo, cd_lo, 0x7632);
+    out[2] = __byte_perm(ab_hi, cd_hi, 0x5410);
+    out[3] = __byte_perm(ab_hi, cd_hi, 0x7632);
+  } else if constexpr (sizeof(E) == 2 && sizeof(W) == 8) {
+    // 4 x 4 halves: element e of each row sits in 32-bit half e / 2, 16-bit half e % 2.
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const unsigned pick = e % 2 ? 0x7632 : 0x5410;
+      const auto part = [&](int k) { return uint32_t(in[k] >> (32 * (e / 2))); };
+      out[e] = (uint64_t(__byte_perm(part(2), part(3), pick)) << 32) | __byte_perm(part(0), part(1), pick);
+    }
+  } else {
+    // Elements of 4 or 8 bytes: whole 32-bit halves or the word itself move, no arithmetic left.
+    constexpr int kBits = 8 * sizeof(E);
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) {
+      W word = 0;
+#pragma unroll
+      for (int k = 0; k < kPack; ++k) word |= W(E(in[k] >> (kBits * e))) << (kBits * k);
+      out[e] = word;
+    }
+  }
+}
+
+// A word of `count` <= kPack elements at `from` (count < kPack at the array's edge, 0 outside it);
+// the missing elements are zero.
+template <class E, class W>
+__device__ __forceinline__ W load_partial_word(const E* from, int64_t count) {
+  constexpr int kPack = sizeof(W) / sizeof(E);
+  if (count >= kPack) return *reinterpret_cast<const W*>(from);
+  W word = 0;
+  for (int e = 0; e < count; ++e) word |= W(from[e]) << (8 * sizeof(E) * e);
+  return word;
+}
+
+template <class E, class W>
+__device__ __forceinline__ void store_partial_word(E* to, W word, int64_t count) {
+  constexpr int kPack = sizeof(W) / sizeof(E);
+  if (count >= kPack) {
+    *reinterpret_cast<W*>(to) = word;
+    return;
+  }
+  for (int e = 0; e < count; ++e) to[e] = E(word >> (8 * sizeof(E) * e));
+}
+
+template <class E, class W>
+__global__ void __launch_bounds__(kTile * kRows) register_block_kernel(TileParams p) {
+  constexpr int kPack = sizeof(W) / sizeof(E);
+  constexpr int kSpan = kTile * kPack;        // elements of the tile along i and along j
+  constexpr int kBlocks = kTile / kRows;      // blocks of kPack rows a thread loads
+  constexpr int kSwizzle = 128 / sizeof(W);
+  __shared__ W tile[kSpan][kTile];  // [i][swizzled word along j]
+  const auto column = [](int row, int c) { return c ^ ((row / kPack) % kSwizzle); };
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+    const TileAt at = tile_at(p, t, kSpan, kSpan);
+    const bool interior = at.i0 + kSpan <= p.ni && at.j0 + kSpan <= p.nj;
+    const int64_t i = at.i0 + int64_t(tx) * kPack;  // the first element of this thread's word
+    // Every load of the tile issued before the first store into it: block b, row e is source row
+    // j0 + ty * kPack + step, step = b * kRows * kPack + e. Interior tiles and edge tiles run
+    // separate unrolled loops, and the steps are constants times the stride (with the thread's
+    // ty inside the step, 2-byte elements took 122 registers instead of 64).
+    const int64_t j_first = at.j0 + ty * kPack;
+    const E* from = static_cast<const E*>(p.src) + at.src + i + j_first * p.src_j;
+    W words[kBlocks][kPack];
+    const auto load_rows = [&](auto load) {
+#pragma unroll
+      for (int b = 0; b < kBlocks; ++b) {
+#pragma unroll
+        for (int e = 0; e < kPack; ++e) {
+          const int step = b * kRows * kPack + e;
+          words[b][e] = load(from + step * p.src_j, j_first + step);
+        }
+      }
+    };
+    if (interior) {
+      load_rows([](const E* at_row, int64_t) { return *reinterpret_cast<const W*>(at_row); });
+    } else {
+      load_rows([&](const E* at_row, int64_t j) {
+        return load_partial_word<E, W>(at_row, i < p.ni && j < p.nj ? p.ni - i : 0);
+      });
+    }
+#pragma unroll
+    for (int b = 0; b < kBlocks; ++b) {
+      W runs[kPack];  // runs[e]: element i + e of the block's kPack rows
+      transpose_block<E, W>(words[b], runs);
+#pragma unroll
+      for (int e = 0; e < kPack; ++e) {
+        const int r = tx * kPack + e;
+        tile[r][column(r, ty + b * kRows)] = runs[e];
+      }
+    }
+    __syncthreads();
+    // A warp copies tile row ty + step (32 words along j) to destination row i0 + ty + step.
+    const int64_t j = at.j0 + int64_t(tx) * kPack, i_first = at.i0 + ty;
+    E* to = static_cast<E*>(p.dst) + at.dst + i_first * p.dst_i + j;
+    const auto store_rows = [&](auto store) {
+#pragma unroll
+      for (int step = 0; step < kSpan; step += kRows) {
+        const int r = ty + step;
+        store(to + step * p.dst_i, tile[r][column(r, tx)], i_first + step);
+      }
+    };
+    if (interior) {
+      store_rows([](E* at_row, W word, int64_t) { *reinterpret_cast<W*>(at_row) = word; });
+    } else {
+      store_rows([&](E* at_row, W word, int64_t ii) {
+        if (ii < p.ni && j < p.nj) store_partial_word<E, W>(at_row, word, p.nj - j);
+      });
+    }
+    __syncthreads();
+  }
+}
+
 // Rows along one axis that is fast on both sides (no transposition left), moved in units U: 16-byte
 // vectors where p.vectors, else single elements. Vectors are whole 16-byte runs of a unit-step row;
 // elements take the row's own steps.
@@ -167,13 +299,19 @@ struct RowUnits {
     src_step = kVectors ? 1 : p.src_step;
     dst_step = kVectors ? 1 : p.dst_step;
   }
-  __device__ __forceinline__ void copy(int64_t u) const { dst[u * dst_step] = src[u * src_step]; }
+  __device__ __forceinline__ U load(int64_t u) const { return src[u * src_step]; }
+  __device__ __forceinline__ U* target(int64_t u) const { return dst + u * dst_step; }
 };
+
+// Both row kernels move kRowUnroll units per thread and step, every load issued before the first
+// store: the compiler may not move a load past a store through a pointer it cannot prove distinct,
+// so a load-store loop keeps one load in flight per thread.
+constexpr int kRowThreads = 256;
+constexpr int kRowUnroll = 4;
 
 // Rows of at least a block's width: a block copies kRowPiece units of one row per step, decoding
 // the row's offsets once.
-constexpr int kRowThreads = 256;
-constexpr int kRowPiece = kRowThreads * 4;
+constexpr int kRowPiece = kRowThreads * kRowUnroll;
 
 template <class E, class U>
 __global__ void __launch_bounds__(kRowThreads) row_kernel(RowParams p, int64_t units_per_row, int64_t pieces_per_row,
@@ -183,23 +321,45 @@ __global__ void __launch_bounds__(kRowThreads) row_kernel(RowParams p, int64_t u
     const int64_t row = div_pieces.div(piece);
     const int64_t first = (piece - row * pieces_per_row) * kRowPiece;
     const RowUnits<E, U> units(p, row);
+    U v[kRowUnroll];
 #pragma unroll
-    for (int k = 0; k < kRowPiece / kRowThreads; ++k) {
+    for (int k = 0; k < kRowUnroll; ++k) {
       const int64_t u = first + k * kRowThreads + threadIdx.x;
-      if (u < units_per_row) units.copy(u);
+      if (u < units_per_row) v[k] = units.load(u);
+    }
+#pragma unroll
+    for (int k = 0; k < kRowUnroll; ++k) {
+      const int64_t u = first + k * kRowThreads + threadIdx.x;
+      if (u < units_per_row) *units.target(u) = v[k];
     }
   }
 }
 
-// Shorter rows (the heads of a (batch, heads, seq, dim) -> (batch, seq, heads, dim) permutation): a
-// thread per unit, decoding its row's offsets: one decode per 16 bytes on the vector path.
+// Shorter rows (the heads of a (batch, heads, seq, dim) -> (batch, seq, heads, dim) permutation):
+// each unit decodes its row's offsets (one decode per 16 bytes on the vector path); a block step
+// covers kRowThreads * kRowUnroll consecutive units, unit k of a thread kRowThreads after unit k-1.
 template <class E, class U>
 __global__ void __launch_bounds__(kRowThreads) short_row_kernel(RowParams p, int64_t units_per_row,
                                                                 FastDivmod64 div_units) {
   const int64_t total = p.rows * units_per_row;
-  for (int64_t k = int64_t(blockIdx.x) * kRowThreads + threadIdx.x; k < total; k += int64_t(gridDim.x) * kRowThreads) {
-    const int64_t row = div_units.div(k);
-    RowUnits<E, U>(p, row).copy(k - row * units_per_row);
+  constexpr int kStep = kRowThreads * kRowUnroll;
+  for (int64_t first = int64_t(blockIdx.x) * kStep + threadIdx.x; first < total; first += int64_t(gridDim.x) * kStep) {
+    U v[kRowUnroll];
+    U* to[kRowUnroll];
+#pragma unroll
+    for (int k = 0; k < kRowUnroll; ++k) {
+      const int64_t unit = first + k * kRowThreads;
+      if (unit < total) {
+        const int64_t row = div_units.div(unit);
+        const RowUnits<E, U> units(p, row);
+        v[k] = units.load(unit - row * units_per_row);
+        to[k] = units.target(unit - row * units_per_row);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kRowUnroll; ++k) {
+      if (first + k * kRowThreads < total) *to[k] = v[k];
+    }
   }
 }
 
