@@ -53,7 +53,8 @@ def check(x, axes=None, algorithm="auto", out=None):
 
 
 SHAPES_2D = ((1, 1), (1, 40), (40, 1), (31, 33), (32, 32), (33, 31), (64, 64), (65, 127), (128, 128), (129, 255),
-             (1000, 3), (3, 1000), (257, 4099), (260, 516), (516, 260))  # the last two: interior and edge word tiles
+             (1000, 3), (3, 1000), (257, 4099), (260, 516), (516, 260), (257, 516), (516, 257))
+# (260, 516) and (516, 260): interior and edge word tiles; (257, 516) and (516, 257): words on one side only
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

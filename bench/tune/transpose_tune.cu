@@ -1,16 +1,21 @@
 // Where register_blocks' speed comes from (docs/transpose.md): the library's packed_tile_kernel and
-// register_block_kernel next to two ablations of the latter, on 2-D transposes of 1-, 2-, 4- and
-// 8-byte elements of 256-512 MiB. "registers only" transposes each thread's kPack x kPack block with
-// shifts and masks and checks bounds on every word (session 55 run 1's first form); "+ interior"
-// adds the unchecked path for tiles inside the array; "+ permutes" the byte permutes without it;
-// "library" has both. Each candidate is checked bitwise against packed, packed against the host on
-// a sample. Timing: median of 30 CUDA-event timings after 3 warm-ups (tune::median_ms); % of a
-// 1 GiB cudaMemcpy of the same run. Session 55 run 2 (its experiment program, of which this file is
-// the cleaned form), H200, % of copy: float32 8192^2 packed 66.7, registers only 92.4, + interior
-// 93.0, + permutes 80.4, library 92.6; bfloat16 8192 x 16384 55.7 / 91.6 / 92.3 / 68.8 / 92.5;
-// uint8 16384^2 31.9 / 55.8 / 82.5 / 49.7 / 85.9; float64 4096 x 8192 93.1 / 90.1 / 89.8 / 93.2 /
-// 93.1. Run 1 also walked tiles in bands of 4-64 tile rows (both sides' DRAM pages kept warm):
-// within 1 % of the plain order for every size but float64 (2-3 % slower), so the order stayed.
+// register_block_kernel (words on both sides) next to ablations of the latter, on 2-D transposes of
+// 1-, 2-, 4- and 8-byte elements of 256-512 MiB. "registers only" transposes each thread's kPack x
+// kPack block with shifts and masks and checks bounds on every word; "+ interior" adds the
+// unchecked path for tiles inside the array; "+ permutes" the byte permutes without it; "library"
+// has both. Each candidate is checked bitwise against packed, packed against the host on a sample;
+// the register count of each is printed (the ablations' code differs from the library's in how
+// the compiler allocates, not only in the two refinements). Timing: median of 30 CUDA-event
+// timings after 3 warm-ups (tune::median_ms); % of a 1 GiB cudaMemcpy of the same run.
+// Session 55 run 4 (H200, this file as committed; bench/results/h200/transpose_tune_s55r4.txt),
+// % of copy, packed / registers only / + interior / + permutes / library: float32 16384 x 8192
+// 68.2 / 93.8 / 94.0 / 94.0 / 93.8; bfloat16 16384 x 8192 55.8 / 91.6 / 91.7 / 91.7 / 91.5; uint8
+// 16384^2 32.2 / 74.4 / 85.1 / 77.1 / 85.2; float64 4096 x 8192 91.7 / 91.3 / 91.6 / 92.2 / 92.1.
+// The block transposition is the step for every size below 8 bytes; for bytes the bounds checks
+// cost a further 11 points. The first register-block form (an earlier experiment program, runs 1
+// and 2: bench/results/h200/transpose_experiment_s55r12.txt) read uint8 at 55.8 %; it also walked
+// tiles in bands of 4-64 tile rows (to keep both sides' DRAM pages warm): within 1 % of the plain
+// order for every size but float64 (2-3 % slower), so the plain order stayed.
 // Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90a -Icpp/include -Icpp/src bench/tune/transpose_tune.cu -o /tmp/tt && /tmp/tt
 #include <cstdint>
@@ -66,7 +71,7 @@ __global__ void __launch_bounds__(kTile * kRows) ablation_kernel(TileParams p) {
     } else {
       load_rows([&](int step) {
         const bool inside = i < p.ni && j_first + step < p.nj;
-        return load_partial_word<E, W>(from + step * p.src_j, inside ? p.ni - i : 0);
+        return load_word<E, W, true>(from + step * p.src_j, 1, inside ? p.ni - i : 0);
       });
     }
 #pragma unroll
@@ -88,7 +93,7 @@ __global__ void __launch_bounds__(kTile * kRows) ablation_kernel(TileParams p) {
 #pragma unroll
       for (int step = 0; step < kSpan; step += kRows) {
         const W word = tile[ty + step][column(ty + step, tx)];
-        if (i_first + step < p.ni && j < p.nj) store_partial_word<E, W>(to + step * p.dst_i, word, p.nj - j);
+        if (i_first + step < p.ni && j < p.nj) store_word<E, W, true>(to + step * p.dst_i, 1, word, p.nj - j);
       }
     }
     __syncthreads();
@@ -157,7 +162,7 @@ void run_case(const char* name, int64_t rows, int64_t cols, double copy_gbps) {
   report("registers only", ablation_kernel<E, W, false, false>, to_got, true);
   report("+ interior", ablation_kernel<E, W, true, false>, to_got, true);
   report("+ permutes", ablation_kernel<E, W, false, true>, to_got, true);
-  report("library", register_block_kernel<E, W>, to_got, true);
+  report("library", register_block_kernel<E, W, true, true>, to_got, true);
   CHECK(cudaFree(x));
   CHECK(cudaFree(want));
   CHECK(cudaFree(got));

@@ -48,11 +48,11 @@ def transpose(x, axes=None, *, out=None, algorithm="auto", stream=None):
         writable, distinct elements, any strides, sharing no memory with x (ValueError otherwise).
     algorithm : str
         "auto" or a variant name from ``gpuprims.variants("transpose")``; every variant takes every
-        dtype and layout. "auto" runs register_blocks where both arrays are contiguous along their fast
-        axes with word-aligned rows, smem_padded otherwise. Copies that need no transposition once
-        contiguous dimensions are merged (axes that keep the fastest-varying one in place, such as
-        (0, 2, 1, 3) of a (batch, heads, seq, dim) array) copy whole rows in every variant but
-        naive.
+        dtype and layout. "auto" runs register_blocks, which moves words on each side whose layout
+        allows them (contiguous along its fast axis, word-aligned rows) and elements on a side
+        that does not. Copies that need no transposition once contiguous dimensions are merged
+        (axes that keep the fastest-varying one in place, such as (0, 2, 1, 3) of a (batch, heads,
+        seq, dim) array) copy whole rows in every variant but naive.
     stream : int, stream object or None
         Launch stream; None means x's framework's current stream (torch, CuPy), else the default
         stream. The call never synchronizes the host.

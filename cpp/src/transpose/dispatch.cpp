@@ -31,7 +31,7 @@ const std::vector<TransposeVariantInfo>& transpose_variants() {
       {TransposeAlgorithm::kRegisterBlocks, "register_blocks",
        "packed's word tiles with each thread's block of 2x2 (4-byte elements) or 4x4 (1- and 2-byte) elements "
        "transposed in registers, so shared memory moves whole words both ways; interior tiles skip bounds "
-       "checks; the same layout conditions as packed", true},
+       "checks; a side whose layout cannot move words (odd rows, misaligned, strided) moves elements", true},
   };
   return variants;
 }
@@ -90,7 +90,7 @@ Status check_output(const char* op, const TensorView& x, const std::vector<int64
   return check_no_overlap(op, x, "x", out, "out", /*in_place_ok=*/false);
 }
 
-// "auto": register_blocks (which runs smem_padded where its layout conditions fail).
+// "auto": register_blocks (every layout: element-wise on a side that cannot move words).
 Status run_variant(TransposeAlgorithm algorithm, const TransposeLaunch& l) {
   if (algorithm == TransposeAlgorithm::kNaive) return transpose_detail::transpose_naive(l);
   if (l.axes.i == l.axes.j) return transpose_detail::transpose_rows(l);

@@ -16,8 +16,9 @@ from ._timing import bandwidth_row, bandwidth_table, copy_gbps, median_ms, torch
 def _cases(quick: bool):
     """(name, dtype, shape, axes): 2-D transposes of every element size (float32 and bfloat16 also
     in ANCHORS.md's 16384 x 8192), a batch of 2-D transposes, a 3-D rotation of axes, attention's
-    head swap (rows of 128 stay whole: short_row_kernel), rows of 4096 (row_kernel), rows of an odd
-    length (no aligned words: smem_padded) and a plain copy, each 256 MiB or 512 MiB (quick: 1/8)."""
+    head swap (rows of 128 stay whole: short_row_kernel), rows of 4096 (row_kernel), an odd row
+    length and an odd column count (a vocabulary: one side without aligned words) and a plain copy,
+    each 256-512 MiB (quick: 1/8)."""
     s = 8 if quick else 1  # shrink the first axis
     return [("float32 8192x8192 .T", "float32", (8192 // s, 8192), None),
             ("float32 16384x8192 .T", "float32", (16384 // s, 8192), None),
@@ -30,6 +31,7 @@ def _cases(quick: bool):
             ("bfloat16 8x32x4096x128 (0, 2, 1, 3)", "bfloat16", (8 // s, 32, 4096, 128), (0, 2, 1, 3)),
             ("float32 256x64x4096 (1, 0, 2)", "float32", (256 // s, 64, 4096), (1, 0, 2)),
             ("float32 4096x8191 .T (odd rows)", "float32", (4096 // s, 8191), None),
+            ("bfloat16 50257x4096 .T (odd columns)", "bfloat16", (50257 // s, 4096), None),
             ("float32 8192x8192 (0, 1): a copy", "float32", (8192 // s, 8192), (0, 1))]
 
 

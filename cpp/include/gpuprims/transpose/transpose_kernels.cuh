@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kTile * kRows) tile_kernel(TileParams p) {
 // (kSwizzle words per 128 bytes): the gather's 32 / kPack rows then fall on distinct banks (the
 // kPack lanes of one word share it) and a row's 32 words stay a permutation of the row, both phases
 // conflict-free without padding. Words cut by the edge of the array move element by element.
-// Preconditions (words_fit in word_tile_launch.cuh): unit strides along i in the source and j in the
+// Preconditions (word_sides in word_tile_launch.cuh, both sides): unit strides along i in the source and j in the
 // destination, every other stride a multiple of kPack, both arrays aligned to sizeof(W).
 template <class E, class W>
 __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p) {
@@ -159,8 +159,8 @@ __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p
 // shifts them together. The same XOR swizzle (column c of row r at c ^ ((r / kPack) % kSwizzle))
 // keeps both phases conflict-free. 1- and 2-byte blocks transpose with byte permutes (PRMT), wider
 // elements by moving 32-bit halves. Tiles wholly inside the array skip every bounds check (with a
-// check per word the byte kernel read 56 % of copy, without 83-86 %: session 55,
-// bench/tune/transpose_tune.cu). Preconditions: packed's (words_fit).
+// check per word the byte kernel read 74 % of copy, without 85 %: session 55 run 4,
+// bench/tune/transpose_tune.cu).
 template <class E, class W, int kPack = sizeof(W) / sizeof(E)>
 __device__ __forceinline__ void transpose_block(const W (&in)[kPack], W (&out)[kPack]) {
   if constexpr (sizeof(E) == 1 && sizeof(W) == 4) {
@@ -192,28 +192,38 @@ __device__ __forceinline__ void transpose_block(const W (&in)[kPack], W (&out)[k
   }
 }
 
-// A word of `count` <= kPack elements at `from` (count < kPack at the array's edge, 0 outside it);
-// the missing elements are zero.
-template <class E, class W>
-__device__ __forceinline__ W load_partial_word(const E* from, int64_t count) {
+// The word of kPack elements at `from`, `step` elements apart: one load where kWords (unit step,
+// aligned), else element by element; `count` < kPack at the array's edge (0 outside it), the
+// missing elements zero.
+template <class E, class W, bool kWords>
+__device__ __forceinline__ W load_word(const E* from, int64_t step, int64_t count) {
   constexpr int kPack = sizeof(W) / sizeof(E);
-  if (count >= kPack) return *reinterpret_cast<const W*>(from);
+  if (kWords && count >= kPack) return *reinterpret_cast<const W*>(from);
   W word = 0;
-  for (int e = 0; e < count; ++e) word |= W(from[e]) << (8 * sizeof(E) * e);
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) {
+    if (e < count) word |= W(from[e * step]) << (8 * sizeof(E) * e);
+  }
   return word;
 }
 
-template <class E, class W>
-__device__ __forceinline__ void store_partial_word(E* to, W word, int64_t count) {
+template <class E, class W, bool kWords>
+__device__ __forceinline__ void store_word(E* to, int64_t step, W word, int64_t count) {
   constexpr int kPack = sizeof(W) / sizeof(E);
-  if (count >= kPack) {
+  if (kWords && count >= kPack) {
     *reinterpret_cast<W*>(to) = word;
     return;
   }
-  for (int e = 0; e < count; ++e) to[e] = E(word >> (8 * sizeof(E) * e));
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) {
+    if (e < count) to[e * step] = E(word >> (8 * sizeof(E) * e));
+  }
 }
 
-template <class E, class W>
+// kSrcWords / kDstWords: that side's layout allows words (word_sides in word_tile_launch.cuh);
+// a side that does not is read or written element by element along its own fast stride, the
+// tile, the transposition in registers and the other side unchanged, so any layout runs here.
+template <class E, class W, bool kSrcWords, bool kDstWords>
 __global__ void __launch_bounds__(kTile * kRows) register_block_kernel(TileParams p) {
   constexpr int kPack = sizeof(W) / sizeof(E);
   constexpr int kSpan = kTile * kPack;        // elements of the tile along i and along j
@@ -231,7 +241,7 @@ __global__ void __launch_bounds__(kTile * kRows) register_block_kernel(TileParam
     // separate unrolled loops, and the steps are constants times the stride (with the thread's
     // ty inside the step, 2-byte elements took 122 registers instead of 64).
     const int64_t j_first = at.j0 + ty * kPack;
-    const E* from = static_cast<const E*>(p.src) + at.src + i + j_first * p.src_j;
+    const E* from = static_cast<const E*>(p.src) + at.src + i * p.src_i + j_first * p.src_j;
     W words[kBlocks][kPack];
     const auto load_rows = [&](auto load) {
 #pragma unroll
@@ -244,10 +254,10 @@ __global__ void __launch_bounds__(kTile * kRows) register_block_kernel(TileParam
       }
     };
     if (interior) {
-      load_rows([](const E* at_row, int64_t) { return *reinterpret_cast<const W*>(at_row); });
+      load_rows([&](const E* at_row, int64_t) { return load_word<E, W, kSrcWords>(at_row, p.src_i, kPack); });
     } else {
       load_rows([&](const E* at_row, int64_t j) {
-        return load_partial_word<E, W>(at_row, i < p.ni && j < p.nj ? p.ni - i : 0);
+        return load_word<E, W, kSrcWords>(at_row, p.src_i, i < p.ni && j < p.nj ? p.ni - i : 0);
       });
     }
 #pragma unroll
@@ -263,7 +273,7 @@ __global__ void __launch_bounds__(kTile * kRows) register_block_kernel(TileParam
     __syncthreads();
     // A warp copies tile row ty + step (32 words along j) to destination row i0 + ty + step.
     const int64_t j = at.j0 + int64_t(tx) * kPack, i_first = at.i0 + ty;
-    E* to = static_cast<E*>(p.dst) + at.dst + i_first * p.dst_i + j;
+    E* to = static_cast<E*>(p.dst) + at.dst + i_first * p.dst_i + j * p.dst_j;
     const auto store_rows = [&](auto store) {
 #pragma unroll
       for (int step = 0; step < kSpan; step += kRows) {
@@ -272,10 +282,10 @@ __global__ void __launch_bounds__(kTile * kRows) register_block_kernel(TileParam
       }
     };
     if (interior) {
-      store_rows([](E* at_row, W word, int64_t) { *reinterpret_cast<W*>(at_row) = word; });
+      store_rows([&](E* at_row, W word, int64_t) { store_word<E, W, kDstWords>(at_row, p.dst_j, word, kPack); });
     } else {
       store_rows([&](E* at_row, W word, int64_t ii) {
-        if (ii < p.ni && j < p.nj) store_partial_word<E, W>(at_row, word, p.nj - j);
+        if (ii < p.ni && j < p.nj) store_word<E, W, kDstWords>(at_row, p.dst_j, word, p.nj - j);
       });
     }
     __syncthreads();
