@@ -77,7 +77,8 @@ def test_every_permutation_4d(rng, algorithm, dtype):
 def test_views_of_any_strides_and_alignment(rng, algorithm, dtype):
     base = cuda(rng, (130, 260), dtype)
     flat = cuda(rng, (64 * 130 + 1,), dtype)
-    views = (base[1:, 1:], base[:, 1:-1], base[:-2, :-3], base[::2, ::3],  # [:-2, :-3]: words cut at the i edge base.flip(0), base.flip(1), base.t(),
+    views = (base[1:, 1:], base[:, 1:-1], base[::2, ::3], base.flip(0), base.flip(1), base.t(),
+             base[:-2, :-3],  # rows of whole words, the last word cut at the i edge
              flat[1:].view(64, 130), flat[1:].view(130, 64)[:, 2:],  # misaligned by one element
              base[:1].expand(300, 260), base[:, :1].expand(130, 70))  # zero strides
     for v in views:
@@ -186,7 +187,8 @@ def test_cuda_graph_capture(rng):
 
 @pytest.mark.big
 @pytest.mark.parametrize("algorithm", ("auto", "smem_padded", "packed"))
-@pytest.mark.parametrize("rows, cols", ((46349, 46351), (46348, 46352)))  # odd sides: smem_padded; multiples of 4: words
+# odd sides: no words (auto: elements on both sides; packed: smem_padded); multiples of 4: words
+@pytest.mark.parametrize("rows, cols", ((46349, 46351), (46348, 46352)))
 def test_beyond_2_31_elements(algorithm, rows, cols):
     need()  # rows x cols > 2^31 bytes: offsets past 2^31
     x = torch.randint(0, 255, (rows, cols), dtype=torch.uint8, device="cuda")

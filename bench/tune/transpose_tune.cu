@@ -30,20 +30,9 @@
 using namespace gpuprims;
 using namespace gpuprims::transpose_detail;
 
-// register_block_kernel with its refinements switchable: kInterior (unchecked interior tiles) and
-// kPermutes (transpose_block's byte permutes; shifts and masks otherwise).
-template <class E, class W, int kPack>
-__device__ __forceinline__ void shift_transpose(const W (&in)[kPack], W (&out)[kPack]) {
-  constexpr int kBits = 8 * sizeof(E);
-#pragma unroll
-  for (int e = 0; e < kPack; ++e) {
-    W word = 0;
-#pragma unroll
-    for (int k = 0; k < kPack; ++k) word |= W(E(in[k] >> (kBits * e))) << (kBits * k);
-    out[e] = word;
-  }
-}
-
+// register_block_kernel (words on both sides) with its refinements switchable: kInterior
+// (unchecked interior tiles) and kPermutes (transpose_block's byte permutes, else
+// transpose_block_by_shifts).
 template <class E, class W, bool kInterior, bool kPermutes>
 __global__ void __launch_bounds__(kTile * kRows) ablation_kernel(TileParams p) {
   constexpr int kPack = sizeof(W) / sizeof(E);
@@ -77,7 +66,7 @@ __global__ void __launch_bounds__(kTile * kRows) ablation_kernel(TileParams p) {
 #pragma unroll
     for (int b = 0; b < kBlocks; ++b) {
       W runs[kPack];
-      if constexpr (kPermutes) transpose_block<E, W>(words[b], runs); else shift_transpose<E, W, kPack>(words[b], runs);
+      if constexpr (kPermutes) transpose_block<E, W>(words[b], runs); else transpose_block_by_shifts<E, W>(words[b], runs);
 #pragma unroll
       for (int e = 0; e < kPack; ++e) tile[tx * kPack + e][column(tx * kPack + e, ty + b * kRows)] = runs[e];
     }

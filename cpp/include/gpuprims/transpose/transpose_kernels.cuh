@@ -86,8 +86,9 @@ __global__ void __launch_bounds__(kTile * kRows) tile_kernel(TileParams p) {
 // (kSwizzle words per 128 bytes): the gather's 32 / kPack rows then fall on distinct banks (the
 // kPack lanes of one word share it) and a row's 32 words stay a permutation of the row, both phases
 // conflict-free without padding. Words cut by the edge of the array move element by element.
-// Preconditions (word_sides in word_tile_launch.cuh, both sides): unit strides along i in the source and j in the
-// destination, every other stride a multiple of kPack, both arrays aligned to sizeof(W).
+// Preconditions (word_sides in word_tile_launch.cuh, both sides): unit strides along i in the
+// source and j in the destination, every other stride a multiple of kPack, both arrays aligned to
+// sizeof(W).
 template <class E, class W>
 __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p) {
   constexpr int kPack = sizeof(W) / sizeof(E);
@@ -161,6 +162,21 @@ __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p
 // elements by moving 32-bit halves. Tiles wholly inside the array skip every bounds check (with a
 // check per word the byte kernel read 74 % of copy, without 85 %: session 55 run 4,
 // bench/tune/transpose_tune.cu).
+// in[k] holds elements (i + e, j + k) for e < kPack; out[e] gets (i + e, j + k) for k < kPack. By
+// shifts and masks: any element size (for 4 and 8 bytes the compiler leaves only moves).
+template <class E, class W, int kPack = sizeof(W) / sizeof(E)>
+__device__ __forceinline__ void transpose_block_by_shifts(const W (&in)[kPack], W (&out)[kPack]) {
+  constexpr int kBits = 8 * sizeof(E);
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) {
+    W word = 0;
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) word |= W(E(in[k] >> (kBits * e))) << (kBits * k);
+    out[e] = word;
+  }
+}
+
+// The same with byte permutes where they apply (1- and 2-byte elements).
 template <class E, class W, int kPack = sizeof(W) / sizeof(E)>
 __device__ __forceinline__ void transpose_block(const W (&in)[kPack], W (&out)[kPack]) {
   if constexpr (sizeof(E) == 1 && sizeof(W) == 4) {
@@ -180,15 +196,7 @@ __device__ __forceinline__ void transpose_block(const W (&in)[kPack], W (&out)[k
       out[e] = (uint64_t(__byte_perm(part(2), part(3), pick)) << 32) | __byte_perm(part(0), part(1), pick);
     }
   } else {
-    // Elements of 4 or 8 bytes: whole 32-bit halves or the word itself move, no arithmetic left.
-    constexpr int kBits = 8 * sizeof(E);
-#pragma unroll
-    for (int e = 0; e < kPack; ++e) {
-      W word = 0;
-#pragma unroll
-      for (int k = 0; k < kPack; ++k) word |= W(E(in[k] >> (kBits * e))) << (kBits * k);
-      out[e] = word;
-    }
+    transpose_block_by_shifts<E, W>(in, out);  // 4- and 8-byte elements: moves only
   }
 }
 
