@@ -151,19 +151,9 @@ __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p
   }
 }
 
-// register_blocks: packed's 32 x 32-word tiles with the transposition moved into registers. A
-// thread loads the same word column of kPack consecutive rows j (a kPack x kPack block of
-// elements), transposes the block in registers (transpose_block), and stores the kPack words it
-// now holds, each a run of kPack j's of one i, into tile[i][j word]. Every shared-memory access is
-// then a whole word and the way out copies tile rows to destination rows word for word: per word
-// one load and one store on each side, where packed gathers kPack element reads of the tile and
-// shifts them together. The same XOR swizzle (column c of row r at c ^ ((r / kPack) % kSwizzle))
-// keeps both phases conflict-free. 1- and 2-byte blocks transpose with byte permutes (PRMT), wider
-// elements by moving 32-bit halves. Tiles wholly inside the array skip every bounds check (with a
-// check per word the byte kernel read 74 % of copy, without 85 %: session 55 run 4,
-// bench/tune/transpose_tune.cu).
-// in[k] holds elements (i + e, j + k) for e < kPack; out[e] gets (i + e, j + k) for k < kPack. By
-// shifts and masks: any element size (for 4 and 8 bytes the compiler leaves only moves).
+// register_block_kernel's pieces. The transposition of a kPack x kPack block in registers: in[k]
+// holds elements (i + e, j + k) for e < kPack, out[e] gets (i + e, j + k) for k < kPack. By shifts
+// and masks: any element size (for 4 and 8 bytes the compiler leaves only moves).
 template <class E, class W, int kPack = sizeof(W) / sizeof(E)>
 __device__ __forceinline__ void transpose_block_by_shifts(const W (&in)[kPack], W (&out)[kPack]) {
   constexpr int kBits = 8 * sizeof(E);
@@ -228,6 +218,18 @@ __device__ __forceinline__ void store_word(E* to, int64_t step, W word, int64_t 
   }
 }
 
+// register_blocks: packed's 32 x 32-word tiles with the transposition moved into registers. A
+// thread loads the same word column of kPack consecutive rows j (a kPack x kPack block of
+// elements), transposes the block in registers (transpose_block), and stores the kPack words it
+// now holds, each a run of kPack j's of one i, into tile[i][j word]. Every shared-memory access is
+// then a whole word and the way out copies tile rows to destination rows word for word: per word
+// one load and one store on each side, where packed gathers kPack element reads of the tile and
+// shifts them together. The same XOR swizzle (column c of row r at c ^ ((r / kPack) % kSwizzle))
+// keeps both phases conflict-free. 1- and 2-byte blocks transpose with byte permutes (PRMT), wider
+// elements by moving 32-bit halves. Tiles wholly inside the array skip every bounds check (with a
+// check per word the byte kernel read 74 % of copy, without 85 %: session 55 run 4,
+// bench/tune/transpose_tune.cu).
+//
 // kSrcWords / kDstWords: that side's layout allows words (word_sides in word_tile_launch.cuh);
 // a side that does not is read or written element by element along its own fast stride, the
 // tile, the transposition in registers and the other side unchanged, so any layout runs here.
