@@ -28,7 +28,7 @@ Status transpose_smem_tiled(const TransposeLaunch& l);
 Status transpose_smem_padded(const TransposeLaunch& l);
 Status transpose_packed(const TransposeLaunch& l);           // words on both sides, else smem_padded
 Status transpose_register_blocks(const TransposeLaunch& l);  // every layout (elements on a side without words)
-Status transpose_rows(const TransposeLaunch& l);    // rows.cu: the copies without a transposition
+Status transpose_rows(const TransposeLaunch& l);             // rows.cu: the copies without a transposition
 // host.cpp: the CPU reference, on the unmerged views (axes validated, non-negative).
 Status transpose_host(const TensorView& x, const int64_t* axes, const TensorView& out);
 

@@ -78,7 +78,6 @@ FastAxes fast_axes(const MergedDims& m) {
   return {densest(m, m.src, j), j};
 }
 
-
 Status elementwise_params(const MergedDims& m, const void* src, void* dst, const char* op, ElementwiseParams* p) {
   // The destination's fastest dimension last, so consecutive threads write consecutive elements.
   MergedDims ordered = m;

@@ -76,18 +76,47 @@ __global__ void __launch_bounds__(kTile * kRows) tile_kernel(TileParams p) {
   }
 }
 
-// packed: smem_tiled's scheme on words W of kPack = sizeof(W) / sizeof(E) elements, so that a
-// warp moves 32 words (256 bytes for 8-byte words) and a tile spans 32 words along i and along j:
-// 64 x 64 float32, 128 x 128 2-byte, 32 x 32 8-byte elements; bytes in 4-byte words, 128 x 128
-// (measured against smem_padded: docs/transpose.md). On the way in a warp reads 32 consecutive words of one j into a tile row; on
-// the way out each thread gathers kPack consecutive j of one i (kPack element reads of the tile),
-// packs them into a word and writes it, a warp's stores covering kPack destination runs of
-// 32 / kPack words. The tile's word column c of row r sits at c ^ ((r / kPack) % kSwizzle)
-// (kSwizzle words per 128 bytes): the gather's 32 / kPack rows then fall on distinct banks (the
-// kPack lanes of one word share it) and a row's 32 words stay a permutation of the row, both phases
-// conflict-free without padding. Words cut by the edge of the array move element by element.
-// Preconditions (word_sides in word_tile_launch.cuh, both sides): unit strides along i in the
-// source and j in the destination, every other stride a multiple of kPack, both arrays aligned to
+// Words W of kPack elements E (packed and register_blocks): the word at `from`, its elements `step`
+// apart, in one load where kWords (unit step, aligned), else element by element; `count` < kPack
+// at the array's edge (0 outside it), the missing elements zero.
+template <class E, class W, bool kWords>
+__device__ __forceinline__ W load_word(const E* from, int64_t step, int64_t count) {
+  constexpr int kPack = sizeof(W) / sizeof(E);
+  if (kWords && count >= kPack) return *reinterpret_cast<const W*>(from);
+  W word = 0;
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) {
+    if (e < count) word |= W(from[e * step]) << (8 * sizeof(E) * e);
+  }
+  return word;
+}
+
+template <class E, class W, bool kWords>
+__device__ __forceinline__ void store_word(E* to, int64_t step, W word, int64_t count) {
+  constexpr int kPack = sizeof(W) / sizeof(E);
+  if (kWords && count >= kPack) {
+    *reinterpret_cast<W*>(to) = word;
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) {
+    if (e < count) to[e * step] = E(word >> (8 * sizeof(E) * e));
+  }
+}
+
+// packed: smem_tiled's scheme on words W of kPack = sizeof(W) / sizeof(E) elements, so that a warp
+// moves 32 words (256 bytes for 8-byte words) and a tile spans 32 words along i and along j: 64 x 64
+// float32, 128 x 128 2-byte, 32 x 32 8-byte elements; bytes in 4-byte words, 128 x 128 (measured
+// against smem_padded: docs/transpose.md). On the way in a warp reads 32 consecutive words of one j
+// into a tile row; on the way out each thread gathers kPack consecutive j of one i (kPack element
+// reads of the tile), packs them into a word and writes it, a warp's stores covering kPack
+// destination runs of 32 / kPack words. The tile's word column c of row r sits at c ^ ((r / kPack) %
+// kSwizzle) (kSwizzle words per 128 bytes): the gather's 32 / kPack rows then fall on distinct banks
+// (the kPack lanes of one word share it) and a row's 32 words stay a permutation of the row, both
+// phases conflict-free without padding. Words cut by the edge of the array move element by element
+// (load_word, store_word).
+// Preconditions (word_sides in word_tile_launch.cuh, both sides): unit strides along i in the source
+// and j in the destination, every other stride a multiple of kPack, both arrays aligned to
 // sizeof(W).
 template <class E, class W>
 __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p) {
@@ -110,15 +139,7 @@ __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p
 #pragma unroll
     for (int k = 0; k < kSpan / kRows; ++k) {
       const int64_t j = at.j0 + ty + k * kRows;
-      words[k] = 0;
-      if (i < p.ni && j < p.nj) {
-        const E* from = src + at.src + i + j * p.src_j;
-        if (i + kPack <= p.ni) {
-          words[k] = *reinterpret_cast<const W*>(from);
-        } else {
-          for (int e = 0; e < p.ni - i; ++e) words[k] |= W(from[e]) << (kBits * e);
-        }
-      }
+      words[k] = load_word<E, W, true>(src + at.src + i + j * p.src_j, 1, i < p.ni && j < p.nj ? p.ni - i : 0);
     }
 #pragma unroll
     for (int k = 0; k < kSpan / kRows; ++k) {
@@ -139,12 +160,7 @@ __global__ void __launch_bounds__(kTile * kRows) packed_tile_kernel(TileParams p
           const int row = w * kPack + e;
           word |= W(reinterpret_cast<const E*>(&tile[row][column(row, r / kPack)])[r % kPack]) << (kBits * e);
         }
-        E* to = dst + at.dst + ii * p.dst_i + j;
-        if (j + kPack <= p.nj) {
-          *reinterpret_cast<W*>(to) = word;
-        } else {
-          for (int e = 0; e < p.nj - j; ++e) to[e] = E(word >> (kBits * e));
-        }
+        store_word<E, W, true>(dst + at.dst + ii * p.dst_i + j, 1, word, p.nj - j);
       }
     }
     __syncthreads();
@@ -187,34 +203,6 @@ __device__ __forceinline__ void transpose_block(const W (&in)[kPack], W (&out)[k
     }
   } else {
     transpose_block_by_shifts<E, W>(in, out);  // 4- and 8-byte elements: moves only
-  }
-}
-
-// The word of kPack elements at `from`, `step` elements apart: one load where kWords (unit step,
-// aligned), else element by element; `count` < kPack at the array's edge (0 outside it), the
-// missing elements zero.
-template <class E, class W, bool kWords>
-__device__ __forceinline__ W load_word(const E* from, int64_t step, int64_t count) {
-  constexpr int kPack = sizeof(W) / sizeof(E);
-  if (kWords && count >= kPack) return *reinterpret_cast<const W*>(from);
-  W word = 0;
-#pragma unroll
-  for (int e = 0; e < kPack; ++e) {
-    if (e < count) word |= W(from[e * step]) << (8 * sizeof(E) * e);
-  }
-  return word;
-}
-
-template <class E, class W, bool kWords>
-__device__ __forceinline__ void store_word(E* to, int64_t step, W word, int64_t count) {
-  constexpr int kPack = sizeof(W) / sizeof(E);
-  if (kWords && count >= kPack) {
-    *reinterpret_cast<W*>(to) = word;
-    return;
-  }
-#pragma unroll
-  for (int e = 0; e < kPack; ++e) {
-    if (e < count) to[e * step] = E(word >> (8 * sizeof(E) * e));
   }
 }
 
