@@ -19,6 +19,7 @@ void bind_scan(nb::module_& m);
 void bind_histogram(nb::module_& m);
 void bind_gemm(nb::module_& m);
 void bind_transpose(nb::module_& m);
+void bind_topk(nb::module_& m);
 void bind_torch_bridge(nb::module_& m);
 }
 
@@ -34,6 +35,7 @@ NB_MODULE(_C, m) {
   bind_histogram(m);
   bind_gemm(m);
   bind_transpose(m);
+  bind_topk(m);
   bind_torch_bridge(m);
 
   m.def("cuda_device_count", [] {

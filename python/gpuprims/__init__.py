@@ -10,6 +10,7 @@ from .nn import (add_layer_norm, add_rms_norm, layer_norm, layer_norm_backward, 
 from .reduce import max, min, prod, reduce, sum  # noqa: A004
 from .compact import compact, nonzero, segmented_reduce
 from .scan import cumprod, cumsum, scan
+from .topk import TopK, topk
 from .transpose import transpose
 
 __version__ = "0.1.0"
@@ -24,4 +25,5 @@ __all__ = [
     "histogram", "bincount",
     "matmul", "gemv",
     "transpose",
+    "topk", "TopK",
 ]

@@ -414,23 +414,24 @@ def new_output(x: tuple, shape: tuple, dtype: str, op: str) -> tuple:
     return obj, _C.ImportedArray.from_capsule(obj.__dlpack__(stream=-1, max_version=(1, 0)), op, "out")
 
 
-def import_output(out, dtype: str, x: tuple, op: str):
-    """Checks the caller's out= (framework, dtype, device, writability) and imports it."""
-    fw = framework_of(out, op, "out")
+def import_output(out, dtype: str, x: tuple, op: str, arg: str = "out"):
+    """Checks the caller's out= (framework, dtype, device, writability) and imports it; `arg` names
+    it in errors (an op with several outputs: "out[0]", "out[1]")."""
+    fw = framework_of(out, op, arg)
     if fw == "numpy" and not hasattr(out, "__dlpack__"):
-        raise TypeError(f"{op}: argument 'out': expected a writable array, got a numpy scalar (immutable)")
+        raise TypeError(f"{op}: argument '{arg}': expected a writable array, got a numpy scalar (immutable)")
     if fw == "jax":
-        raise TypeError(f"{op}: argument 'out': JAX arrays are immutable and cannot be written; leave out=None")
+        raise TypeError(f"{op}: argument '{arg}': JAX arrays are immutable and cannot be written; leave out=None")
     device = x[1]
-    out_device = device_of(out, fw, op, "out")
+    out_device = device_of(out, fw, op, arg)
     if out_device != device:
-        raise ValueError(f"{op}: arguments 'x' and 'out' must be on the same device, got x on "
-                         f"{device_string(device)} and out on {device_string(out_device)}")
+        raise ValueError(f"{op}: arguments 'x' and '{arg}' must be on the same device, got x on "
+                         f"{device_string(device)} and {arg} on {device_string(out_device)}")
     if fw == "torch" and out.requires_grad:
-        raise TypeError(f"{op}: argument 'out': expected a tensor that does not require grad")
-    imported = prepare_input(out, x[2], op, "out")
+        raise TypeError(f"{op}: argument '{arg}': expected a tensor that does not require grad")
+    imported = prepare_input(out, x[2], op, arg)
     if imported[5] != dtype:
-        raise TypeError(f"{op}: argument 'out': expected dtype {dtype}, got {imported[5]}")
+        raise TypeError(f"{op}: argument '{arg}': expected dtype {dtype}, got {imported[5]}")
     return imported[3]
 
 

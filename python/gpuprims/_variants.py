@@ -21,7 +21,7 @@ class Variant(NamedTuple):
 _FAMILIES = {"reduce": _C.reduce_variants, "scan": _C.scan_variants, "histogram": _C.histogram_variants,
              "bincount": _C.histogram_variants, "matmul": _C.matmul_variants, "gemv": _C.gemv_variants,
              "segmented_reduce": _C.segmented_reduce_variants,
-             "transpose": _C.transpose_variants}
+             "transpose": _C.transpose_variants, "topk": _C.topk_variants}
 _FAMILIES.update({op: functools.partial(_C.norm_variants, op) for op in ("softmax", "log_softmax", "layer_norm",
                                                                           "rms_norm")})
 _FAMILIES.update({op + "_backward": functools.partial(_C.norm_backward_variants, op)

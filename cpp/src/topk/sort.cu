@@ -1,0 +1,72 @@
+// sorted=True: each row's k results into rank order by a bitonic network (bitonic_sort.cuh), in
+// shared memory for k up to one tile, with global compare-exchange steps between tile passes beyond.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "gpuprims/core/stream.hpp"
+#include "gpuprims/topk/bitonic_sort.cuh"
+#include "launch.hpp"
+
+namespace gpuprims {
+namespace topk_detail {
+
+namespace {
+
+constexpr int64_t kMaxGridY = 65535;
+constexpr int64_t kScratchBudget = int64_t(512) << 20;  // bytes of keys and positions per batch of rows
+
+int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+Status sort_results(const TopkLaunch& l) {
+  return visit_dtype(l.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same<T, bool>::value) {
+      return type_error("topk: argument 'x': expected a numeric dtype, got bool");  // dispatch refused it
+    } else {
+      using Key = typename KeyTraits<T>::Key;
+      const TopkRows& rows = l.params.rows;
+      SortScratch s{nullptr, nullptr, next_pow2(rows.k)};
+      const auto tiles = [&](int64_t first, int64_t count, int64_t lo, int64_t hi, bool from, bool to) {
+        const dim3 grid{unsigned(std::max<int64_t>(1, s.padded / kSortTile)), unsigned(count), 1};
+        sort_tiles_kernel<T><<<grid, kSortThreads, 0, l.stream>>>(l.params, s, first, lo, hi, from, to);
+        return check_launch("topk", l.stream);
+      };
+      if (s.padded <= kSortTile) {
+        for (int64_t first = 0; first < rows.num_rows; first += kMaxGridY) {
+          GPUPRIMS_TRY(tiles(first, std::min(kMaxGridY, rows.num_rows - first), 2, s.padded, true, true));
+        }
+        return Status::ok();
+      }
+      const int64_t per_row = s.padded * int64_t(sizeof(Key) + sizeof(int64_t));
+      const int64_t batch = std::max<int64_t>(1, std::min({rows.num_rows, kMaxGridY, kScratchBudget / per_row}));
+      StreamScratch scratch;
+      GPUPRIMS_TRY(scratch.allocate(size_t(batch * per_row), l.device, l.stream, "topk"));
+      s.pos = static_cast<int64_t*>(scratch.data());
+      s.keys = s.pos + batch * s.padded;
+      for (int64_t first = 0; first < rows.num_rows; first += batch) {
+        const int64_t count = std::min(batch, rows.num_rows - first);
+        GPUPRIMS_TRY(tiles(first, count, 2, kSortTile, true, false));
+        const int64_t pairs = count * (s.padded / 2);
+        const unsigned steps_grid = unsigned(std::min<int64_t>((pairs + 255) / 256, 65536));
+        for (int64_t size = 2 * kSortTile; size <= s.padded; size <<= 1) {
+          for (int64_t stride = size / 2; stride >= kSortTile; stride >>= 1) {
+            sort_step_kernel<Key><<<steps_grid, 256, 0, l.stream>>>(s, count, size, stride);
+            GPUPRIMS_TRY(check_launch("topk", l.stream));
+          }
+          GPUPRIMS_TRY(tiles(first, count, size, size, false, size == s.padded));
+        }
+      }
+      return Status::ok();
+    }
+  });
+}
+
+}  // namespace topk_detail
+}  // namespace gpuprims

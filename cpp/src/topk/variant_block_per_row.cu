@@ -1,0 +1,31 @@
+// block_per_row: one block per row, every sweep of the selection in one launch (block_select.cuh).
+#include <type_traits>
+
+#include "gpuprims/topk/block_select.cuh"
+#include "launch.hpp"
+
+namespace gpuprims {
+namespace topk_detail {
+
+Status select_block_per_row(const TopkLaunch& l) {
+  return visit_dtype(l.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same<T, bool>::value) {
+      return type_error("topk: argument 'x': expected a numeric dtype, got bool");  // dispatch refused it
+    } else {
+      // 512 threads: enough loads in flight for one block to stream a long row; 40-64 registers.
+      constexpr int kThreads = 512;
+      constexpr int64_t kMaxGrid = 0x7fffffff;
+      const int64_t rows = l.params.rows.num_rows;
+      for (int64_t first = 0; first < rows; first += kMaxGrid) {
+        const int64_t count = rows - first < kMaxGrid ? rows - first : kMaxGrid;
+        block_select_kernel<T, kThreads><<<unsigned(count), kThreads, 0, l.stream>>>(l.params, first);
+        GPUPRIMS_TRY(check_launch("topk", l.stream));
+      }
+      return Status::ok();
+    }
+  });
+}
+
+}  // namespace topk_detail
+}  // namespace gpuprims
