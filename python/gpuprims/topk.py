@@ -15,7 +15,8 @@ class TopK(NamedTuple):
 
 
 def _flag(name, v) -> bool:
-    if v.__class__ is bool or type(v).__name__ == "bool_":  # Python or numpy bool
+    t = type(v)
+    if t is bool or (t.__module__ == "numpy" and t.__name__ in ("bool", "bool_")):  # numpy 2 and 1 names
         return bool(v)
     raise TypeError(f"topk: argument '{name}': expected a bool, got {v!r}")
 
@@ -39,10 +40,12 @@ def topk(x, k, axis=-1, *, largest=True, sorted=True, algorithm="auto", out=None
         True: each row's results in rank order (descending for largest, ascending otherwise),
         equal values by increasing index. False: in an unspecified order (saves the sort).
     algorithm : str
-        "auto" or a variant name from ``gpuprims.variants("topk")``: ``block_per_row`` (one block
-        per row) or ``split_row`` (several blocks per row, one launch per radix digit). "auto"
-        takes split_row for rows of 16384 elements and more when there are fewer rows than twice
-        the GPU's SMs, else block_per_row. Rows of 2^32 elements and more always run split_row.
+        "auto" or a variant name from ``gpuprims.variants("topk")``: ``sort`` (the baseline: each
+        whole row through a bitonic sorting network), ``block_per_row`` (radix select, one block per
+        row) or ``split_row`` (radix select, several blocks per row, one launch per radix digit).
+        "auto" takes split_row for rows of 16384 elements and more when there are fewer rows than
+        the GPU has SMs, else block_per_row. Rows of 2^32 elements and more run split_row
+        under either radix name.
     out : (array, array), optional
         ``(values, indices)`` written in place and returned: values of x's dtype, indices int64,
         both of x's shape with ``axis`` k long, on x's device, writable, any strides with distinct
@@ -63,8 +66,8 @@ def topk(x, k, axis=-1, *, largest=True, sorted=True, algorithm="auto", out=None
     Ranking is torch's: integers by value, floats by value with every NaN above +inf (so NaNs
     come first for largest=True and last, only when needed, for largest=False), and -0.0 ranked
     just below +0.0. Values are copied bit for bit. Which of several elements equal to the k-th
-    is returned is unspecified (the GPU variants claim ties in the order their warps reach them);
-    the CPU reference (numpy inputs) takes the lowest indices.
+    is returned is unspecified for block_per_row and split_row (they claim ties in the order their
+    warps reach them); ``sort`` and the CPU reference (numpy inputs) take the lowest indices.
     """
     if algorithm.__class__ is not str:
         raise TypeError(f"topk: argument 'algorithm': expected a str, got {algorithm!r}")

@@ -15,6 +15,7 @@ namespace gpuprims {
 // The ladder (docs/topk.md). Both variants compute the same function by radix selection.
 enum class TopkAlgorithm {
   kAuto,
+  kSort,         // the whole row through a bitonic network, the first k kept: the baseline
   kBlockPerRow,  // one block per row, every sweep in one launch, histogram and candidates on chip
   kSplitRow,     // several blocks per row, one launch per sweep, histograms and candidates in global memory
 };

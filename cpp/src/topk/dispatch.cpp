@@ -16,6 +16,9 @@ using topk_detail::TopkLaunch;
 
 const std::vector<TopkVariantInfo>& topk_variants() {
   static const std::vector<TopkVariantInfo> variants = {
+      {TopkAlgorithm::kSort, "sort",
+       "the baseline: each whole row ranked by a bitonic sorting network (shared-memory tiles of 2048, global "
+       "compare-exchange steps beyond), the first k kept; O(n log^2 n) work, always in rank order", true},
       {TopkAlgorithm::kBlockPerRow, "block_per_row",
        "radix select with one block per row, every sweep in one launch: 11-bit digit histograms in shared "
        "memory, keys above the k-th written out as soon as a digit decides them, the undecided ones kept in "
@@ -57,12 +60,16 @@ Status check_result(const char* op, const TensorView& x, int axis, int64_t k, co
   return check_no_overlap(op, x, "x", v, arg, /*in_place_ok=*/false);
 }
 
-// "auto": split_row for rows too few to fill the GPU with a block each and long enough to split
-// (and for rows of 2^32 elements and more, beyond block_per_row's 32-bit buffer positions).
+// "auto": split_row for fewer rows than SMs, long enough to split
+// (and for rows of 2^32 elements and more, beyond block_per_row's 32-bit buffer positions: the
+// named variants too, but sort, whose positions are 64-bit).
 TopkAlgorithm choose(TopkAlgorithm asked, const topk_detail::TopkRows& rows, int sm_count) {
+  if (asked == TopkAlgorithm::kSort) return asked;
   if (rows.row_len > int64_t(UINT32_MAX)) return TopkAlgorithm::kSplitRow;
   if (asked != TopkAlgorithm::kAuto) return asked;
-  const bool few_rows = rows.num_rows < 2 * int64_t(sm_count);
+  // Session 57 run 4 (H200, 132 SMs, float32): 64 x 131072 k=50 split_row 114 us against
+  // block_per_row 141; 256 x 50257 k=50 block_per_row 100 us against split_row 196.
+  const bool few_rows = rows.num_rows < int64_t(sm_count);
   return few_rows && rows.row_len >= 16384 ? TopkAlgorithm::kSplitRow : TopkAlgorithm::kBlockPerRow;
 }
 
@@ -109,7 +116,9 @@ Status topk(const TensorView& x, int64_t k, int axis, bool largest, bool sorted,
   GPUPRIMS_TRY(guard.enter(l.device, op));
   int sm_count = 0;
   GPUPRIMS_TRY(multiprocessor_count(l.device, &sm_count));
-  if (choose(algorithm, l.params.rows, sm_count) == TopkAlgorithm::kSplitRow) {
+  const TopkAlgorithm chosen = choose(algorithm, l.params.rows, sm_count);
+  if (chosen == TopkAlgorithm::kSort) return topk_detail::select_sort(l);  // sorted either way
+  if (chosen == TopkAlgorithm::kSplitRow) {
     GPUPRIMS_TRY(topk_detail::select_split_row(l));
   } else {
     GPUPRIMS_TRY(topk_detail::select_block_per_row(l));

@@ -24,7 +24,9 @@ struct TopkLaunch {
 Status make_rows(const TensorView& x, const TensorView& values, const TensorView& indices, int axis, int64_t k,
                  TopkRows* rows);
 
-// One entry per variant (variant_<name>.cu); each writes the k results of every row, unsorted.
+// One entry per variant (variant_<name>.cu); each writes the k results of every row, unsorted
+// (select_sort, in sort.cu: sorted, by ranking the whole row).
+Status select_sort(const TopkLaunch& l);
 Status select_block_per_row(const TopkLaunch& l);
 Status select_split_row(const TopkLaunch& l);
 // sort.cu: each row's k results into rank order (k >= 2).

@@ -1,5 +1,7 @@
-// sorted=True: each row's k results into rank order by a bitonic network (bitonic_sort.cuh), in
-// shared memory for k up to one tile, with global compare-exchange steps between tile passes beyond.
+// The bitonic network (bitonic_sort.cuh) over each row: the k results into rank order
+// (sorted=True), or the whole row, whose first k entries are then the result (the sort variant).
+// Shared-memory tiles for up to one tile's entries, global compare-exchange steps between tile
+// passes beyond.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -24,7 +26,10 @@ int64_t next_pow2(int64_t v) {
 
 }  // namespace
 
-Status sort_results(const TopkLaunch& l) {
+namespace {
+
+// Sorts `count` entries of each row (the results, or the whole row), storing the first k.
+Status sort_rows(const TopkLaunch& l, SortSource source, int64_t count_per_row) {
   return visit_dtype(l.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, bool>::value) {
@@ -32,15 +37,18 @@ Status sort_results(const TopkLaunch& l) {
     } else {
       using Key = typename KeyTraits<T>::Key;
       const TopkRows& rows = l.params.rows;
-      SortScratch s{nullptr, nullptr, next_pow2(rows.k)};
-      const auto tiles = [&](int64_t first, int64_t count, int64_t lo, int64_t hi, bool from, bool to) {
+      SortScratch s{nullptr, nullptr, next_pow2(count_per_row)};
+      const auto tiles = [&](int64_t first, int64_t count, int64_t lo, int64_t hi, SortSource from, bool to) {
         const dim3 grid{unsigned(std::max<int64_t>(1, s.padded / kSortTile)), unsigned(count), 1};
-        sort_tiles_kernel<T><<<grid, kSortThreads, 0, l.stream>>>(l.params, s, first, lo, hi, from, to);
+        // A thread per compare pair (a warp at least): short rows of results sort in small blocks.
+        const int64_t tile = std::min<int64_t>(s.padded, kSortTile);
+        const unsigned threads = unsigned(std::min<int64_t>(kSortMaxThreads, std::max<int64_t>(32, tile / 2)));
+        sort_tiles_kernel<T><<<grid, threads, 0, l.stream>>>(l.params, s, first, lo, hi, from, to);
         return check_launch("topk", l.stream);
       };
       if (s.padded <= kSortTile) {
         for (int64_t first = 0; first < rows.num_rows; first += kMaxGridY) {
-          GPUPRIMS_TRY(tiles(first, std::min(kMaxGridY, rows.num_rows - first), 2, s.padded, true, true));
+          GPUPRIMS_TRY(tiles(first, std::min(kMaxGridY, rows.num_rows - first), 2, s.padded, source, true));
         }
         return Status::ok();
       }
@@ -52,7 +60,7 @@ Status sort_results(const TopkLaunch& l) {
       s.keys = s.pos + batch * s.padded;
       for (int64_t first = 0; first < rows.num_rows; first += batch) {
         const int64_t count = std::min(batch, rows.num_rows - first);
-        GPUPRIMS_TRY(tiles(first, count, 2, kSortTile, true, false));
+        GPUPRIMS_TRY(tiles(first, count, 2, kSortTile, source, false));
         const int64_t pairs = count * (s.padded / 2);
         const unsigned steps_grid = unsigned(std::min<int64_t>((pairs + 255) / 256, 65536));
         for (int64_t size = 2 * kSortTile; size <= s.padded; size <<= 1) {
@@ -60,13 +68,19 @@ Status sort_results(const TopkLaunch& l) {
             sort_step_kernel<Key><<<steps_grid, 256, 0, l.stream>>>(s, count, size, stride);
             GPUPRIMS_TRY(check_launch("topk", l.stream));
           }
-          GPUPRIMS_TRY(tiles(first, count, size, size, false, size == s.padded));
+          GPUPRIMS_TRY(tiles(first, count, size, size, SortSource::kScratch, size == s.padded));
         }
       }
       return Status::ok();
     }
   });
 }
+
+}  // namespace
+
+Status sort_results(const TopkLaunch& l) { return sort_rows(l, SortSource::kResults, l.params.rows.k); }
+
+Status select_sort(const TopkLaunch& l) { return sort_rows(l, SortSource::kRow, l.params.rows.row_len); }
 
 }  // namespace topk_detail
 }  // namespace gpuprims

@@ -13,13 +13,15 @@ Status select_block_per_row(const TopkLaunch& l) {
     if constexpr (std::is_same<T, bool>::value) {
       return type_error("topk: argument 'x': expected a numeric dtype, got bool");  // dispatch refused it
     } else {
-      // 512 threads: enough loads in flight for one block to stream a long row; 40-64 registers.
-      constexpr int kThreads = 512;
-      constexpr int64_t kMaxGrid = 0x7fffffff;
+      using Key = typename KeyTraits<T>::Key;
       const int64_t rows = l.params.rows.num_rows;
+      const bool short_rows = l.params.rows.row_len <= ShortRowShape<Key>::kCapacity;
+      const auto kernel = short_rows ? block_select_kernel<T, ShortRowShape<Key>> : block_select_kernel<T, LongRowShape<Key>>;
+      const int threads = short_rows ? ShortRowShape<Key>::kThreads : LongRowShape<Key>::kThreads;
+      constexpr int64_t kMaxGrid = 0x7fffffff;
       for (int64_t first = 0; first < rows; first += kMaxGrid) {
         const int64_t count = rows - first < kMaxGrid ? rows - first : kMaxGrid;
-        block_select_kernel<T, kThreads><<<unsigned(count), kThreads, 0, l.stream>>>(l.params, first);
+        kernel<<<unsigned(count), threads, 0, l.stream>>>(l.params, first);
         GPUPRIMS_TRY(check_launch("topk", l.stream));
       }
       return Status::ok();

@@ -50,15 +50,17 @@ Status select_split_row(const TopkLaunch& l) {
       s.capacity = capacity;
       int sm_count = 0;
       GPUPRIMS_TRY(multiprocessor_count(l.device, &sm_count));
-      constexpr int64_t kHistItems = items_per_thread<T, 32>();
       for (int64_t first = 0; first < rows.num_rows; first += batch) {
         const int64_t count = std::min(batch, rows.num_rows - first);
-        // About eight blocks of 256 threads per SM over the batch, each with at least one full
-        // round of loads.
-        const int64_t most = std::max<int64_t>(1, (n + kThreads * kHistItems - 1) / (kThreads * kHistItems));
-        const int64_t per_row_blocks = std::min(most, std::max<int64_t>(1, 8 * int64_t(sm_count) / count));
-        GPUPRIMS_CUDA_CHECK("topk", cudaMemsetAsync(base, 0, size_t(count * state_bytes), l.stream));
-        GPUPRIMS_CUDA_CHECK("topk", cudaMemsetAsync(s.hist, 0, size_t(count * hist_bytes), l.stream));
+        // One wave of blocks over the batch (about four of 256 threads per SM), each with at least
+        // 16384 elements: ncu on 64 x 131072 float32 measured sweep 0 at 1.2 TB/s with 16 blocks
+        // of 8192 per row in two waves, the per-block costs (clearing, flushing the histogram, the
+        // last block's choice) not covered.
+        constexpr int64_t kMinSlice = 16384;
+        const int64_t most = std::max<int64_t>(1, (n + kMinSlice - 1) / kMinSlice);
+        const int64_t per_row_blocks = std::min(most, std::max<int64_t>(1, 4 * int64_t(sm_count) / count));
+        // The states and the histograms lie back to back: one memset zeroes the batch's.
+        GPUPRIMS_CUDA_CHECK("topk", cudaMemsetAsync(base, 0, size_t(batch * (state_bytes + hist_bytes)), l.stream));
         const dim3 grid{unsigned(per_row_blocks), unsigned(count), 1};
         for (int sweep = 0; sweep <= D::kPasses; ++sweep) {
           split_sweep_kernel<T, kThreads><<<grid, kThreads, 0, l.stream>>>(l.params, s, first, sweep);

@@ -14,7 +14,7 @@ namespace gpuprims {
 namespace topk_detail {
 
 constexpr int kSortTile = 2048;
-constexpr int kSortThreads = 512;
+constexpr int kSortMaxThreads = 512;  // a block sorts one tile, up to two entries per thread per step
 
 // Padding entries rank below every real one (key 0 and the largest position).
 constexpr int64_t kPadPosition = INT64_MAX;
@@ -51,14 +51,19 @@ struct SortScratch {
   int64_t padded;  // P, a power of two
 };
 
-// One block per (tile, row of the batch): loads the tile (from the results when `from_results`,
-// else from scratch), runs stages size_lo .. size_hi of the network on it (strides below the tile,
-// directions from the entry's index in the row), and stores it (to the results when
-// `to_results`: values gathered from x by position, entries beyond k dropped).
+// Where a tile pass reads its entries: the row of x itself (the sort variant: all row_len
+// elements ranked), the k results, or the scratch of an earlier pass.
+enum class SortSource { kRow, kResults, kScratch };
+
+// One block per (tile, row of the batch), of tile/2 threads up to kSortMaxThreads: loads the tile
+// (entries beyond the source's count are padding), runs stages size_lo .. size_hi of the network
+// on it (strides below the tile, directions from the entry's index in the row), and stores it (to
+// the results when `to_results`: the first k entries, values gathered from x by position; else to
+// scratch).
 template <class T>
-__global__ void __launch_bounds__(kSortThreads) sort_tiles_kernel(TopkParams p, SortScratch scratch, int64_t first_row,
-                                                                 int64_t size_lo, int64_t size_hi, bool from_results,
-                                                                 bool to_results) {
+__global__ void __launch_bounds__(kSortMaxThreads) sort_tiles_kernel(TopkParams p, SortScratch scratch, int64_t first_row,
+                                                                    int64_t size_lo, int64_t size_hi, SortSource from,
+                                                                    bool to_results) {
   using Key = typename KeyTraits<T>::Key;
   __shared__ Key keys[kSortTile];
   __shared__ int64_t pos[kSortTile];
@@ -73,28 +78,32 @@ __global__ void __launch_bounds__(kSortThreads) sort_tiles_kernel(TopkParams p, 
   Key* row_keys = static_cast<Key*>(scratch.keys) + r * scratch.padded;
   int64_t* row_pos = scratch.pos + r * scratch.padded;
 
-  for (int64_t t = threadIdx.x; t < tile_len; t += kSortThreads) {
+  for (int64_t t = threadIdx.x; t < tile_len; t += blockDim.x) {
     const int64_t i = tile_start + t;
-    if (from_results) {
+    if (from == SortSource::kScratch) {
+      keys[t] = row_keys[i];
+      pos[t] = row_pos[i];
+    } else if (from == SortSource::kRow) {
+      const bool real = i < rows.row_len;
+      keys[t] = real ? KeyTraits<T>::ranked_key(x[i * rows.x_stride], p.largest) : Key(0);
+      pos[t] = real ? i : kPadPosition;
+    } else {
       const bool real = i < rows.k;
       keys[t] = real ? KeyTraits<T>::ranked_key(values[i * rows.values_stride], p.largest) : Key(0);
       pos[t] = real ? indices[i * rows.indices_stride] : kPadPosition;
-    } else {
-      keys[t] = row_keys[i];
-      pos[t] = row_pos[i];
     }
   }
   __syncthreads();
   for (int64_t size = size_lo; size <= size_hi; size <<= 1) {
     for (int stride = int(size < tile_len ? size : tile_len) / 2; stride > 0; stride >>= 1) {
-      for (int q = threadIdx.x; q < int(tile_len) / 2; q += kSortThreads) {
+      for (int q = threadIdx.x; q < int(tile_len) / 2; q += blockDim.x) {
         const int i = lower_of_pair(q, stride);
         compare_exchange(keys, pos, i, i + stride, ((tile_start + i) & size) == 0);
       }
       __syncthreads();
     }
   }
-  for (int64_t t = threadIdx.x; t < tile_len; t += kSortThreads) {
+  for (int64_t t = threadIdx.x; t < tile_len; t += blockDim.x) {
     const int64_t i = tile_start + t;
     if (to_results) {
       if (i < rows.k) {

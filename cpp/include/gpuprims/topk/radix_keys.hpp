@@ -63,13 +63,14 @@ struct KeyTraits {
   GPUPRIMS_HD static Key ranked_key(const T& v, bool largest) { return largest ? key(v) : Key(~key(v)); }
 };
 
-// Radix digits of a key, most significant first: 11 bits each (2048 histogram bins), the last
-// digit taking what is left. 8-bit keys: one pass of 8 bits; 16-bit: 11 + 5; 32-bit: 11 + 11 + 10;
-// 64-bit: five of 11 and one of 9. Digit p covers key bits [shift(p), shift(p) + width(p)).
-template <class Key>
+// Radix digits of a key, most significant first: kBits each (2^kBits histogram bins), the last
+// digit taking what is left. With 11 bits: 8-bit keys in one pass of 8 bits; 16-bit: 11 + 5;
+// 32-bit: 11 + 11 + 10; 64-bit: five of 11 and one of 9. Digit p covers key bits
+// [shift(p), shift(p) + width(p)).
+template <class Key, int kBits = 11>
 struct Digits {
   static constexpr int kKeyBits = int(8 * sizeof(Key));
-  static constexpr int kMaxBits = 11;
+  static constexpr int kMaxBits = kBits < kKeyBits ? kBits : kKeyBits;
   static constexpr int kMaxBins = 1 << kMaxBits;
   static constexpr int kPasses = (kKeyBits + kMaxBits - 1) / kMaxBits;
 
@@ -89,9 +90,8 @@ struct Digits {
 // the rest were decided by an earlier pass or fall below.
 enum class Rank { kDropped, kAbove, kCandidate };
 
-template <class Key>
+template <class D, class Key>
 GPUPRIMS_HD Rank rank_at(Key key, int p, Key known) {
-  using D = Digits<Key>;
   const Key t = D::through(key, p);
   if (t == known) return Rank::kCandidate;
   // Shifting a Key by its width would be undefined: digit 0 has no digits before it.

@@ -43,7 +43,6 @@ __global__ void __launch_bounds__(kThreads) split_sweep_kernel(TopkParams p, Spl
                                                               int sweep) {
   using Key = typename KeyTraits<T>::Key;
   using D = Digits<Key>;
-  constexpr int kHistItems = items_per_thread<T, 32>(), kItems = items_per_thread<T, 16>();
   __shared__ unsigned hist[D::kMaxBins];
   __shared__ unsigned long long total[D::kMaxBins];
   __shared__ typename BlockScan<unsigned long long, kThreads>::TempStorage scan_temp;
@@ -73,32 +72,41 @@ __global__ void __launch_bounds__(kThreads) split_sweep_kernel(TopkParams p, Spl
   const RowOutput<T> out{static_cast<T*>(p.values) + o.values, rows.values_stride, p.indices + o.indices,
                          rows.indices_stride};
   const int64_t length = reads_buffer ? int64_t(st.buffer_fill[source]) : rows.row_len;
-  const int64_t slice = (length + gridDim.x - 1) / gridDim.x;
-  const int64_t begin = slice * blockIdx.x;
+  // A buffer, mostly short, goes to the first blocks in slices of at least kMinBufferSlice; the
+  // blocks left without a slice only take their ticket.
+  constexpr int64_t kMinBufferSlice = 2048;
+  int64_t slice = (length + gridDim.x - 1) / gridDim.x;
+  if (reads_buffer && slice < kMinBufferSlice) slice = kMinBufferSlice;
+  const int64_t begin = slice * blockIdx.x < length ? slice * blockIdx.x : length;
   const int64_t end = begin + slice < length ? begin + slice : length;
+  const bool idle = begin == end;
 
-  if (!last) {
+  if (!last && !idle) {
     for (int d = threadIdx.x; d < D::kMaxBins; d += kThreads) hist[d] = 0;
     __syncthreads();
   }
-  if (sweep == 0) {
-    histogram_row<kThreads, kHistItems>(x, rows.x_stride, begin, end, p.largest, hist);
+  if (idle) {
+    // nothing to read: no keys to output or count
+  } else if (sweep == 0) {
+    walk_row<kThreads, kHistogramBytes>(x, rows.x_stride, begin, end, p.largest, [&](bool ok, Key key, int64_t, auto) {
+      if (ok) atomicAdd(&hist[D::digit(key, 0)], 1u);
+    });
   } else {
-    const SweepStep<T, unsigned long long, unsigned long long> step{
+    const SweepStep<T, D, unsigned long long, unsigned long long> step{
         sweep, known, k_rem, rows.k, last, writes_buffer, hist, &st.above_slots, &st.tie_slots,
         &st.buffer_fill[target], keys + target * scratch.capacity, positions + target * scratch.capacity, out};
     if (reads_buffer) {
       walk_buffer<kThreads>(keys + source * scratch.capacity, positions + source * scratch.capacity, begin, end, x,
                             rows.x_stride, step);
     } else {
-      walk_row<kThreads, kItems>(x, rows.x_stride, begin, end, p.largest, step);
+      walk_row<kThreads, kRankBytes>(x, rows.x_stride, begin, end, p.largest, step);
     }
   }
   if (last) return;
 
   // This block's counts into the row's histogram; the last block to finish chooses the bin.
   __syncthreads();
-  for (int d = threadIdx.x; d < D::kMaxBins; d += kThreads) {
+  for (int d = threadIdx.x; !idle && d < D::kMaxBins; d += kThreads) {
     if (hist[d] != 0) atomicAdd(&row_hist[d], static_cast<unsigned long long>(hist[d]));
   }
   __threadfence();  // release: our histogram and buffer writes before the ticket

@@ -34,12 +34,11 @@ struct RowOutput {
   }
 };
 
-// Counter: the slot counters' type (32-bit in shared memory, 64-bit in global memory);
-// Pos: the buffer's position type.
-template <class T, class Counter, class Pos>
+// D: the Digits; Counter: the slot counters' type (32-bit in shared memory, 64-bit in global
+// memory); Pos: the buffer's position type.
+template <class T, class D, class Counter, class Pos>
 struct SweepStep {
   using Key = typename KeyTraits<T>::Key;
-  using D = Digits<Key>;
 
   int sweep;                    // >= 1: ranks by the digits through sweep - 1
   Key known;                    // the k-th largest key's digits through sweep - 1
@@ -59,7 +58,11 @@ struct SweepStep {
   // the element (only for keys that go to the output).
   template <class ValueOf>
   __device__ __forceinline__ void operator()(bool ok, Key key, int64_t pos, ValueOf value_of) const {
-    const Rank r = ok ? rank_at(key, sweep - 1, known) : Rank::kDropped;
+    // Keys below the k-th so far (most of a row) need none of the claims below: one vote lets a
+    // warp without a key at or above it skip them all (ncu, 64 x 131072 float32: sweep 1 ran 85
+    // instructions per key without it).
+    if (__ballot_sync(0xffffffffu, ok && D::through(key, sweep - 1) >= known) == 0) return;
+    const Rank r = ok ? rank_at<D>(key, sweep - 1, known) : Rank::kDropped;
     const bool above = r == Rank::kAbove, candidate = r == Rank::kCandidate;
     const Counter a = warp_claim(above, above_slots);
     if (above) out.put(int64_t(a), pos, value_of());
@@ -81,24 +84,70 @@ struct SweepStep {
   }
 };
 
-// Elements [begin, end) of a row (x[i * stride]), kItems loads in flight per thread; step(ok, key,
-// i, value_of) for each. Every thread of the block runs the same trip count.
-template <int kThreads, int kItems, class T, class Step>
+// Elements [begin, end) of a row, step(ok, key, i, value_of) for each; every thread of the block
+// runs the same trip count, so the steps' warp collectives see whole warps. Unit-stride rows move
+// in 16-byte vectors (kBytes of them in flight per thread) with the unaligned head and tail in
+// one round of single elements; strided rows move element by element, kBytes / sizeof(T) of
+// them in flight (4 to 16).
+template <int kThreads, int kBytes, class T, class Step>
 __device__ __forceinline__ void walk_row(const T* x, int64_t stride, int64_t begin, int64_t end, bool largest,
                                          const Step& step) {
-  for (int64_t base = begin; base < end; base += int64_t(kThreads) * kItems) {
+  using Traits = KeyTraits<T>;
+  using Key = typename Traits::Key;
+  if (stride == 1) {
+    constexpr int kLanes = 16 / int(sizeof(T));
+    constexpr int kVecs = kBytes / 16 > 0 ? kBytes / 16 : 1;
+    static_assert(kThreads >= 2 * kLanes, "walk_row: one round covers the head and the tail");
+    const int64_t misaligned = int64_t(reinterpret_cast<uintptr_t>(x + begin) % 16) / int64_t(sizeof(T));
+    const int64_t head = misaligned == 0 ? 0 : (kLanes - misaligned < end - begin ? kLanes - misaligned : end - begin);
+    const int64_t first_vec = begin + head;
+    const int64_t vectors = (end - first_vec) / kLanes;
+    const int64_t tail = first_vec + vectors * kLanes;
+    {
+      const int64_t t = threadIdx.x;
+      const bool ok = t < head + (end - tail);
+      const int64_t i = t < head ? begin + t : tail + (t - head);
+      const T v = ok ? x[i] : T{};
+      step(ok, ok ? Traits::ranked_key(v, largest) : Key(0), i, [&] { return v; });
+    }
+    const uint4* vx = reinterpret_cast<const uint4*>(x + first_vec);
+    for (int64_t base = 0; base < vectors; base += int64_t(kThreads) * kVecs) {
+      T v[kVecs][kLanes];
+#pragma unroll
+      for (int j = 0; j < kVecs; ++j) {
+        const int64_t vi = base + int64_t(j) * kThreads + threadIdx.x;
+        if (vi < vectors) {
+          const uint4 raw = vx[vi];
+          memcpy(&v[j][0], &raw, 16);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kVecs; ++j) {
+        const int64_t vi = base + int64_t(j) * kThreads + threadIdx.x;
+        const bool ok = vi < vectors;
+#pragma unroll
+        for (int e = 0; e < kLanes; ++e) {
+          step(ok, ok ? Traits::ranked_key(v[j][e], largest) : Key(0), first_vec + vi * kLanes + e,
+               [&] { return v[j][e]; });
+        }
+      }
+    }
+    return;
+  }
+  constexpr int kItems = kBytes / int(sizeof(T)) < 4 ? 4 : (kBytes / int(sizeof(T)) > 16 ? 16 : kBytes / int(sizeof(T)));
+  const int64_t step_elems = int64_t(kThreads) * kItems;
+  for (int64_t base = begin; base < end; base += step_elems) {
     T v[kItems];
+    const T* p = x + (base + threadIdx.x) * stride;
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
-      const int64_t i = base + int64_t(j) * kThreads + threadIdx.x;
-      if (i < end) v[j] = x[i * stride];
+      if (base + int64_t(j) * kThreads + threadIdx.x < end) v[j] = p[int64_t(j) * kThreads * stride];
     }
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       const int64_t i = base + int64_t(j) * kThreads + threadIdx.x;
       const bool ok = i < end;
-      const typename KeyTraits<T>::Key key = ok ? KeyTraits<T>::ranked_key(v[j], largest) : 0;
-      step(ok, key, i, [&] { return v[j]; });
+      step(ok, ok ? Traits::ranked_key(v[j], largest) : Key(0), i, [&] { return v[j]; });
     }
   }
 }
@@ -116,23 +165,11 @@ __device__ __forceinline__ void walk_buffer(const Key* keys, const Pos* position
   }
 }
 
-// Sweep 0: digit 0 of every key of [begin, end) into the shared histogram.
-template <int kThreads, int kItems, class T>
-__device__ __forceinline__ void histogram_row(const T* x, int64_t stride, int64_t begin, int64_t end, bool largest,
-                                              unsigned* hist) {
-  using Key = typename KeyTraits<T>::Key;
-  walk_row<kThreads, kItems>(x, stride, begin, end, largest, [&](bool ok, Key key, int64_t, auto) {
-    if (ok) atomicAdd(&hist[Digits<Key>::digit(key, 0)], 1u);
-  });
-}
-
-// Loads per thread in flight: `bytes` worth of elements, from 4 to 16. Sweep 0 (a histogram add
-// per key) takes 32 bytes (8 float32); the ranking sweeps, whose per-key code is several times
-// longer, 16 bytes, which keeps them within the registers of 512-thread blocks.
-template <class T, int kBytes>
-constexpr int items_per_thread() {
-  return kBytes / int(sizeof(T)) < 4 ? 4 : (kBytes / int(sizeof(T)) > 16 ? 16 : kBytes / int(sizeof(T)));
-}
+// Bytes of loads in flight per thread: sweep 0 (a histogram add per key) takes 32; the ranking
+// sweeps, whose per-key code is several times longer, 16, which keeps them within the registers
+// of 512-thread blocks.
+constexpr int kHistogramBytes = 32;
+constexpr int kRankBytes = 16;
 
 }  // namespace topk_detail
 }  // namespace gpuprims
