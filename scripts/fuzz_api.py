@@ -30,6 +30,7 @@ import gemm_reference as GR  # noqa: E402
 import norms_backward_reference as NBR  # noqa: E402
 import norms_reference as NR  # noqa: E402
 import scan_reference as SR  # noqa: E402
+import topk_reference as TR  # noqa: E402
 from conftest import bf16_round, cupy, float_tolerance, jax, random_values, reduced_count, to_numpy, torch  # noqa: E402  (optional frameworks)
 
 import gpuprims as gp  # noqa: E402
@@ -971,10 +972,60 @@ def gen_transpose(c):
                                                  algorithm=algo, **s)), want.shape, dt, o)
     exact("result", g, want)
 
+def gen_topk(c):
+    """topk: any numeric dtype, shape and axis; k from 0 to the whole row (around the shared-memory
+    and sort-tile limits too); NaN of either sign, +-inf, +-0.0 and rows of few values (ties with
+    the k-th); (values, indices) out= of any layout. Checked by tests/topk_reference.check_topk
+    (on the CPU: the reference's lowest-index ties)."""
+    c.name = "topk"
+    dt = "bool" if c.coin(0.03) else c.pick([d for d in INTS + FLOATS if c.fw.holds(d)])
+    shape = c.shape(0 if c.coin(0.03) else 1, 4, cap=200_000)
+    nd = len(shape)
+    axis = int(c.rng.integers(-nd, nd)) if nd and c.coin(0.8) else -1
+    n = shape[axis] if nd else 0
+    k = c.pick((0, 1, n, n, int(c.rng.integers(0, n + 1)), int(c.rng.integers(0, n + 1)),
+                min(n, c.pick((7, 50, 1024, 2048, 2049, 5000)))))
+    if c.coin(0.03):
+        k = c.pick((-1, n + 1))
+    largest, srt, algo = c.coin(0.5), c.coin(0.6), c.algo("topk")
+    c.P.update(axis=axis, k=k, largest=largest, sorted=srt, algorithm=algo)
+
+    def data(m):
+        a = vals(c, m, dt)
+        if dt in FLOATS and m and c.coin(0.15):  # signed zeros and negative NaNs
+            j = c.rng.integers(0, m, 1 + m // 8)
+            a[j] = c.rng.choice(np.array([0.0, -0.0, -np.nan], a.dtype), j.size)
+            c.P["special"] = True
+        if m and c.coin(0.2):  # a few distinct values: the k-th tied with many
+            a = c.rng.choice(a[:3], m)
+            c.P["ties"] = True
+        return a
+
+    x = c.arr(shape, dt, data, label="x")
+    oshape = shape[:axis % nd] + (max(k, 0),) + shape[axis % nd + 1:] if nd else ()
+    o = c.out(oshape, dt) if dt != "bool" and 0 <= k <= n else None
+    oi = o and c.arr(oshape, "int64", None, label="out_indices", out=True)
+    fn = lambda **s: gp.topk(x.x, k, axis, largest=largest, sorted=srt, algorithm=algo,  # noqa: E731
+                             out=o and (o.x, oi.x), **s)
+    if dt == "bool":
+        return c.expect(TypeError, fn)
+    if nd == 0 or not 0 <= k <= n:
+        return c.expect(ValueError, fn)
+    res = c.call(fn)
+    if not (isinstance(res, tuple) and len(res) == 2):
+        raise Fail(f"expected a (values, indices) pair back, got {type(res).__name__}")
+    v = c.result(res[0], oshape, dt, o, what="values")
+    i = c.result(res[1], oshape, "int64", oi, what="indices")
+    xv = to_np(x.x) if dt in FLOATS else x.v  # the bits the array holds (conversions may quiet NaNs)
+    try:
+        TR.check_topk(xv, k, axis, largest, srt, v, i, lowest_ties=CPU)
+    except AssertionError as e:
+        raise Fail(str(e)) from None
+
 GENS = {"reduce": gen_reduce, "scan": gen_scan, "compact": gen_compact, "segmented_reduce": gen_segmented,
         "histogram": gen_histogram, "bincount": gen_bincount, "softmax": gen_softmax, "norm": gen_norm,
         "backward": gen_backward, "bias_dropout_add": gen_dropout, "matmul": gen_matmul, "gemv": gen_gemv,
-        "transpose": gen_transpose}
+        "transpose": gen_transpose, "topk": gen_topk}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's GPU check: build, GPU tests, compute-sanitizer (memcheck, racecheck) on the small GPU
-# tests, benchmarks. Usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]  (default families: reduce scan histogram norms gemm transpose)
+# tests, benchmarks. Usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]  (default families: reduce scan histogram norms gemm transpose topk)
 # Logs and benchmark JSON land in OUTDIR; a short summary is printed last. See ../shared/DEVICE.md.
 # Steps 2 (tests, in parallel groups: TEST_GROUPS) and 3 (sanitizers) run side by side, step 4 after.
 # SKIP_SANITIZER=1 skips step 3, SKIP_TESTS=1 step 2, SKIP_BENCH=1 step 4 (to split the check across
@@ -11,7 +11,7 @@
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUTDIR [FAMILY ...]}
 shift
-FAMILIES=${*:-reduce scan histogram norms gemm transpose}
+FAMILIES=${*:-reduce scan histogram norms gemm transpose topk}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 summary=()
@@ -42,7 +42,7 @@ fi
 # grown past 280 s: now three.
 # Each group's CPU math (numpy's BLAS, torch's CPU threads) is held to OMP_NUM_THREADS threads so
 # that 14 processes do not each start a thread per core.
-TEST_GROUPS=${TEST_GROUPS:-"test_reduce_gpu.py --shard=0/2|test_reduce_gpu.py --shard=1/2|test_reduce.py test_reduce_properties.py test_interop.py test_norms.py test_norms_torch.py test_transpose*|test_scan* test_compact* --shard=0/2|test_scan* test_compact* --shard=1/2|test_norms_gpu.py --shard=0/3|test_norms_gpu.py --shard=1/3|test_norms_gpu.py --shard=2/3|test_norms_backward* --shard=0/3|test_norms_backward* --shard=1/3|test_norms_backward* --shard=2/3|test_add_norm* test_dropout*|test_gemm* test_histogram* --shard=0/2|test_gemm* test_histogram* --shard=1/2"}
+TEST_GROUPS=${TEST_GROUPS:-"test_reduce_gpu.py --shard=0/2|test_reduce_gpu.py --shard=1/2|test_reduce.py test_reduce_properties.py test_interop.py test_norms.py test_norms_torch.py test_transpose* test_topk*|test_scan* test_compact* --shard=0/2|test_scan* test_compact* --shard=1/2|test_norms_gpu.py --shard=0/3|test_norms_gpu.py --shard=1/3|test_norms_gpu.py --shard=2/3|test_norms_backward* --shard=0/3|test_norms_backward* --shard=1/3|test_norms_backward* --shard=2/3|test_add_norm* test_dropout*|test_gemm* test_histogram* --shard=0/2|test_gemm* test_histogram* --shard=1/2"}
 eval "pytest_args=(${PYTEST_ARGS:-})"  # quotes in PYTEST_ARGS group words, as on a command line
 run_group() {  # $1: index, $2: the group's pytest arguments (file globs expanded, --shard=I/N)
   ( cd tests && export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OPENBLAS_NUM_THREADS=${OMP_NUM_THREADS:-2} && timeout ${TEST_TIMEOUT:-1500} python3 -m pytest -q -p no:cacheprovider --timeout 600 "${pytest_args[@]}" $2 ) \

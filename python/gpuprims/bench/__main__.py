@@ -12,7 +12,7 @@ import sys
 
 from ._timing import gpu_info, torch_cuda
 
-FAMILIES = ("reduce", "scan", "histogram", "norms", "gemm", "transpose")
+FAMILIES = ("reduce", "scan", "histogram", "norms", "gemm", "transpose", "topk")
 
 
 def main(argv=None) -> int:
