@@ -47,7 +47,8 @@ Status check_result(const char* op, const TensorView& x, int axis, int64_t k, co
                     DType dtype) {
   GPUPRIMS_TRY(check_same_device(op, x, "x", v, arg));
   if (v.dtype != dtype) {
-    return type_error(arg_error_prefix(op, arg) + "expected dtype " + dtype_name(dtype) + ", got " + dtype_name(v.dtype));
+    return type_error(arg_error_prefix(op, arg) + "expected dtype " + dtype_name(dtype) + ", got " +
+                      dtype_name(v.dtype));
   }
   if (v.readonly) return type_error(arg_error_prefix(op, arg) + "expected a writable array, got a read-only one");
   bool same = v.ndim == x.ndim;

@@ -27,7 +27,9 @@ void topk_rows(const TopkParams& p, bool sorted) {
     const T* x = static_cast<const T*>(p.x) + o.x;
     T* values = static_cast<T*>(p.values) + o.values;
     int64_t* indices = p.indices + o.indices;
-    for (int64_t i = 0; i < rows.row_len; ++i) entries[size_t(i)] = {Traits::ranked_key(x[i * rows.x_stride], p.largest), i};
+    for (int64_t i = 0; i < rows.row_len; ++i) {
+      entries[size_t(i)] = {Traits::ranked_key(x[i * rows.x_stride], p.largest), i};
+    }
     const auto kth = entries.begin() + rows.k;
     std::nth_element(entries.begin(), kth == entries.end() ? kth - 1 : kth, entries.end(), ranks_before);
     if (sorted) std::sort(entries.begin(), kth, ranks_before);
@@ -42,9 +44,8 @@ void topk_rows(const TopkParams& p, bool sorted) {
 }  // namespace
 
 Status topk_host(const TopkParams& p, DType dtype, bool sorted) {
-  return visit_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same<T, bool>::value) topk_rows<T>(p, sorted);
+  return visit_numeric_dtype(dtype, [&](auto tag) {
+    topk_rows<typename decltype(tag)::type>(p, sorted);
     return Status::ok();
   });
 }

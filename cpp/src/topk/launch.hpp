@@ -1,6 +1,7 @@
 #pragma once
 // What dispatch hands the top-k kernels: one validated batch of rows on one GPU.
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_runtime_api.h>
 
@@ -23,6 +24,18 @@ struct TopkLaunch {
 // merged where all three allow. ValueError when more than kMaxDims remain.
 Status make_rows(const TensorView& x, const TensorView& values, const TensorView& indices, int axis, int64_t k,
                  TopkRows* rows);
+
+// visit_dtype over the numeric dtypes: f(type_tag<T>{}); bool (refused by dispatch) a TypeError.
+template <class F>
+Status visit_numeric_dtype(DType dtype, F&& f) {
+  return visit_dtype(dtype, [&](auto tag) -> Status {
+    if constexpr (std::is_same<typename decltype(tag)::type, bool>::value) {
+      return type_error("topk: argument 'x': expected a numeric dtype, got bool");
+    } else {
+      return f(tag);
+    }
+  });
+}
 
 // One entry per variant (variant_<name>.cu); each writes the k results of every row, unsorted
 // (select_sort, in sort.cu: sorted, by ranking the whole row).

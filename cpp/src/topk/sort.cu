@@ -30,49 +30,45 @@ namespace {
 
 // Sorts `count` entries of each row (the results, or the whole row), storing the first k.
 Status sort_rows(const TopkLaunch& l, SortSource source, int64_t count_per_row) {
-  return visit_dtype(l.dtype, [&](auto tag) -> Status {
+  return visit_numeric_dtype(l.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same<T, bool>::value) {
-      return type_error("topk: argument 'x': expected a numeric dtype, got bool");  // dispatch refused it
-    } else {
-      using Key = typename KeyTraits<T>::Key;
-      const TopkRows& rows = l.params.rows;
-      SortScratch s{nullptr, nullptr, next_pow2(count_per_row)};
-      const auto tiles = [&](int64_t first, int64_t count, int64_t lo, int64_t hi, SortSource from, bool to) {
-        const dim3 grid{unsigned(std::max<int64_t>(1, s.padded / kSortTile)), unsigned(count), 1};
-        // A thread per compare pair (a warp at least): short rows of results sort in small blocks.
-        const int64_t tile = std::min<int64_t>(s.padded, kSortTile);
-        const unsigned threads = unsigned(std::min<int64_t>(kSortMaxThreads, std::max<int64_t>(32, tile / 2)));
-        sort_tiles_kernel<T><<<grid, threads, 0, l.stream>>>(l.params, s, first, lo, hi, from, to);
-        return check_launch("topk", l.stream);
-      };
-      if (s.padded <= kSortTile) {
-        for (int64_t first = 0; first < rows.num_rows; first += kMaxGridY) {
-          GPUPRIMS_TRY(tiles(first, std::min(kMaxGridY, rows.num_rows - first), 2, s.padded, source, true));
-        }
-        return Status::ok();
-      }
-      const int64_t per_row = s.padded * int64_t(sizeof(Key) + sizeof(int64_t));
-      const int64_t batch = std::max<int64_t>(1, std::min({rows.num_rows, kMaxGridY, kScratchBudget / per_row}));
-      StreamScratch scratch;
-      GPUPRIMS_TRY(scratch.allocate(size_t(batch * per_row), l.device, l.stream, "topk"));
-      s.pos = static_cast<int64_t*>(scratch.data());
-      s.keys = s.pos + batch * s.padded;
-      for (int64_t first = 0; first < rows.num_rows; first += batch) {
-        const int64_t count = std::min(batch, rows.num_rows - first);
-        GPUPRIMS_TRY(tiles(first, count, 2, kSortTile, source, false));
-        const int64_t pairs = count * (s.padded / 2);
-        const unsigned steps_grid = unsigned(std::min<int64_t>((pairs + 255) / 256, 65536));
-        for (int64_t size = 2 * kSortTile; size <= s.padded; size <<= 1) {
-          for (int64_t stride = size / 2; stride >= kSortTile; stride >>= 1) {
-            sort_step_kernel<Key><<<steps_grid, 256, 0, l.stream>>>(s, count, size, stride);
-            GPUPRIMS_TRY(check_launch("topk", l.stream));
-          }
-          GPUPRIMS_TRY(tiles(first, count, size, size, SortSource::kScratch, size == s.padded));
-        }
+    using Key = typename KeyTraits<T>::Key;
+    const TopkRows& rows = l.params.rows;
+    SortScratch s{nullptr, nullptr, next_pow2(count_per_row)};
+    const auto tiles = [&](int64_t first, int64_t count, int64_t lo, int64_t hi, SortSource from, bool to) {
+      const dim3 grid{unsigned(std::max<int64_t>(1, s.padded / kSortTile)), unsigned(count), 1};
+      // A thread per compare pair (a warp at least): short rows of results sort in small blocks.
+      const int64_t tile = std::min<int64_t>(s.padded, kSortTile);
+      const unsigned threads = unsigned(std::min<int64_t>(kSortMaxThreads, std::max<int64_t>(32, tile / 2)));
+      sort_tiles_kernel<T><<<grid, threads, 0, l.stream>>>(l.params, s, first, lo, hi, from, to);
+      return check_launch("topk", l.stream);
+    };
+    if (s.padded <= kSortTile) {
+      for (int64_t first = 0; first < rows.num_rows; first += kMaxGridY) {
+        GPUPRIMS_TRY(tiles(first, std::min(kMaxGridY, rows.num_rows - first), 2, s.padded, source, true));
       }
       return Status::ok();
     }
+    const int64_t per_row = s.padded * int64_t(sizeof(Key) + sizeof(int64_t));
+    const int64_t batch = std::max<int64_t>(1, std::min({rows.num_rows, kMaxGridY, kScratchBudget / per_row}));
+    StreamScratch scratch;
+    GPUPRIMS_TRY(scratch.allocate(size_t(batch * per_row), l.device, l.stream, "topk"));
+    s.pos = static_cast<int64_t*>(scratch.data());
+    s.keys = s.pos + batch * s.padded;
+    for (int64_t first = 0; first < rows.num_rows; first += batch) {
+      const int64_t count = std::min(batch, rows.num_rows - first);
+      GPUPRIMS_TRY(tiles(first, count, 2, kSortTile, source, false));
+      const int64_t pairs = count * (s.padded / 2);
+      const unsigned steps_grid = unsigned(std::min<int64_t>((pairs + 255) / 256, 65536));
+      for (int64_t size = 2 * kSortTile; size <= s.padded; size <<= 1) {
+        for (int64_t stride = size / 2; stride >= kSortTile; stride >>= 1) {
+          sort_step_kernel<Key><<<steps_grid, 256, 0, l.stream>>>(s, count, size, stride);
+          GPUPRIMS_TRY(check_launch("topk", l.stream));
+        }
+        GPUPRIMS_TRY(tiles(first, count, size, size, SortSource::kScratch, size == s.padded));
+      }
+    }
+    return Status::ok();
   });
 }
 

@@ -61,9 +61,9 @@ enum class SortSource { kRow, kResults, kScratch };
 // the results when `to_results`: the first k entries, values gathered from x by position; else to
 // scratch).
 template <class T>
-__global__ void __launch_bounds__(kSortMaxThreads) sort_tiles_kernel(TopkParams p, SortScratch scratch, int64_t first_row,
-                                                                    int64_t size_lo, int64_t size_hi, SortSource from,
-                                                                    bool to_results) {
+__global__ void __launch_bounds__(kSortMaxThreads)
+    sort_tiles_kernel(TopkParams p, SortScratch scratch, int64_t first_row, int64_t size_lo, int64_t size_hi,
+                      SortSource from, bool to_results) {
   using Key = typename KeyTraits<T>::Key;
   __shared__ Key keys[kSortTile];
   __shared__ int64_t pos[kSortTile];

@@ -21,7 +21,6 @@ struct SplitRowState {
   unsigned long long buffer_fill[2];     // sweep s writes buffer s & 1
   unsigned long long known;              // the k-th largest key's digits through the last chosen one
   unsigned long long k_rem;
-  unsigned long long candidates;         // keys equal to `known` so far
   unsigned blocks_done[kMaxSweeps];      // completion tickets of each sweep
   unsigned last_sweep;                   // 0 while unknown; sweeps beyond it do nothing
   unsigned reads_buffer;                 // the next sweep reads the buffer the last one wrote
@@ -127,7 +126,6 @@ __global__ void __launch_bounds__(kThreads) split_sweep_kernel(TopkParams p, Spl
     const bool next_last = sweep + 1 == D::kPasses || c.count == next_k_rem;
     st.known = next_known;
     st.k_rem = next_k_rem;
-    st.candidates = c.count;
     st.last_sweep = next_last ? unsigned(sweep + 1) : 0u;
     st.reads_buffer = writes_buffer ? 1u : 0u;
     st.writes_buffer = (!next_last && c.count <= static_cast<unsigned long long>(scratch.capacity)) ? 1u : 0u;

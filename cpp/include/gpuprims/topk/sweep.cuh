@@ -134,7 +134,8 @@ __device__ __forceinline__ void walk_row(const T* x, int64_t stride, int64_t beg
     }
     return;
   }
-  constexpr int kItems = kBytes / int(sizeof(T)) < 4 ? 4 : (kBytes / int(sizeof(T)) > 16 ? 16 : kBytes / int(sizeof(T)));
+  constexpr int kFit = kBytes / int(sizeof(T));
+  constexpr int kItems = kFit < 4 ? 4 : (kFit > 16 ? 16 : kFit);
   const int64_t step_elems = int64_t(kThreads) * kItems;
   for (int64_t base = begin; base < end; base += step_elems) {
     T v[kItems];
