@@ -4,10 +4,10 @@
 // passes beyond.
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/topk/bitonic_sort.cuh"
+#include "gpuprims/util/math.cuh"
 #include "launch.hpp"
 
 namespace gpuprims {
@@ -59,7 +59,7 @@ Status sort_rows(const TopkLaunch& l, SortSource source, int64_t count_per_row) 
       const int64_t count = std::min(batch, rows.num_rows - first);
       GPUPRIMS_TRY(tiles(first, count, 2, kSortTile, source, false));
       const int64_t pairs = count * (s.padded / 2);
-      const unsigned steps_grid = unsigned(std::min<int64_t>((pairs + 255) / 256, 65536));
+      const unsigned steps_grid = unsigned(std::min<int64_t>(ceil_div<int64_t>(pairs, 256), 65536));
       for (int64_t size = 2 * kSortTile; size <= s.padded; size <<= 1) {
         for (int64_t stride = size / 2; stride >= kSortTile; stride >>= 1) {
           sort_step_kernel<Key><<<steps_grid, 256, 0, l.stream>>>(s, count, size, stride);

@@ -2,10 +2,10 @@
 // share one scratch allocation.
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "gpuprims/core/stream.hpp"
 #include "gpuprims/topk/split_select.cuh"
+#include "gpuprims/util/math.cuh"
 #include "launch.hpp"
 
 namespace gpuprims {
@@ -54,7 +54,7 @@ Status select_split_row(const TopkLaunch& l) {
       // of 8192 per row in two waves, the per-block costs (clearing, flushing the histogram, the
       // last block's choice) not covered.
       constexpr int64_t kMinSlice = 16384;
-      const int64_t most = std::max<int64_t>(1, (n + kMinSlice - 1) / kMinSlice);
+      const int64_t most = std::max<int64_t>(1, ceil_div(n, kMinSlice));
       const int64_t per_row_blocks = std::min(most, std::max<int64_t>(1, 4 * int64_t(sm_count) / count));
       // The states and the histograms lie back to back: one memset zeroes the batch's.
       GPUPRIMS_CUDA_CHECK("topk", cudaMemsetAsync(base, 0, size_t(batch * (state_bytes + hist_bytes)), l.stream));

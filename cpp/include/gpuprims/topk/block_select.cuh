@@ -61,13 +61,12 @@ __global__ void __launch_bounds__(Shape::kThreads) block_select_kernel(TopkParam
     }
   });
   __syncthreads();
-  Choice c = choose_bin<kThreads>(hist, D::bins(0), static_cast<unsigned long long>(rows.k), scan_temp, choice);
-  Key known = Key(c.bin);
-  unsigned long long k_rem = static_cast<unsigned long long>(rows.k) - c.above;
+  Threshold<D, Key> th{Key(0), static_cast<unsigned long long>(rows.k), 0};
+  th.take(choose_bin<kThreads>(hist, D::bins(0), th.k_rem, scan_temp, choice), 0);
   int source = keep_row ? 0 : -1;  // the buffer this sweep reads, or -1: the row
   for (int sweep = 1;; ++sweep) {
-    const bool last = sweep == D::kPasses || c.count == k_rem;
-    const bool buffer = !last && c.count <= static_cast<unsigned long long>(kCapacity);
+    const bool last = th.last_after(sweep - 1);
+    const bool buffer = !last && th.candidates <= static_cast<unsigned long long>(kCapacity);
     const int target = sweep & 1;  // never `source`: sweep - 1 wrote that one (or sweep 0 kept the row in 0)
     // choose_bin ended with a barrier: every thread has read the histogram.
     if (!last) {
@@ -75,7 +74,7 @@ __global__ void __launch_bounds__(Shape::kThreads) block_select_kernel(TopkParam
     }
     if (threadIdx.x == 0) counters[2 + target] = 0;
     __syncthreads();
-    const SweepStep<T, D, unsigned, uint32_t> step{sweep, known, k_rem, rows.k, last, buffer, hist, &counters[0],
+    const SweepStep<T, D, unsigned, uint32_t> step{sweep, th.known, th.k_rem, rows.k, last, buffer, hist, &counters[0],
                                                    &counters[1], &counters[2 + target], buf_key[target],
                                                    buf_pos[target], out};
     if (source < 0) {
@@ -86,9 +85,7 @@ __global__ void __launch_bounds__(Shape::kThreads) block_select_kernel(TopkParam
     }
     if (last) return;
     __syncthreads();
-    c = choose_bin<kThreads>(hist, D::bins(sweep), k_rem, scan_temp, choice);
-    known = Key((known << D::width(sweep)) | Key(c.bin));
-    k_rem -= c.above;
+    th.take(choose_bin<kThreads>(hist, D::bins(sweep), th.k_rem, scan_temp, choice), sweep);
     source = buffer ? target : -1;
   }
 }

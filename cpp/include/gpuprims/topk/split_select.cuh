@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "gpuprims/topk/sweep.cuh"
+#include "gpuprims/util/math.cuh"
 #include "gpuprims/topk/topk_params.hpp"
 
 namespace gpuprims {
@@ -74,7 +75,7 @@ __global__ void __launch_bounds__(kThreads) split_sweep_kernel(TopkParams p, Spl
   // A buffer, mostly short, goes to the first blocks in slices of at least kMinBufferSlice; the
   // blocks left without a slice only take their ticket.
   constexpr int64_t kMinBufferSlice = 2048;
-  int64_t slice = (length + gridDim.x - 1) / gridDim.x;
+  int64_t slice = ceil_div<int64_t>(length, gridDim.x);
   if (reads_buffer && slice < kMinBufferSlice) slice = kMinBufferSlice;
   const int64_t begin = slice * blockIdx.x < length ? slice * blockIdx.x : length;
   const int64_t end = begin + slice < length ? begin + slice : length;
@@ -119,16 +120,15 @@ __global__ void __launch_bounds__(kThreads) split_sweep_kernel(TopkParams p, Spl
     row_hist[d] = 0;  // zero again for the next sweep (no other block of this sweep is left)
   }
   __syncthreads();
-  const Choice c = choose_bin<kThreads>(total, D::bins(sweep), k_rem, scan_temp, choice);
+  Threshold<D, Key> th{known, k_rem, 0};
+  th.take(choose_bin<kThreads>(total, D::bins(sweep), k_rem, scan_temp, choice), sweep);
   if (threadIdx.x == 0) {
-    const Key next_known = sweep == 0 ? Key(c.bin) : Key((known << D::width(sweep)) | Key(c.bin));
-    const unsigned long long next_k_rem = k_rem - c.above;
-    const bool next_last = sweep + 1 == D::kPasses || c.count == next_k_rem;
-    st.known = next_known;
-    st.k_rem = next_k_rem;
+    const bool next_last = th.last_after(sweep);
+    st.known = th.known;
+    st.k_rem = th.k_rem;
     st.last_sweep = next_last ? unsigned(sweep + 1) : 0u;
     st.reads_buffer = writes_buffer ? 1u : 0u;
-    st.writes_buffer = (!next_last && c.count <= static_cast<unsigned long long>(scratch.capacity)) ? 1u : 0u;
+    st.writes_buffer = (!next_last && th.candidates <= static_cast<unsigned long long>(scratch.capacity)) ? 1u : 0u;
     st.buffer_fill[source] = 0;  // the next sweep's target; every block of this one has read its fill
   }
 }

@@ -20,6 +20,28 @@
 namespace gpuprims {
 namespace topk_detail {
 
+// What the chosen bins have fixed of the k-th largest key, advanced the same way by both kernels
+// after every histogram: its digits through the last chosen one (`known`, 0 before digit 0), how
+// many keys equal to them the result still needs, and how many keys are equal to them.
+template <class D, class Key>
+struct Threshold {
+  Key known;
+  unsigned long long k_rem;
+  unsigned long long candidates;
+
+  // Digit `sweep`'s chosen bin: one more digit known, the keys in the bins above it taken.
+  __device__ __forceinline__ void take(const Choice& c, int sweep) {
+    known = Key((known << D::width(sweep)) | Key(c.bin));
+    k_rem -= c.above;
+    candidates = c.count;
+  }
+  // Whether the sweep after digit `sweep`'s choice is the last one: no digit left, or every
+  // candidate needed.
+  __device__ __forceinline__ bool last_after(int sweep) const {
+    return sweep + 1 == D::kPasses || candidates == k_rem;
+  }
+};
+
 // Where results go: slot j of the row's values and indices.
 template <class T>
 struct RowOutput {
